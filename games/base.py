@@ -1,0 +1,90 @@
+"""The one small protocol every game implements, so the AI, server and tests need no game switch.
+
+Static facts about a game live on a ``Game`` object; the changing part is an immutable,
+hashable ``State``. Moves are small ints inside the program and text only at the edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class State(Protocol):
+    """An immutable position. Equal positions are equal values with equal ``key()``."""
+
+    game_name: str
+
+    @property
+    def to_move(self) -> int:
+        """0 for the first player (Connect Four: first to drop; Othello: black), 1 for the other."""
+        ...
+
+    @property
+    def ply(self) -> int:
+        """Moves played since the start position (an Othello pass counts as one)."""
+        ...
+
+    def legal_moves(self) -> list[int]:
+        """Moves for the side to move; Othello's forced pass is ``[PASS]``; empty iff finished."""
+        ...
+
+    def play(self, move: int) -> State:
+        """The position after ``move``; raises ``IllegalMove`` and leaves ``self`` unchanged."""
+        ...
+
+    def is_over(self) -> bool:
+        """True when neither side can move any more (win, draw, full board, double pass)."""
+        ...
+
+    def result(self) -> int:
+        """Final score from the first player's side; its sign names the winner, 0 a draw.
+
+        Connect Four: 22 minus the winner's stones (Pons' convention); Othello: the disc
+        difference with empty squares given to the winner. Raises ``ValueError`` if not over.
+        """
+        ...
+
+    def key(self) -> tuple[int, ...]:
+        """A compact hashable identity of the position (side to move included)."""
+        ...
+
+
+class Game(Protocol):
+    """Static facts and text conversions for one game; obtained through ``games.load``."""
+
+    name: str
+    title: str
+    players: tuple[str, str]
+    rows: int
+    cols: int
+    num_moves: int
+
+    def initial(self) -> State: ...
+
+    def parse_move(self, state: State, text: str) -> int:
+        """One move in this game's notation; ``InvalidNotation`` or ``IllegalMove`` if bad."""
+        ...
+
+    def format_move(self, move: int) -> str: ...
+
+    def parse_moves(self, text: str, start: State | None = None) -> State:
+        """Play a whole move string (``4453`` / ``f5d6c3``) from ``start`` or the initial one."""
+        ...
+
+    def format_moves(self, moves: Sequence[int]) -> str: ...
+
+    def parse_position(self, text: str) -> State:
+        """A position in the game's text form, as used by the shared reference data."""
+        ...
+
+    def format_position(self, state: State) -> str: ...
+
+    def cells(self, state: State) -> list[int | None]:
+        """Owner (0, 1) or None of every cell, row by row from the top as a person sees it."""
+        ...
+
+    def perft(self, state: State, depth: int) -> int:
+        """Leaves at ``depth`` (forced pass = one ply, a finished game = one leaf), compiled."""
+        ...

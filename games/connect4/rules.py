@@ -1,0 +1,165 @@
+"""Connect Four as values: the ``State`` and ``Game`` of ``games.base`` over the kernels.
+
+Positions are written as Pascal Pons writes them: the 1-based columns played from the empty
+board (``"4453"``; the empty string is the start). A state remembers the moves that reached
+it, so ``format_position`` gives them back; that history is not part of the value, so two
+move orders reaching the same board are equal states with equal keys (their texts differ, and
+either parses back to an equal state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from games.connect4 import kernels
+from games.errors import IllegalMove, InvalidNotation
+
+_U = np.uint64
+_ALL = (1 << kernels.WIDTH) - 1
+
+
+@dataclass(frozen=True)
+class Connect4State:
+    """A Connect Four position: ``current`` = stones of the side to move, ``mask`` = all stones.
+
+    Build one with ``GAME.initial()``, ``play`` or the parsers, never by hand.
+    """
+
+    current: int
+    mask: int
+    moves: tuple[int, ...] = field(default=(), compare=False, repr=False)
+    """Columns (0-based) that reached this position; history only, not part of the value."""
+    _legal: int = field(default=_ALL, compare=False, repr=False)
+
+    game_name = "connect4"
+
+    @property
+    def to_move(self) -> int:
+        return self.ply & 1
+
+    @property
+    def ply(self) -> int:
+        return self.mask.bit_count()
+
+    def legal_moves(self) -> list[int]:
+        return [col for col in range(kernels.WIDTH) if self._legal >> col & 1]
+
+    def play(self, move: int) -> Connect4State:
+        if not isinstance(move, int) or not 0 <= move < kernels.WIDTH:
+            raise IllegalMove(f"no column {move!r}: columns are 0..{kernels.WIDTH - 1}")
+        if not self._legal >> move & 1:
+            if self.is_over():
+                raise IllegalMove(f"column {move + 1} cannot be played: the game is over")
+            raise IllegalMove(f"column {move + 1} is full")
+        current, mask = kernels.play_column(_U(self.current), _U(self.mask), move)
+        legal = kernels.legal_mask(current, mask)
+        return Connect4State(int(current), int(mask), (*self.moves, move), legal)
+
+    def is_over(self) -> bool:
+        return self._legal == 0
+
+    def winner(self) -> int | None:
+        """0 or 1 for the side with four in a row, None if nobody has (yet)."""
+        if kernels.last_mover_won(_U(self.current), _U(self.mask)):
+            return 1 - self.to_move
+        return None
+
+    def result(self) -> int:
+        """Pons' score from the first player's side: +-(22 - the winner's stones), 0 a draw."""
+        if not self.is_over():
+            raise ValueError("the game is not over: it has no result yet")
+        winner = self.winner()
+        if winner is None:
+            return 0
+        score = 22 - (self.ply + 1) // 2
+        return score if winner == 0 else -score
+
+    def key(self) -> tuple[int, ...]:
+        return (self.current, self.mask)
+
+
+def _initial() -> Connect4State:
+    return Connect4State(0, 0)
+
+
+class Connect4:
+    """Static facts and text forms of Connect Four (moves: column 0..6, text "1".."7")."""
+
+    name = "connect4"
+    title = "Connect Four"
+    players = ("first", "second")
+    rows = kernels.HEIGHT
+    cols = kernels.WIDTH
+    num_moves = kernels.WIDTH
+
+    def initial(self) -> Connect4State:
+        return _initial()
+
+    def parse_move(self, state: object, text: str) -> int:
+        state = _connect4(state)
+        stripped = text.strip()
+        if len(stripped) != 1 or stripped not in "1234567":
+            raise InvalidNotation(f"bad column {text!r}: expected one of 1..7")
+        move = int(stripped) - 1
+        if move not in state.legal_moves():
+            state.play(move)  # raises IllegalMove saying why
+        return move
+
+    def format_move(self, move: int) -> str:
+        if not 0 <= move < kernels.WIDTH:
+            raise ValueError(f"no column {move!r}: columns are 0..{kernels.WIDTH - 1}")
+        return str(move + 1)
+
+    def parse_moves(self, text: str, start: object | None = None) -> Connect4State:
+        state = _initial() if start is None else _connect4(start)
+        stripped = text.strip()
+        for i, char in enumerate(stripped):
+            if char not in "1234567":
+                raise InvalidNotation(f"bad character {char!r} at {i + 1} in {text!r}")
+        for i, char in enumerate(stripped):
+            try:
+                state = state.play(int(char) - 1)
+            except IllegalMove as error:
+                raise IllegalMove(f"move {i + 1} of {stripped!r}: {error}") from None
+        return state
+
+    def format_moves(self, moves: Sequence[int]) -> str:
+        return "".join(self.format_move(m) for m in moves)
+
+    def parse_position(self, text: str) -> Connect4State:
+        """A Pons move string (the first field of a line of his files); "" is the start."""
+        fields = text.split()
+        return self.parse_moves(fields[0] if fields else "")
+
+    def format_position(self, state: object) -> str:
+        """The move string that reached ``state`` (see the module docstring)."""
+        return self.format_moves(_connect4(state).moves)
+
+    def cells(self, state: object) -> list[int | None]:
+        state = _connect4(state)
+        mine = state.current
+        side = state.to_move
+        out: list[int | None] = []
+        for row in reversed(range(kernels.HEIGHT)):
+            for col in range(kernels.WIDTH):
+                bit = 1 << (7 * col + row)
+                if not state.mask & bit:
+                    out.append(None)
+                else:
+                    out.append(side if mine & bit else 1 - side)
+        return out
+
+    def perft(self, state: object, depth: int) -> int:
+        if depth < 0:
+            raise ValueError(f"depth must be at least 0, got {depth}")
+        state = _connect4(state)
+        return int(kernels.perft(_U(state.current), _U(state.mask), depth))
+
+
+def _connect4(state: object) -> Connect4State:
+    if not isinstance(state, Connect4State):
+        raise TypeError(f"not a Connect Four state: {state!r}")
+    return state
