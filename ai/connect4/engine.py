@@ -1,0 +1,446 @@
+"""The Connect Four engine behind ``ai.search``: budgets, iterations and reports.
+
+Two modes, picked by ``Limits.exact``:
+
+- exact: Pons' solver (``solver.solve``) proves the score, then the best move and a principal
+  variation are found by null-window tests of the moves (cheap: the table holds the proof).
+  ``Limits.depth`` is ignored. With a budget (time or nodes), a short heuristic search runs
+  first (``BACKUP_DEPTH`` plies, ``BACKUP_SHARE`` of the budget); if the budget ends the
+  proof, that search's answer comes back (``exact=False``), so a move always comes back.
+- otherwise: iterative deepening of the depth-limited search (``alphabeta.search``) with
+  aspiration windows; the first iteration always finishes, later ones stop at the hard
+  deadline or node budget and no new one starts after the soft time. A proven result (a win
+  or loss within the horizon, or the horizon at the end of the game) stops the deepening and is
+  reported ``exact`` in Pons' units.
+
+Scores are from the side to move. Exact scores: 22 minus the winner's stones, signed. Heuristic
+scores: the evaluation, wins as ``WIN`` + Pons' score. Tables live per thread (searches in
+several threads never share one); the exact table is kept between searches (its bounds are
+true whatever the root), the heuristic table ages by generation.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import numpy as np
+
+from ai import tt
+from ai.clock import StopFlag
+from ai.connect4 import alphabeta, solver
+from ai.connect4.evaluation import WIN, evaluate
+from ai.limits import Iteration, Limits
+from games.base import State
+from games.connect4 import kernels
+from games.connect4.rules import Connect4State
+
+EXACT_TABLE_BITS = 22
+"""2**22 entries (64 MiB) for proofs; Pons uses 2**24 smaller entries."""
+HEURISTIC_TABLE_BITS = 20
+ASPIRATION = 25
+"""Half-width of the window around the previous iteration's score."""
+PV_LIMIT = kernels.CELLS
+BACKUP_DEPTH = 10
+"""Deepest heuristic search run before a budgeted proof, as the move if the proof runs out."""
+BACKUP_SHARE = 0.1
+"""Share of a budgeted proof's time and nodes that the backup search may use."""
+_WARM_UP = "2252576253462244111563365343671351441"
+
+_U = np.uint64
+
+
+class _Workspace:
+    """One thread's tables and buffers."""
+
+    def __init__(self) -> None:
+        self.exact_table = tt.new_table(EXACT_TABLE_BITS)
+        self.table = tt.new_table(HEURISTIC_TABLE_BITS)
+        self.cells, self.scores = solver.new_buffers()
+        self.killers, self.history = alphabeta.new_heuristics()
+        self.generation = 0
+
+
+_local = threading.local()
+
+
+def _workspace() -> _Workspace:
+    ws: _Workspace | None = getattr(_local, "workspace", None)
+    if ws is None:
+        ws = _local.workspace = _Workspace()
+    return ws
+
+
+def search(state: State, limits: Limits) -> Iterator[Iteration]:
+    """Yield finished iterations for ``state`` (a Connect Four position that is not over)."""
+    if not isinstance(state, Connect4State):
+        raise TypeError(f"not a Connect Four state: {state!r}")
+    if state.is_over():
+        raise ValueError("the game is over: there is nothing to search")
+    return _exact(state, limits) if limits.exact else _deepening(state, limits)
+
+
+def _never() -> np.ndarray:
+    return np.zeros(1, dtype=np.int64)
+
+
+def _first(state: Connect4State) -> int:
+    return min(state.legal_moves(), key=solver.CENTRE_FIRST.index)
+
+
+def _backup(state: Connect4State, limits: Limits) -> Iteration | None:
+    """A heuristic answer to fall back on if the budget ends the proof (None if unbounded).
+
+    Costs at most ``BACKUP_SHARE`` of the budget and ``BACKUP_DEPTH`` plies.
+    """
+    if limits.hard_time is None and limits.nodes is None:
+        return None
+    share = Limits(
+        depth=min(BACKUP_DEPTH, kernels.CELLS - state.ply),
+        hard_time=None if limits.hard_time is None else limits.hard_time * BACKUP_SHARE,
+        nodes=None if limits.nodes is None else max(1, int(limits.nodes * BACKUP_SHARE)),
+    )
+    last = None
+    for iteration in _deepening(state, share):
+        last = iteration
+    return last
+
+
+def _exact(state: Connect4State, limits: Limits) -> Iterator[Iteration]:
+    ws = _workspace()
+    c, m = _U(state.current), _U(state.mask)
+    started = time.perf_counter()
+    backup = _backup(state, limits)
+    if backup is not None and backup.exact and limits.multipv == 1:
+        yield backup  # the quick search already proved the score
+        return
+    remaining = limits
+    if backup is not None:
+        spent = time.perf_counter() - started
+        remaining = Limits(
+            hard_time=None if limits.hard_time is None else max(1e-6, limits.hard_time - spent),
+            nodes=None if limits.nodes is None else max(1, limits.nodes - backup.nodes),
+            exact=True,
+            multipv=limits.multipv,
+        )
+    with StopFlag(remaining.hard_time) as flag:
+        ctl = solver.new_control(remaining.nodes)
+        if limits.multipv > 1:
+            scored = _exact_root_scores(state, ws, ctl, flag.array)
+            if scored is None:
+                yield _fallback(state, backup, ctl, flag)
+                return
+            move, score = scored[0]
+            root_scores = tuple(scored)
+        else:
+            score = solver.solve(c, m, ws.exact_table, 0, ctl, flag.array, ws.cells, ws.scores)
+            move = _exact_move(state, score, ws, ctl, flag.array)
+            if ctl[solver.ABORTED] or move < 0:
+                yield _fallback(state, backup, ctl, flag)
+                return
+            root_scores = ((move, score),)
+        pv = [move]
+        child, child_score = state.play(move), -score
+        while not child.is_over() and len(pv) < PV_LIMIT:
+            reply = _exact_move(child, child_score, ws, ctl, flag.array)
+            if reply < 0 or ctl[solver.ABORTED]:
+                break
+            pv.append(reply)
+            child, child_score = child.play(reply), -child_score
+        yield Iteration(
+            depth=kernels.CELLS - state.ply,
+            score=int(score),
+            move=move,
+            pv=tuple(pv),
+            nodes=int(ctl[solver.NODES]),
+            seconds=flag.elapsed(),
+            exact=True,
+            root_scores=root_scores,
+        )
+
+
+def _exact_move(
+    state: Connect4State, score: int, ws: _Workspace, ctl: np.ndarray, stop: np.ndarray
+) -> int:
+    """A move that achieves the proven ``score``, or -1 if the budget ended first."""
+    c, m = _U(state.current), _U(state.mask)
+    win = solver.immediate_win(c, m)
+    if win >= 0:
+        return int(win)
+    safe = int(kernels.non_losing_moves(c, m))
+    if safe == 0:
+        return _first(state)
+    for col in solver.CENTRE_FIRST:
+        if safe & int(kernels.column_mask(col)):
+            if solver.move_value_at_least(
+                c, m, col, score, ws.exact_table, 0, ctl, stop, ws.cells, ws.scores
+            ):
+                return col
+            if ctl[solver.ABORTED]:
+                return -1
+    return -1
+
+
+def _exact_root_scores(
+    state: Connect4State, ws: _Workspace, ctl: np.ndarray, stop: np.ndarray
+) -> list[tuple[int, int]] | None:
+    """Every legal move with its exact score, best first (centre first on ties)."""
+    scored = []
+    loss = -((kernels.CELLS - state.ply) // 2)
+    c, m = _U(state.current), _U(state.mask)
+    safe = int(kernels.non_losing_moves(c, m))
+    win = solver.immediate_win(c, m)
+    for col in sorted(state.legal_moves(), key=solver.CENTRE_FIRST.index):
+        child = state.play(col)
+        if child.is_over():
+            value = 0 if child.winner() is None else (kernels.CELLS + 1 - state.ply) // 2
+        elif win < 0 and not safe & (1 << (7 * col + _height(state, col))):
+            value = loss
+        else:
+            value = -solver.solve(
+                _U(child.current),
+                _U(child.mask),
+                ws.exact_table,
+                0,
+                ctl,
+                stop,
+                ws.cells,
+                ws.scores,
+            )
+        if ctl[solver.ABORTED]:
+            return None
+        scored.append((col, int(value)))
+    scored.sort(key=lambda pair: -pair[1])
+    return scored
+
+
+def _height(state: Connect4State, col: int) -> int:
+    return (state.mask >> (7 * col) & 0x7F).bit_count()
+
+
+def _fallback(
+    state: Connect4State, backup: Iteration | None, ctl: np.ndarray, flag: StopFlag
+) -> Iteration:
+    """The answer when the budget ended a proof: the backup, else a two-ply search."""
+    if backup is not None:
+        return Iteration(
+            depth=backup.depth,
+            score=backup.score,
+            move=backup.move,
+            pv=backup.pv,
+            nodes=backup.nodes + int(ctl[solver.NODES]),
+            seconds=backup.seconds + flag.elapsed(),
+            exact=False,
+            root_scores=backup.root_scores,
+        )
+    ws = _workspace()
+    depth = min(2, kernels.CELLS - state.ply)
+    root = np.zeros(kernels.WIDTH + 1, dtype=np.int64)
+    inner = solver.new_control()
+    score = alphabeta.search(
+        _U(state.current),
+        _U(state.mask),
+        depth,
+        -alphabeta.INF,
+        alphabeta.INF,
+        ws.table,
+        False,
+        0,
+        ws.killers,
+        ws.history,
+        inner,
+        _never(),
+        True,
+        False,
+        root,
+    )
+    move = int(root[kernels.WIDTH])
+    return Iteration(
+        depth=depth,
+        score=int(score),
+        move=move,
+        pv=(move,),
+        nodes=int(ctl[solver.NODES] + inner[solver.NODES]),
+        seconds=flag.elapsed(),
+        exact=False,
+    )
+
+
+def _units(score: int) -> tuple[int, bool]:
+    """(score, proven): a win or loss found by the search in Pons' units, else as it is."""
+    if score >= WIN:
+        return score - WIN, True
+    if score <= -WIN:
+        return score + WIN, True
+    return score, False
+
+
+def _deepening(state: Connect4State, limits: Limits) -> Iterator[Iteration]:
+    ws = _workspace()
+    ws.generation = (ws.generation + 1) & 0xFF
+    c, m = _U(state.current), _U(state.mask)
+    remaining = kernels.CELLS - state.ply
+    deepest = remaining if limits.depth is None else min(limits.depth, remaining)
+    root_all = limits.multipv > 1
+    root = np.zeros(kernels.WIDTH + 1, dtype=np.int64)
+    ctl = solver.new_control(limits.nodes)
+    previous: int | None = None
+    with StopFlag(limits.hard_time) as flag:
+        for depth in range(1, deepest + 1):
+            if depth > 1 and limits.soft_time is not None and flag.elapsed() >= limits.soft_time:
+                return
+            # The first iteration ignores every budget so that a move always comes back.
+            run_ctl = ctl if depth > 1 else solver.new_control()
+            stop = flag.array if depth > 1 else _never()
+            alpha, beta = -alphabeta.INF, alphabeta.INF
+            if previous is not None and depth >= 3 and not root_all and abs(previous) < WIN:
+                alpha, beta = previous - ASPIRATION, previous + ASPIRATION
+            while True:
+                score = alphabeta.search(
+                    c,
+                    m,
+                    depth,
+                    alpha,
+                    beta,
+                    ws.table,
+                    True,
+                    ws.generation,
+                    ws.killers,
+                    ws.history,
+                    run_ctl,
+                    stop,
+                    True,
+                    root_all,
+                    root,
+                )
+                if run_ctl[solver.ABORTED]:
+                    return
+                if score <= alpha:
+                    alpha = -alphabeta.INF
+                elif score >= beta:
+                    beta = alphabeta.INF
+                else:
+                    break
+            if depth == 1:
+                ctl[solver.NODES] += run_ctl[solver.NODES]
+            previous = int(score)
+            move = int(root[kernels.WIDTH])
+            value, proven = _units(int(score))
+            exact = proven or depth == remaining
+            root_scores: tuple[tuple[int, int], ...] = ((move, int(score)),)
+            if root_all:
+                pairs = [(col, int(root[col])) for col in range(kernels.WIDTH)]
+                pairs = [p for p in pairs if p[1] > -alphabeta.INF]
+                pairs.sort(key=lambda p: (-p[1], solver.CENTRE_FIRST.index(p[0])))
+                if pairs:  # empty when the root was decided without searching its moves
+                    root_scores = tuple(pairs)
+            if exact:  # proven: every root score that is a win or loss in Pons' units too
+                root_scores = tuple((col, _units(s)[0]) for col, s in root_scores)
+            yield Iteration(
+                depth=depth,
+                score=value if exact else int(score),
+                move=move,
+                pv=_table_pv(state, move, depth, ws.table),
+                nodes=int(ctl[solver.NODES]),
+                seconds=flag.elapsed(),
+                exact=exact,
+                root_scores=root_scores,
+            )
+            if exact:
+                return
+
+
+def _table_pv(state: Connect4State, move: int, depth: int, table: np.ndarray) -> tuple[int, ...]:
+    """The principal variation: the root move, then the table's best moves while legal."""
+    pv = [move]
+    child = state.play(move)
+    while len(pv) < depth and not child.is_over():
+        entry = tt.probe(table, _U(child.current + child.mask))
+        reply = int(tt.entry_move(entry)) if entry else -1
+        if reply not in child.legal_moves():
+            break
+        pv.append(reply)
+        child = child.play(reply)
+    return tuple(pv)
+
+
+def warm_up() -> float:
+    """Compile or load every kernel (run each once); returns the seconds it took."""
+    started = time.perf_counter()
+    from games.connect4 import GAME
+
+    state = GAME.parse_moves(_WARM_UP)  # the first end game of Pons' set L3_R1
+    GAME.perft(state, 2)
+    for limits in (
+        Limits(depth=4),
+        Limits(depth=4, multipv=2),
+        Limits(exact=True),
+        Limits(exact=True, multipv=2),
+    ):
+        for _ in search(state, limits):
+            pass
+    ws = _workspace()
+    solver.solve_batch(
+        np.array([state.current], dtype=np.uint64),
+        np.array([state.mask], dtype=np.uint64),
+        tt.new_table(10),
+        solver.new_control(),
+        _never(),
+        ws.cells,
+        ws.scores,
+        np.zeros(1, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+    )
+    return time.perf_counter() - started
+
+
+def clear() -> None:
+    """Forget everything this thread's tables and move-ordering counters have learnt."""
+    ws = _workspace()
+    for array in (ws.exact_table, ws.table, ws.history):
+        array.fill(0)
+    ws.killers.fill(-1)
+
+
+def leaf_value(state: State) -> int:
+    """The heuristic search's value of ``state`` searched zero plies, for the reference search.
+
+    Finished games score as the search scores them (a loss of the side to move:
+    ``-(WIN + Pons' score)``, a draw 0); others get the evaluation.
+    """
+    if not isinstance(state, Connect4State):
+        raise TypeError(f"not a Connect Four state: {state!r}")
+    if state.is_over():
+        return 0 if state.winner() is None else -(WIN + (44 - state.ply) // 2)
+    return int(evaluate(_U(state.current), _U(state.mask)))
+
+
+def fixed_depth_value(state: Connect4State, depth: int, use_table: bool) -> int:
+    """One search of ``depth`` plies with a fresh table, every root move allowed.
+
+    The value plain minimax with ``leaf_value`` gives at the same depth (the tests hold it to
+    that); ``use_table`` turns the transposition table on.
+    """
+    table = tt.new_table(16)
+    killers, history = alphabeta.new_heuristics()
+    root = np.zeros(kernels.WIDTH + 1, dtype=np.int64)
+    return int(
+        alphabeta.search(
+            _U(state.current),
+            _U(state.mask),
+            depth,
+            -alphabeta.INF,
+            alphabeta.INF,
+            table,
+            use_table,
+            1,
+            killers,
+            history,
+            solver.new_control(),
+            _never(),
+            False,
+            False,
+            root,
+        )
+    )

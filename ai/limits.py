@@ -1,0 +1,64 @@
+"""The one value that bounds a search, and the one value a search reports.
+
+Every way to stop a search (depth, clocks, node count, solve-to-the-end) is a field of
+``Limits``, so callers never pass loose keyword arguments to engines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on one search. ``None`` means unbounded on that axis.
+
+    - ``depth``: deepest iteration to start, in plies.
+    - ``soft_time``: seconds after which no new iteration is started.
+    - ``hard_time``: seconds after which the running iteration is abandoned at once and the
+      last finished iteration's answer is used.
+    - ``nodes``: node budget; treated like ``hard_time`` when it runs out.
+    - ``exact``: search to the end of the game (or to a solve) and report proven scores in the
+      game's exact units (see ``games.base.State.result``), from the side to move.
+    - ``multipv``: how many best root moves must get exact (not bound) scores in
+      ``Iteration.root_scores``; used by weaker levels to pick among good moves.
+    """
+
+    depth: int | None = None
+    soft_time: float | None = None
+    hard_time: float | None = None
+    nodes: int | None = None
+    exact: bool = False
+    multipv: int = 1
+
+    def __post_init__(self) -> None:
+        if self.depth is not None and self.depth < 1:
+            raise ValueError(f"depth must be at least 1, got {self.depth}")
+        for name in ("soft_time", "hard_time"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise ValueError(f"{name} must be positive, got {value}")
+        if self.nodes is not None and self.nodes < 1:
+            raise ValueError(f"nodes must be at least 1, got {self.nodes}")
+        if self.multipv < 1:
+            raise ValueError(f"multipv must be at least 1, got {self.multipv}")
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One finished iteration of a search; the last one yielded is the search's answer.
+
+    ``score`` is from the side to move. ``exact`` is true only when ``score`` is proven (a
+    solved position), in which case it is in the game's exact units. ``root_scores`` pairs
+    root moves with scores, best first; the first ``Limits.multipv`` of them are exact at this
+    depth, the rest may be bounds.
+    """
+
+    depth: int
+    score: int
+    move: int
+    pv: tuple[int, ...]
+    nodes: int
+    seconds: float
+    exact: bool = False
+    root_scores: tuple[tuple[int, int], ...] = field(default=())

@@ -1,0 +1,218 @@
+"""The Othello engine's driver: iterative deepening and the exact solve around the kernels.
+
+``search(state, limits)`` yields one ``Iteration`` per finished midgame depth and, when the
+position is solved, a last exact one. How it decides:
+
+- ``limits.exact``: a few midgame iterations to order the root moves (at most
+  ``empties - 10`` plies, never more than ``PRE_SOLVE_DEPTH``), then the exact solve.
+- otherwise: midgame iterations until a limit; and when the empties are at most
+  ``weights.AUTO_SOLVE_EMPTIES`` and ``limits.depth`` (if any) reaches the end of the game, it
+  finishes with an exact solve too (it costs milliseconds there), so positions near the end
+  are always played perfectly.
+
+The first iteration runs without the clock or the node budget (depth 1 costs a few dozen
+nodes), so a move always comes back even when the deadline has passed. Midgame scores are in
+disc-like units (``evaluation.to_discs``); exact scores are final disc differences.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from ai import tt
+from ai.clock import StopFlag
+from ai.limits import Iteration, Limits
+from ai.othello import alphabeta as kernels
+from ai.othello.evaluation import evaluate, to_discs
+from ai.othello.weights import AUTO_SOLVE_EMPTIES, INF, TT_BITS
+from games.othello import PASS, OthelloState
+from games.othello import kernels as rules
+
+PRE_SOLVE_DEPTH = 8
+"""Deepest midgame iteration run only to order the root moves of an exact solve."""
+MAX_DEPTH = 60
+
+_U = np.uint64
+
+
+class _Tables(threading.local):
+    """The two transposition tables of this thread, made on first use and kept.
+
+    One pair per thread: concurrent searches writing one table could tear an entry (its key
+    from one position, its bound from another) and corrupt an exact result.
+    """
+
+    def __init__(self) -> None:
+        self.mid: np.ndarray | None = None
+        self.end: np.ndarray | None = None
+        self.generation = 0
+
+    def get(self) -> tuple[np.ndarray, np.ndarray, int]:
+        if self.mid is None or self.end is None:
+            self.mid = tt.new_table(TT_BITS)
+            self.end = tt.new_table(TT_BITS)
+        self.generation = (self.generation + 1) & 0xFF
+        return self.mid, self.end, self.generation
+
+
+_TABLES = _Tables()
+
+
+def _child(P: int, O: int, move: int) -> tuple[int, int]:
+    if move == PASS:
+        return O, P
+    f = int(rules.flips(_U(P), _U(O), move))
+    return O & ~f, P | f | (1 << move)
+
+
+def _pv(table: np.ndarray, P: int, O: int, first: int, salt: int, length: int) -> tuple[int, ...]:
+    """The principal variation: ``first``, then the table's best moves while they are legal."""
+    pv = [first]
+    P, O = _child(P, O, first)
+    while len(pv) < length:
+        moves = int(rules.legal_moves(_U(P), _U(O)))
+        if not moves:
+            if not rules.legal_moves(_U(O), _U(P)):
+                break
+            pv.append(PASS)
+            P, O = O, P
+            continue
+        entry = tt.probe(table, _U(int(kernels.hash_key(_U(P), _U(O))) ^ salt))
+        move = int(tt.entry_move(entry)) if entry else -1
+        if move < 0 or move >= 64 or not moves >> move & 1:
+            break
+        pv.append(move)
+        P, O = _child(P, O, move)
+    return tuple(pv)
+
+
+def search(state: OthelloState, limits: Limits) -> Iterator[Iteration]:
+    """Yield each finished iteration of a search of ``state``; see the module docstring."""
+    legal = state.legal_moves()
+    if not legal:
+        raise ValueError("the game is over: there is nothing to search")
+    P, O = state.mover_boards()
+    empties = 64 - (P | O).bit_count()
+    mid_table, end_table, generation = _TABLES.get()
+    ctl = kernels.new_control(limits.nodes, use_tt=True, generation=generation)
+    buf, killers, history = kernels.new_buffers()
+    never = np.zeros(1, dtype=np.int64)
+    multipv = min(limits.multipv, len(legal))
+    started = time.perf_counter()
+
+    solve = limits.exact or (
+        empties <= AUTO_SOLVE_EMPTIES and (limits.depth is None or limits.depth >= empties)
+    )
+    if limits.exact:
+        max_mid = max(1, min(PRE_SOLVE_DEPTH, empties - 10))
+    else:
+        max_mid = min(limits.depth or MAX_DEPTH, MAX_DEPTH)
+        if solve:
+            max_mid = min(max_mid, max(1, empties - 10))
+
+    order = np.array(legal, dtype=np.int64)
+    flag = StopFlag(limits.hard_time)
+    with flag:
+        for depth in range(1, max_mid + 1):
+            scores = np.full(len(order), -INF, dtype=np.int64)
+            stop = never if depth == 1 else flag.array
+            best_i = kernels.mid_root(
+                _U(P), _U(O), depth, order, scores, multipv, mid_table, ctl, stop, buf,
+                killers, history,
+            )
+            if ctl[kernels.ABORTED]:
+                break
+            order, scores = _best_first(order, scores, best_i)
+            yield Iteration(
+                depth=depth,
+                score=to_discs(int(scores[0])),
+                move=int(order[0]),
+                pv=_pv(mid_table, P, O, int(order[0]), 0, depth),
+                nodes=int(ctl[kernels.NODES]),
+                seconds=time.perf_counter() - started,
+                exact=False,
+                root_scores=_pairs(order, scores, to_discs),
+            )
+            if limits.soft_time is not None and time.perf_counter() - started >= limits.soft_time:
+                if not limits.exact:
+                    return
+                break
+        if not solve or flag.is_set or ctl[kernels.ABORTED]:
+            return
+        if not limits.exact and limits.soft_time is not None and (
+            time.perf_counter() - started >= limits.soft_time
+        ):
+            return
+        scores = np.full(len(order), -INF, dtype=np.int64)
+        best_i = kernels.end_root(
+            _U(P), _U(O), order, scores, multipv, end_table, ctl, flag.array,
+        )
+        if ctl[kernels.ABORTED]:
+            return
+        order, scores = _best_first(order, scores, best_i)
+        yield Iteration(
+            depth=empties,
+            score=int(scores[0]),
+            move=int(order[0]),
+            pv=_pv(end_table, P, O, int(order[0]), int(kernels._END_SALT), empties + 2),
+            nodes=int(ctl[kernels.NODES]),
+            seconds=time.perf_counter() - started,
+            exact=True,
+            root_scores=_pairs(order, scores, int),
+        )
+
+
+def _pairs(order: np.ndarray, scores: np.ndarray, unit: Callable[[int], int]
+           ) -> tuple[tuple[int, int], ...]:
+    return tuple((int(m), unit(int(s))) for m, s in zip(order, scores, strict=True))
+
+
+def _best_first(order: np.ndarray, scores: np.ndarray, best_i: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Root moves by score, best first (stable: earlier moves win ties; the best leads)."""
+    ranked = sorted(range(len(order)), key=lambda i: (i != best_i, -int(scores[i]), i))
+    return order[ranked].copy(), scores[ranked].copy()
+
+
+def warm_up() -> float:
+    """Compile (or load from the cache) every kernel the engine runs; returns the seconds."""
+    started = time.perf_counter()
+    from games.othello import GAME
+
+    # 12 empties: exercises midgame, sorted, parity and shallow endgame paths.
+    state = GAME.parse_position(
+        "--XXXXX---XXXX---OOOXX---OOXXXX--OOXXXO-OOOOXOO----XOX----XXXXX- O"
+    )
+    for _ in search(state, Limits(depth=3)):
+        pass
+    for _ in search(GAME.initial(), Limits(depth=2)):
+        pass
+    quick = GAME.parse_moves("f5d6c3d3c4f4f6f3e6e7d7c5b6")
+    for _ in search(quick, Limits(depth=2)):
+        pass
+    return time.perf_counter() - started
+
+
+def fixed_depth_value(state: OthelloState, depth: int, use_tt: bool = False) -> int:
+    """The compiled midgame score of ``state`` at exactly ``depth`` plies (internal units).
+
+    Without the table this is by contract the plain negamax value over ``games`` states with
+    ``evaluation.leaf_value`` at the leaves (a pass is a ply); tests hold it to that.
+    """
+    legal = state.legal_moves()
+    if not legal or depth < 1:
+        return int(evaluate(*(_U(b) for b in state.mover_boards())))
+    P, O = state.mover_boards()
+    table = tt.new_table(16)
+    ctl = kernels.new_control(None, use_tt=use_tt, generation=1)
+    buf, killers, history = kernels.new_buffers()
+    order = np.array(legal, dtype=np.int64)
+    scores = np.full(len(order), -INF, dtype=np.int64)
+    stop = np.zeros(1, dtype=np.int64)
+    best_i = kernels.mid_root(_U(P), _U(O), depth, order, scores, 1, table, ctl, stop, buf,
+                              killers, history)
+    return int(scores[best_i])

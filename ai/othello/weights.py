@@ -1,0 +1,57 @@
+"""Every tunable of the Othello engine, in one place.
+
+Evaluation weights are in internal units where one disc is worth ``DISC``; each term has three
+values, for the opening (up to 20 discs), the middle game (21-44) and the late game (45+),
+because mobility matters early and discs, corners and stability late.
+"""
+
+from __future__ import annotations
+
+DISC = 16
+"""Internal score units per disc; reported midgame scores are divided by it (disc-like units)."""
+WIN = 10_000
+"""Base score of a finished game won: above any evaluation; the disc difference is added."""
+INF = 30_000
+"""Larger than any score (and it fits the transposition table's 16-bit score field)."""
+
+PHASE_DISCS = (20, 44)
+"""Disc counts at which the opening ends and the late game starts."""
+
+MOBILITY = (10, 9, 7)
+"""Per legal move more than the opponent has."""
+FRONTIER = (-6, -5, -3)
+"""Per own disc next to an empty square (fewer is better: it gives the opponent moves)."""
+CORNER = (140, 130, 110)
+"""Per corner held."""
+X_SQUARE = (-70, -60, -35)
+"""Per disc on b2/g2/b7/g7 while the corner beside it is empty."""
+C_SQUARE = (-25, -20, -10)
+"""Per disc on a2/b1 (and the like) while the corner beside it is empty."""
+STABLE = (30, 30, 24)
+"""Per edge disc anchored to an own corner (cannot be flipped any more)."""
+DISCS = (0, 1, 4)
+"""Per disc more than the opponent (worthless early, decisive late)."""
+PARITY = (0, 4, 12)
+"""Bonus when the side to move will also make the last move (odd number of empties)."""
+
+# Search tunables.
+AUTO_SOLVE_EMPTIES = 14
+"""A non-exact search with this many empties or fewer (and no depth limit below them) ends
+with an exact solve when time allows (within the hard deadline): 14 empties take a few tens
+of milliseconds, so the engine plays the last 14 moves perfectly."""
+ORDER_SORT_DEPTH = 3
+"""Midgame nodes with at least this depth left sort moves by the opponent's replies."""
+END_SHALLOW = 6
+"""Endgame nodes with this many empties or fewer skip move generation, sorting and the table."""
+END_FIRST = 6
+"""Shallow endgame nodes with at least this many empties search the move leaving the opponent
+fewest replies first (then parity order, no sorting)."""
+END_SORT = 7
+"""Endgame nodes with at least this many empties sort moves fastest-first."""
+END_TT = 9
+"""Endgame nodes with at least this many empties use the transposition table."""
+END_ETC = 10
+"""Endgame nodes with at least this many empties look up every child in the table first
+(enhanced transposition cutoff) before searching any."""
+TT_BITS = 21
+"""Each table (midgame, endgame) has 2**TT_BITS entries of 16 bytes."""

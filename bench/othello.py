@@ -1,0 +1,182 @@
+"""Othello benchmark: FFO endgames solved exactly, and perft rates, with ratios against Edax.
+
+``python -m bench.othello [--ffo 40-44] [--perft-depth 10] [--python-depth 6]``
+
+Reference figures (``shared/data/README.md``, same kind of 2-core machine, busy): Edax solves
+FFO #40-#44 in 22 s wall (13.3 s CPU) at about 50M nodes per CPU second, and runs perft at
+about 400M leaves/s. JIT warm-up is measured apart and never charged to a position. We print
+wall and CPU seconds: when the machine is shared, CPU seconds are the fairer comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+_T0 = time.perf_counter()
+# Kernels with explicit signatures compile (or load from the cache) when imported.
+importlib.import_module("ai.othello")
+IMPORT_SECONDS = time.perf_counter() - _T0
+
+import ai  # noqa: E402
+from ai.limits import Limits  # noqa: E402
+from games.othello import GAME  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "othello"
+EDAX_WALL = {40: 0.9, 41: 8.9, 42: 3.5, 43: 4.4, 44: 4.4}
+EDAX_CPU = {40: 0.46, 41: 3.1, 42: 2.0, 43: 3.6, 44: 4.2}
+EDAX_NPS = 50e6
+EDAX_PERFT = 400e6
+
+
+def ffo_lines() -> dict[int, str]:
+    lines = (DATA / "ffo_40_59.obf").read_text().splitlines()
+    lines += (DATA / "ffo_60_79.obf").read_text().splitlines()
+    return {40 + i: line for i, line in enumerate(lines) if line.strip()}
+
+
+def best_answers(line: str) -> tuple[set[str], int]:
+    """Moves sharing the best exact score in an OBF line, and that score."""
+    answers = [a.strip().split(":") for a in line.split(";")[1:] if a.strip()]
+    best = int(answers[0][1])
+    return {move.lower() for move, score in answers if int(score) == best}, best
+
+
+def bench_ffo(numbers: Sequence[int]) -> bool:
+    lines = ffo_lines()
+    print(f"{'#':>3} {'empties':>7} {'move':>5} {'score':>5} {'want':>5} {'ok':>3} "
+          f"{'wall s':>8} {'cpu s':>8} {'nodes':>13} {'Mn/s cpu':>9} {'edax s':>7}")
+    total_wall = total_cpu = 0.0
+    total_nodes = 0
+    all_right = True
+    for number in numbers:
+        line = lines[number]
+        state = GAME.parse_position(line)
+        moves, want = best_answers(line)
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        last = ai.best(state, Limits(exact=True))
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        move = GAME.format_move(last.move)
+        right = last.exact and last.score == want and move in moves
+        all_right &= right
+        total_wall += wall
+        total_cpu += cpu
+        total_nodes += last.nodes
+        edax = f"{EDAX_WALL[number]:7.1f}" if number in EDAX_WALL else f"{'-':>7}"
+        print(f"{number:>3} {64 - (state.black | state.white).bit_count():>7} {move:>5} "
+              f"{last.score:>+5} {want:>+5} {'yes' if right else 'NO':>3} {wall:8.2f} "
+              f"{cpu:8.2f} {last.nodes:>13,} {last.nodes / max(cpu, 1e-9) / 1e6:9.1f} {edax}",
+              flush=True)
+    print(f"total: {total_wall:.1f} s wall, {total_cpu:.1f} s CPU, {total_nodes:,} nodes, "
+          f"{total_nodes / max(total_cpu, 1e-9) / 1e6:.1f}M nodes per CPU second")
+    if all(n in EDAX_WALL for n in numbers):
+        edax_wall = sum(EDAX_WALL[n] for n in numbers)
+        edax_cpu = sum(EDAX_CPU[n] for n in numbers)
+        print(f"vs Edax: wall {total_wall:.1f} / {edax_wall:.1f} s = {total_wall / edax_wall:.2f}x"
+              f" (target <= 3x, aim 1.5x); CPU {total_cpu:.1f} / {edax_cpu:.1f} s = "
+              f"{total_cpu / edax_cpu:.2f}x")
+    nps = total_nodes / max(total_cpu, 1e-9)
+    print(f"nodes/s vs Edax's ~50M: {nps / 1e6:.1f}M = {nps / EDAX_NPS:.2f}x (target >= 0.5x)")
+    print(f"all right: {'yes' if all_right else 'NO'}")
+    return all_right
+
+
+# A plain-Python perft (the same shifts, on Python ints) for the uncompiled reference rate.
+_M = (1 << 64) - 1
+_INNER = 0x7E7E7E7E7E7E7E7E
+_DIRS = ((1, _INNER), (8, _M), (7, _INNER), (9, _INNER))
+
+
+def _py_moves(p: int, o: int) -> int:
+    moves = 0
+    for shift, mask in _DIRS:
+        m = o & mask
+        t = m & (p << shift)
+        for _ in range(5):
+            t |= m & (t << shift)
+        moves |= t << shift
+        t = m & (p >> shift)
+        for _ in range(5):
+            t |= m & (t >> shift)
+        moves |= t >> shift
+    return moves & ~(p | o) & _M
+
+
+def _py_flips(p: int, o: int, sq: int) -> int:
+    x = 1 << sq
+    flipped = 0
+    for shift, mask in _DIRS:
+        m = o & mask
+        t = m & (x << shift)
+        for _ in range(5):
+            t |= m & (t << shift)
+        if (t << shift) & p:
+            flipped |= t
+        t = m & (x >> shift)
+        for _ in range(5):
+            t |= m & (t >> shift)
+        if (t >> shift) & p:
+            flipped |= t
+    return flipped
+
+
+def _py_perft(p: int, o: int, depth: int) -> int:
+    moves = _py_moves(p, o)
+    if not moves:
+        if not _py_moves(o, p) or depth == 1:
+            return 1
+        return _py_perft(o, p, depth - 1)
+    if depth == 1:
+        return moves.bit_count()
+    total = 0
+    while moves:
+        bit = moves & -moves
+        moves ^= bit
+        f = _py_flips(p, o, bit.bit_length() - 1)
+        total += _py_perft(o ^ f, p | f | bit, depth - 1)
+    return total
+
+
+def bench_perft(depth: int, python_depth: int) -> None:
+    start = GAME.initial()
+    t0 = time.perf_counter()
+    GAME.perft(start, 1)
+    print(f"perft JIT warm-up (compile or load from cache): {time.perf_counter() - t0:.2f} s")
+    t0 = time.perf_counter()
+    leaves = GAME.perft(start, depth)
+    compiled = leaves / (time.perf_counter() - t0)
+    print(f"perft {depth}: {leaves:,} leaves, compiled {compiled / 1e6:.1f}M leaves/s "
+          f"(Edax ~400M: {compiled / EDAX_PERFT:.2f}x)")
+    player, opponent = start.mover_boards()
+    t0 = time.perf_counter()
+    py_leaves = _py_perft(player, opponent, python_depth)
+    python = py_leaves / (time.perf_counter() - t0)
+    assert py_leaves == GAME.perft(start, python_depth)
+    print(f"perft {python_depth}: plain Python {python / 1e6:.2f}M leaves/s; "
+          f"compiled is {compiled / python:.0f}x faster")
+
+
+def _numbers(text: str) -> list[int]:
+    first, _, last = text.partition("-")
+    return list(range(int(first), int(last or first) + 1))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.othello", description=__doc__)
+    parser.add_argument("--ffo", default="40-44", help="FFO numbers, e.g. 40-44 or 45")
+    parser.add_argument("--perft-depth", type=int, default=10)
+    parser.add_argument("--python-depth", type=int, default=6)
+    args = parser.parse_args(argv)
+    warm = IMPORT_SECONDS + ai.warm_up("othello")
+    print(f"engine JIT warm-up (compile or load from cache, import included): {warm:.2f} s")
+    bench_perft(args.perft_depth, args.python_depth)
+    right = bench_ffo(_numbers(args.ffo)) if args.ffo else True
+    return 0 if right else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

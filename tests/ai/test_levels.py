@@ -1,0 +1,122 @@
+"""Difficulty levels are sound data, and ``choose_move`` weakens only within its bounds."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import games
+from ai.levels import DEFAULT_LEVELS, Level, choose_move, find, levels_of, loses_in_one, win_in_one
+from ai.limits import Iteration
+
+C4 = games.load("connect4")
+
+
+def iteration(move: int, root_scores: list[tuple[int, int]]) -> Iteration:
+    return Iteration(
+        depth=4,
+        score=root_scores[0][1] if root_scores else 0,
+        move=move,
+        pv=(move,),
+        nodes=100,
+        seconds=0.01,
+        root_scores=tuple(root_scores),
+    )
+
+
+def level(**changes: object) -> Level:
+    return dataclasses.replace(find("connect4", "medium"), **changes)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("game", ["connect4", "othello"])
+def test_every_game_has_at_least_five_levels_ordered_weakest_first(game: str) -> None:
+    levels = levels_of(game)
+    assert len(levels) >= 5
+    assert [lv.order for lv in levels] == list(range(len(levels)))
+    assert len({lv.name for lv in levels}) == len(levels)
+    # Stronger levels get at least as much time and no more freedom to stray.
+    for weaker, stronger in zip(levels, levels[1:], strict=False):
+        assert stronger.hard_time >= weaker.hard_time
+        assert stronger.margin <= weaker.margin
+        assert stronger.candidates <= weaker.candidates
+    assert levels[-1].candidates == 1 and levels[-1].margin == 0 and levels[-1].rails
+
+
+def test_levels_round_trip_through_plain_dicts_and_give_matching_limits() -> None:
+    for levels in DEFAULT_LEVELS.values():
+        for lv in levels:
+            assert Level.from_dict(lv.to_dict()) == lv
+            limits = lv.limits()
+            assert (limits.depth, limits.hard_time, limits.multipv) == (
+                lv.max_depth,
+                lv.hard_time,
+                lv.candidates,
+            )
+
+
+def test_impossible_levels_are_refused_with_every_reason() -> None:
+    with pytest.raises(ValueError, match="soft_time must not exceed hard_time"):
+        level(soft_time=2.0, hard_time=1.0)
+    with pytest.raises(ValueError, match="candidates") as caught:
+        level(candidates=0, margin=-1)
+    assert "margin" in str(caught.value)
+    with pytest.raises(ValueError, match="unknown level fields: speed"):
+        Level.from_dict({**level().to_dict(), "speed": 3})
+
+
+def test_a_level_with_one_candidate_plays_the_engines_best_move() -> None:
+    state = C4.initial()
+    it = iteration(3, [(3, 2), (2, 1), (4, 1)])
+    for seed in range(20):
+        assert choose_move(state, level(candidates=1, margin=5), seed, [it]) == 3
+
+
+def test_a_weak_level_varies_among_good_moves_but_never_beyond_its_margin() -> None:
+    state = C4.initial()
+    it = iteration(3, [(3, 5), (2, 4), (4, 3), (1, -2), (5, -9)])
+    chosen = {
+        choose_move(state, level(candidates=5, margin=2, rails=False), s, [it]) for s in range(200)
+    }
+    assert chosen == {3, 2, 4}
+
+
+def test_the_same_seed_gives_the_same_move() -> None:
+    state = C4.initial()
+    it = iteration(3, [(3, 5), (2, 5), (4, 5), (1, 5)])
+    weak = level(candidates=4, margin=3, rails=False)
+    assert len({choose_move(state, weak, 7, [it]) for _ in range(10)}) == 1
+
+
+def test_only_the_last_iteration_counts() -> None:
+    state = C4.initial()
+    early = iteration(0, [(0, 9)])
+    late = iteration(6, [(6, 9)])
+    assert choose_move(state, level(candidates=1), 1, [early, late]) == 6
+
+
+def test_rails_take_a_win_in_one_even_when_the_search_says_otherwise() -> None:
+    state = C4.parse_moves("121212")  # first player has three in column 1
+    assert win_in_one(state) == 0
+    wrong = iteration(4, [(4, 3)])
+    assert choose_move(state, level(rails=True), 1, [wrong]) == 0
+    assert choose_move(state, level(rails=False, candidates=1), 1, [wrong]) == 4
+
+
+def test_rails_stop_a_loss_in_one_when_some_move_does() -> None:
+    state = C4.parse_moves("12121")  # second player must block column 1
+    assert loses_in_one(state, 3) and not loses_in_one(state, 0)
+    careless = iteration(3, [(3, 1), (0, 0)])
+    assert choose_move(state, level(rails=True, candidates=2, margin=5), 1, [careless]) == 0
+
+
+def test_with_no_iteration_at_all_a_legal_move_is_still_chosen() -> None:
+    state = C4.parse_moves("12121")
+    assert choose_move(state, level(rails=True), 1, []) == 0
+    assert choose_move(C4.initial(), level(rails=False), 1, []) in C4.initial().legal_moves()
+
+
+def test_a_forced_move_is_played_without_looking_at_the_search() -> None:
+    state = C4.parse_moves("4427612253772523425455634741753716666313")
+    assert state.legal_moves() == [0]
+    assert choose_move(state, level(), 3, [iteration(5, [(5, 9)])]) == 0

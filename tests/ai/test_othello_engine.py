@@ -1,0 +1,220 @@
+"""The Othello engine against the textbook searches and the FFO endgame suite.
+
+The compiled alpha-beta must give exactly the plain negamax value at the same depth with the
+same evaluation, and the exact solver (with its table) exactly the negamax value of the game
+played to the end; FFO answers come from the shared data, not from this engine.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ai
+from ai import reference
+from ai.limits import Limits
+from ai.othello.engine import fixed_depth_value
+from ai.othello.evaluation import leaf_value
+from games.base import State
+from games.othello import GAME, PASS, OthelloState
+
+
+def final_value(state: State) -> int:
+    """Exact leaf value for the side to move of a finished game (disc difference)."""
+    result = state.result()
+    return result if state.to_move == 0 else -result
+
+
+def random_position(rng: random.Random, plies: int) -> OthelloState:
+    """A position ``plies`` random moves into a game (it may have ended early)."""
+    state = GAME.initial()
+    for _ in range(plies):
+        if state.is_over():
+            break
+        state = state.play(rng.choice(state.legal_moves()))
+    return state
+
+
+def with_empties(rng: random.Random, empties: int) -> OthelloState:
+    """A random position with exactly ``empties`` empty squares that is not over."""
+    while True:
+        state = GAME.initial()
+        while 64 - (state.black | state.white).bit_count() > empties and not state.is_over():
+            state = state.play(rng.choice(state.legal_moves()))
+        if not state.is_over():
+            return state
+
+
+def ffo(shared_data: Path, number: int) -> tuple[OthelloState, list[tuple[str, int]]]:
+    """FFO position ``number`` and its moves with their exact scores, best first."""
+    line = (shared_data / "othello" / "ffo_40_59.obf").read_text().splitlines()[number - 40]
+    board, answers = line.split(";", 1)
+    scored = []
+    for answer in answers.split(";"):
+        if answer.strip():
+            move, score = answer.strip().split(":")
+            scored.append((move.lower(), int(score)))
+    return GAME.parse_position(board), scored
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled() -> None:
+    ai.warm_up("othello")
+
+
+def test_compiled_alpha_beta_equals_plain_negamax_at_the_same_depth() -> None:
+    rng = random.Random(2026)
+    checked = 0
+    while checked < 250:
+        state = random_position(rng, rng.randrange(0, 60))
+        if state.is_over():
+            continue
+        depth = rng.choice((1, 2, 3))
+        expected = reference.negamax(state, depth, leaf_value)
+        assert fixed_depth_value(state, depth) == expected, GAME.format_position(state)
+        checked += 1
+
+
+def test_compiled_alpha_beta_equals_two_function_minimax_through_passes() -> None:
+    # Late positions pass and end often; minimax sees each pass as a ply, as the engine does.
+    rng = random.Random(7)
+    checked = 0
+    while checked < 60:
+        state = random_position(rng, rng.randrange(44, 60))
+        if state.is_over():
+            continue
+        expected = reference.minimax(state, 3, leaf_value)
+        assert fixed_depth_value(state, 3) == expected, GAME.format_position(state)
+        checked += 1
+
+
+def test_the_exact_solver_with_its_table_equals_plain_negamax_to_the_end() -> None:
+    rng = random.Random(11)
+    for i in range(40):
+        state = with_empties(rng, 4 + i % 5)  # 4..8 empties
+        expected = reference.negamax(state, 64, final_value)
+        last = ai.best(state, Limits(exact=True))
+        assert last.exact and last.score == expected, GAME.format_position(state)
+        assert last.move in state.legal_moves()
+
+
+def test_exact_solves_of_ten_empties_equal_textbook_alpha_beta() -> None:
+    rng = random.Random(13)
+    for _ in range(6):
+        state = with_empties(rng, 10)
+        expected = reference.alphabeta(state, 64, final_value)
+        assert ai.best(state, Limits(exact=True)).score == expected
+
+
+def test_every_root_move_gets_its_exact_score_when_all_are_asked_for() -> None:
+    rng = random.Random(17)
+    for _ in range(8):
+        state = with_empties(rng, 8)
+        legal = state.legal_moves()
+        last = ai.best(state, Limits(exact=True, multipv=len(legal)))
+        scores = dict(last.root_scores)
+        assert sorted(scores) == sorted(legal)
+        for move in legal:
+            assert scores[move] == -reference.negamax(state.play(move), 64, final_value)
+        assert last.score == max(scores.values()) == scores[last.move]
+
+
+def test_ffo_40_children_are_solved_to_the_suites_scores(shared_data: Path) -> None:
+    state, scored = ffo(shared_data, 40)
+    assert scored[0] == ("a2", 38)
+    for move, score in scored[:2]:
+        child = state.play(GAME.parse_move(state, move))
+        last = ai.best(child, Limits(exact=True))
+        assert last.exact and last.score == -score, move
+
+
+def test_the_solvers_line_from_ffo_40_ends_with_the_suites_score(shared_data: Path) -> None:
+    # After the suite's best move a2, the solver's principal variation is played to the end;
+    # if every move of it is best, the game ends with black 38 discs ahead.
+    state, scored = ffo(shared_data, 40)
+    state = state.play(GAME.parse_move(state, scored[0][0]))
+    while not state.is_over():
+        state = state.play(ai.best(state, Limits(exact=True)).move)
+    assert state.result() == scored[0][1]
+
+
+def test_depth_limited_searches_report_every_iteration_up_to_the_depth() -> None:
+    state = GAME.parse_moves("f5d6c3d3c4f4")
+    iterations = list(ai.search(state, Limits(depth=4)))
+    assert [it.depth for it in iterations] == [1, 2, 3, 4]
+    assert all(not it.exact and it.move in state.legal_moves() for it in iterations)
+    assert iterations[-1].pv[0] == iterations[-1].move
+    assert all(b.nodes >= a.nodes for a, b in zip(iterations, iterations[1:], strict=False))
+
+
+def test_a_move_comes_back_even_when_the_deadline_has_already_passed() -> None:
+    state = GAME.parse_moves("f5d6c3d3c4f4f6f3e6e7")
+    last = ai.best(state, Limits(soft_time=1e-9, hard_time=1e-9))
+    assert last.move in state.legal_moves() and last.depth >= 1
+
+
+def test_a_hard_deadline_stops_a_long_search_in_time() -> None:
+    state = GAME.parse_moves("f5d6c3d3c4f4f6f3e6e7")
+    last = ai.best(state, Limits(depth=30, hard_time=0.3))
+    assert last.move in state.legal_moves()
+    assert last.seconds < 3.0
+    assert last.depth < 30
+
+
+def test_a_node_budget_ends_the_search() -> None:
+    state = GAME.parse_moves("f5d6c3d3c4f4f6f3e6e7")
+    last = ai.best(state, Limits(depth=30, nodes=20_000))
+    assert last.move in state.legal_moves()
+    assert last.nodes < 20_000 + 2 * 4096
+
+
+def test_a_timed_search_near_the_end_finishes_with_an_exact_solve() -> None:
+    rng = random.Random(19)
+    state = with_empties(rng, 12)
+    last = ai.best(state, Limits(soft_time=5, hard_time=10))
+    assert last.exact
+    assert last.score == ai.best(state, Limits(exact=True)).score
+    # A depth limit short of the end is respected: no solve.
+    assert not ai.best(state, Limits(depth=3)).exact
+
+
+def test_a_forced_pass_is_the_answer_when_there_is_no_move() -> None:
+    # Black's only disc b1 cannot outflank the white corner: black must pass.
+    state = GAME.parse_position("OX------" + "-" * 56 + " X")
+    last = ai.best(state, Limits(depth=2))
+    assert last.move == PASS
+    solved = ai.best(state, Limits(exact=True))
+    assert solved.exact and solved.move == PASS and solved.score == -64
+
+
+def test_a_finished_game_cannot_be_searched() -> None:
+    with pytest.raises(ValueError, match="over"):
+        ai.best(GAME.parse_position("X" * 64 + " O"), Limits(depth=1))
+
+
+def test_a_win_in_sight_is_reported_as_its_final_disc_difference() -> None:
+    # White to move takes the last black disc with c1 and wins 64-0; depth 1 sees it.
+    state = GAME.parse_position("OX------" + "-" * 56 + " O")
+    last = ai.best(state, Limits(depth=1))
+    assert GAME.format_move(last.move) == "c1" and last.score == 64
+
+
+def test_stable_discs_grow_from_corners_and_full_lines_only() -> None:
+    from ai.othello.alphabeta import stable_discs
+
+    def stable(text: str) -> set[str]:
+        state = GAME.parse_position(text)
+        bits = int(stable_discs(np.uint64(state.black), np.uint64(state.white)))
+        return {GAME.format_move(sq) for sq in range(64) if bits >> sq & 1}
+
+    # Black a1 b1 a2 hang on the corner; c1 is white, so black's run along row 1 stops.
+    #   a b c d e f g h
+    # 1 X X O - - - - -
+    # 2 X - - - - - - -
+    assert stable("XXO-----" + "X-------" + "-" * 48 + " X") == {"a1", "b1", "a2"}
+    assert stable(GAME.format_position(GAME.initial())) == set()
+    # On a full board nothing can flip any more.
+    assert len(stable("O" * 40 + "X" * 24 + " X")) == 24
