@@ -1,0 +1,279 @@
+"""Load run on loopback: N websocket clients each playing Connect Four against a fast AI level.
+
+``python -m bench.load --clients 1000 [--seconds 30] [--think 3] [--workers 2]`` starts the
+server in a child process (so its memory can be read alone), connects N clients, lets them
+play for ``--seconds`` (each waits a random 0..2*think seconds before each of its moves, like
+a person), and prints:
+
+- connections held to the end, moves per second (the clients' and the AI's),
+- p50/p99 latency from a client's move sent to that move's ``move_made`` arriving back
+  (the acknowledgement: stored and announced; the AI's thinking is not in it),
+- the server process's memory per connection (RSS growth from idle to all connected).
+
+Bounded: at most ``--clients`` connections, ``--seconds`` of play plus the time to connect
+(``--connect-timeout``). Target from the issue: 5,000 connections, p99 under 50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import random
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+LEVEL = "beginner"
+
+
+@dataclass
+class Stats:
+    latencies: list[float] = field(default_factory=list)
+    human_moves: int = 0
+    ai_moves: int = 0
+    games: int = 0
+    errors: list[str] = field(default_factory=list)
+    connected: int = 0
+    measuring: bool = False
+
+
+def raise_fd_limit(wanted: int) -> int:
+    """Raise this process's open-file limit towards ``wanted``; returns the limit in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = min(max(soft, wanted), hard)
+    if target > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return target
+
+
+def rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+# --- the server child ---------------------------------------------------------------------------
+
+
+async def _serve(port: int, workers: int) -> None:
+    from server.app import Settings, running, tune_gc
+    from server.workers import AiPool
+
+    pauses: list[float] = []
+    cpu: list[float] = []
+    started = [0.0, 0.0]
+
+    def timed(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[:] = [time.perf_counter(), time.process_time()]
+        else:
+            pauses.append(time.perf_counter() - started[0])
+            cpu.append(time.process_time() - started[1])
+
+    gc.callbacks.append(timed)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    pool = AiPool(processes=workers, games=("connect4",))
+    await pool.start(wait_ready=True, timeout=600)
+    settings = Settings(messages_per_second=50.0, burst=100)
+    async with running("127.0.0.1", port, pool=pool, settings=settings, backlog=4096,
+                       ping_interval=None) as server:
+        tune_gc()
+        print(f"READY {server.port}", flush=True)
+        await stop.wait()
+        stats = pool.snapshot()
+        print(f"POOL jobs={stats.jobs} fallbacks={stats.fallbacks} restarts={stats.restarts}",
+              flush=True)
+        print(f"GC collections={len(pauses)} longest_ms={max(pauses, default=0) * 1000:.1f} "
+              f"total_ms={sum(pauses) * 1000:.0f} longest_cpu_ms={max(cpu, default=0) * 1000:.1f}",
+              flush=True)
+
+
+# --- the clients --------------------------------------------------------------------------------
+
+
+async def _player(index: int, url: str, stats: Stats, stop_at: list[float], think: float,
+                  gate: asyncio.Semaphore, ready: asyncio.Event) -> Any:
+    from websockets.asyncio.client import connect
+
+    rng = random.Random(index)
+    async with gate:
+        ws = await connect(url, max_size=None, compression=None, open_timeout=120,
+                           ping_interval=None)
+        await ws.send(json.dumps({"type": "hello", "version": 1, "name": f"load{index}"}))
+        await _expect(ws, "welcome")
+        await ws.send(json.dumps({"type": "create_room", "game": "connect4",
+                                  "opponent": {"kind": "ai", "level": LEVEL}, "seat": 0}))
+        state = await _expect(ws, "room_state")
+    stats.connected += 1
+    await ready.wait()
+    room = state["room"]["id"]
+    me = state["you"]
+    position = state["room"]["position"]
+    status = state["room"]["status"]
+    while time.monotonic() < stop_at[0]:
+        if status == "finished":
+            stats.games += 1
+            await ws.send(json.dumps({"type": "offer_rematch", "room": room}))
+            state = await _expect(ws, "room_state")
+            me, position, status = state["you"], state["room"]["position"], "active"
+            continue
+        if position["to_move"] == me:
+            pause = rng.uniform(0, 2 * think)
+            if time.monotonic() + pause >= stop_at[0]:
+                break
+            await asyncio.sleep(pause)
+            ply = position["ply"]
+            sent = time.perf_counter()
+            await ws.send(json.dumps({"type": "move", "room": room, "ply": ply,
+                                      "move": rng.choice(position["legal_moves"])}))
+            made = await _expect(ws, "move_made", ply=ply)
+            if stats.measuring:
+                stats.latencies.append(time.perf_counter() - sent)
+                stats.human_moves += 1
+        else:
+            made = await _expect(ws, "move_made")
+            if stats.measuring:
+                stats.ai_moves += 1
+        position, status = made["position"], made["status"]
+    return ws
+
+
+async def _expect(ws: Any, kind: str, **fields: Any) -> dict[str, Any]:
+    while True:
+        message: dict[str, Any] = json.loads(await ws.recv())
+        if message["type"] == "error":
+            raise RuntimeError(f"{message['code']}: {message['message']}")
+        if message["type"] == kind and all(message.get(k) == v for k, v in fields.items()):
+            return message
+
+
+async def _drive(url: str, clients: int, seconds: float, think: float,
+                 connect_timeout: float, server_pid: int) -> dict[str, Any]:
+    # The clients are the measuring instrument: keep their own GC pauses out of the figures.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
+    stats = Stats()
+    stop_at = [time.monotonic() + connect_timeout + seconds]
+    gate = asyncio.Semaphore(200)
+    ready = asyncio.Event()
+    idle_rss = rss_bytes(server_pid)
+    started = time.monotonic()
+    tasks = [asyncio.create_task(_player(i, url, stats, stop_at, think, gate, ready))
+             for i in range(clients)]
+    while stats.connected < clients and time.monotonic() - started < connect_timeout:
+        if all(t.done() for t in tasks):
+            break
+        await asyncio.sleep(0.05)
+    connect_seconds = time.monotonic() - started
+    connected_rss = rss_bytes(server_pid)
+    connected = stats.connected
+    stats.measuring = True
+    measure_start = time.monotonic()
+    stop_at[0] = measure_start + seconds
+    ready.set()
+    done = await asyncio.gather(*tasks, return_exceptions=True)
+    measured = time.monotonic() - measure_start
+    held = 0
+    for result in done:
+        if isinstance(result, BaseException):
+            stats.errors.append(f"{type(result).__name__}: {result}")
+        elif result.state.name == "OPEN":
+            held += 1
+    await asyncio.gather(*(r.close() for r in done if not isinstance(r, BaseException)),
+                         return_exceptions=True)
+    lat = sorted(stats.latencies)
+
+    def pct(q: float) -> float:
+        return lat[min(len(lat) - 1, int(q * len(lat)))] * 1000 if lat else float("nan")
+
+    return {
+        "clients": clients,
+        "connected": connected,
+        "connect_seconds": round(connect_seconds, 2),
+        "held_to_end": held,
+        "seconds": round(measured, 2),
+        "client_moves_per_s": round(stats.human_moves / measured, 1),
+        "ai_moves_per_s": round(stats.ai_moves / measured, 1),
+        "games_finished": stats.games,
+        "ack_p50_ms": round(pct(0.50), 2),
+        "ack_p99_ms": round(pct(0.99), 2),
+        "ack_mean_ms": round(statistics.fmean(lat) * 1000, 2) if lat else None,
+        "server_rss_idle_mb": round(idle_rss / 2**20, 1),
+        "server_rss_connected_mb": round(connected_rss / 2**20, 1),
+        "server_kb_per_connection": round((connected_rss - idle_rss) / max(1, connected) / 1024,
+                                          1),
+        "errors": len(stats.errors),
+        "first_errors": stats.errors[:3],
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=20.0, help="play time after connecting")
+    parser.add_argument("--think", type=float, default=3.0,
+                        help="mean seconds a client waits before each of its moves")
+    parser.add_argument("--workers", type=int, default=None, help="AI processes (default: cores)")
+    parser.add_argument("--connect-timeout", type=float, default=120.0)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    limit = raise_fd_limit(2 * args.clients + 256)
+    if args.serve:
+        asyncio.run(_serve(args.port, args.workers or os.cpu_count() or 1))
+        return 0
+    if limit < args.clients + 64:
+        print(f"open-file limit {limit} is too low for {args.clients} clients")
+        return 2
+    child = subprocess.Popen(
+        [sys.executable, "-m", "bench.load", "--serve", "--clients", str(args.clients)]
+        + (["--workers", str(args.workers)] if args.workers else []),
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        if not line.startswith("READY"):
+            print(f"server did not start: {line!r}")
+            return 1
+        port = int(line.split()[1])
+        print(f"server pid {child.pid} on port {port}; {args.clients} clients, "
+              f"{args.seconds:g}s of play, think {args.think:g}s", flush=True)
+        report = asyncio.run(_drive(f"ws://127.0.0.1:{port}/ws", args.clients, args.seconds,
+                                    args.think, args.connect_timeout, child.pid))
+    finally:
+        child.send_signal(signal.SIGTERM)
+        try:
+            out, _ = child.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            out, _ = child.communicate()
+    for line in out.splitlines():
+        if line.startswith(("POOL", "GC")):
+            report[line.split()[0].lower()] = line.split(" ", 1)[1]
+    width = max(len(k) for k in report)
+    for key, value in report.items():
+        print(f"{key:<{width}}  {value}")
+    target = report["held_to_end"] >= args.clients and report["ack_p99_ms"] < 50
+    print(f"target (all {args.clients} held, p99 < 50 ms): {'met' if target else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,187 @@
+"""The ``discus`` command: one entry point, one subcommand per job.
+
+Subcommands import their layer only when run, so ``discus perft`` never pays for the server's
+imports and ``discus serve`` never parses analysis options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def _perft(args: argparse.Namespace) -> int:
+    import games
+
+    game = games.load(args.game)
+    print(game.perft(game.initial(), args.depth))
+    return 0
+
+
+def _analyse(args: argparse.Namespace) -> int:
+    from ai.analyse import analyse_lines, limits_from
+
+    limits = limits_from(depth=args.depth, time=args.time, exact=args.exact)
+    if args.positions:
+        with open(args.positions, encoding="utf-8") as lines:
+            for row in analyse_lines(args.game, lines, limits):
+                print(row, flush=True)
+    else:
+        for row in analyse_lines(args.game, [args.position or ""], limits, raw=True):
+            print(row, flush=True)
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from server.app import run
+
+    run(host=args.host, port=args.port, database_url=args.database_url, redis_url=args.redis_url)
+    return 0
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from server.storage import migrate
+
+    migrate(args.database_url)
+    return 0
+
+
+def _bots(args: argparse.Namespace) -> int:
+    from server.accounts import main_bots
+
+    return main_bots(args.action, getattr(args, "name", None), args.database_url)
+
+
+def _admins(args: argparse.Namespace) -> int:
+    from server.admin_accounts import main_admins
+
+    return main_admins(args.action, getattr(args, "name", None), args.database_url)
+
+
+def _bot(args: argparse.Namespace) -> int:
+    from server.bot import main_bot
+
+    return main_bot(args)
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from server.calibration import main_calibrate
+
+    return main_calibrate(
+        args.game, args.games_per_pair, args.levels, args.seed, args.database_url,
+        args.pairs, args.processes, args.time_scale,
+    )  # fmt: skip
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from bench.run import main as bench_main
+
+    return bench_main(args.rest)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="discus", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("perft", help="count leaves of the move tree from the start position")
+    p.add_argument("game", choices=["connect4", "othello"])
+    p.add_argument("depth", type=int)
+    p.set_defaults(func=_perft)
+
+    p = sub.add_parser("analyse", help="search positions and print one JSON object per position")
+    p.add_argument("game", choices=["connect4", "othello"])
+    p.add_argument(
+        "position", nargs="?", default=None,
+        help="Connect Four: moves like 4453; Othello: moves like f5d6 or a 64-square board "
+        "string and side to move ('---...X-- X'); default: the start position",
+    )
+    p.add_argument("--depth", type=int, default=None, help="deepest iteration, in plies")
+    p.add_argument("--time", type=float, default=None, help="seconds allowed per position")
+    p.add_argument("--exact", action="store_true", help="solve to the end of the game")
+    p.add_argument("--positions", default=None, help="file with one position a line")
+    p.set_defaults(func=_analyse)
+
+    p = sub.add_parser("serve", help="run the game server (web page at /, websocket at /ws)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--database-url", default=None, help="default: $DATABASE_URL, else SQLite")
+    p.add_argument("--redis-url", default=None, help="default: $REDIS_URL, else in-process")
+    p.set_defaults(func=_serve)
+
+    p = sub.add_parser("migrate", help="upgrade a database to the current schema")
+    p.add_argument("--database-url", default=None, help="default: $DATABASE_URL, else SQLite")
+    p.set_defaults(func=_migrate)
+
+    p = sub.add_parser("bots", help="create, list and revoke bot accounts and their tokens")
+    db = argparse.ArgumentParser(add_help=False)
+    db.add_argument("--database-url", default=None, help="default: $DATABASE_URL, else SQLite")
+    bots = p.add_subparsers(dest="action", required=True)
+    bots.add_parser("create", parents=[db], help="make a bot and print its token (shown once)"
+                    ).add_argument("name")
+    bots.add_parser("list", parents=[db], help="every bot: name, created, last used, revoked")
+    bots.add_parser("revoke", parents=[db], help="revoke a bot's token").add_argument(
+        "name", metavar="NAME_OR_ID")
+    p.set_defaults(func=_bots)
+
+    p = sub.add_parser("admins", help="create, list and revoke admin accounts (the /admin page)")
+    admins = p.add_subparsers(dest="action", required=True)
+    admins.add_parser("create", parents=[db], help="make an admin and print its token (once)"
+                      ).add_argument("name")
+    admins.add_parser("list", parents=[db], help="every admin: name, created, last used, revoked")
+    admins.add_parser("revoke", parents=[db], help="revoke an admin's token").add_argument(
+        "name", metavar="NAME_OR_ID")
+    p.set_defaults(func=_admins)
+
+    p = sub.add_parser("bot", help="run the reference bot against a server (docs/BOTS.md)")
+    p.add_argument("--url", default="ws://127.0.0.1:8000/ws")
+    p.add_argument("--token", default=None, help="the bot's token from `discus bots create`")
+    p.add_argument("--engine", default="random", help="random, or ai:LEVEL (e.g. ai:medium)")
+    p.add_argument("--games", type=int, default=1, help="games to play at once")
+    p.add_argument("--create", default=None, metavar="GAME/LEVEL",
+                   help="create rooms: connect4/beginner vs an AI level, connect4/open for "
+                   "anyone; default: join open rooms")
+    p.add_argument("--stop-after", type=int, default=None, metavar="N",
+                   help="exit after N finished games (default: play until stopped)")
+    p.add_argument("--name", default=None, help="display name when no token is given")
+    p.set_defaults(func=_bot)
+
+    p = sub.add_parser("calibrate", help="play levels against each other and rate them (Elo)")
+    p.add_argument("game", choices=["connect4", "othello"])
+    p.add_argument("--games-per-pair", type=int, default=8, help="default: 8")
+    p.add_argument("--levels", default=None, help="comma-separated names; default: all")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--pairs",
+        choices=["adjacent", "all"],
+        default="adjacent",
+        help="each level against the next (default) or every pair",
+    )
+    p.add_argument("--processes", type=int, default=None, help="default: one per core")
+    p.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        help="multiply the levels' time budgets (default 1: as in live games)",
+    )
+    p.add_argument("--database-url", default=None, help="default: $DATABASE_URL, else SQLite")
+    p.set_defaults(func=_calibrate)
+
+    p = sub.add_parser("bench", help="run benchmarks (see bench/run.py)")
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(func=_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except ValueError as exc:
+        print(f"discus {args.command}: {exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,321 @@
+"""One exception class per kind of failure a client can cause, each with its protocol code.
+
+Every class here maps one-to-one to an ``error`` message ``code`` (``server.protocol.ErrorCode``
+lists the same codes; a test keeps the two in step). The room logic and the message parser
+raise these *before* changing anything, so a client that gets an error knows nothing happened.
+``ProtocolError.detail`` carries machine-readable specifics (which field, which ply was
+expected, when to retry) and ``message`` a sentence for a person.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+Detail = dict[str, str | int | float | bool | None]
+
+
+class ProtocolError(Exception):
+    """Base of every error a client is told about; ``code`` is stable, ``message`` is prose."""
+
+    code: ClassVar[str] = "internal_error"
+    close_code: int | None = None
+    """Set when the server closes the connection (with this code) after sending the error."""
+
+    def __init__(self, message: str, **detail: str | int | float | bool | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail: Detail = detail
+        self.ref: str | int | None = None
+        """The ``id`` of the request, when known even though the request did not parse."""
+
+
+class InternalError(ProtocolError):
+    """The server failed; the request changed nothing. Not the client's fault."""
+
+    code = "internal_error"
+
+
+# --- the message itself -------------------------------------------------------------------
+
+
+class BadJson(ProtocolError):
+    """The frame is not valid JSON text (or is a binary frame)."""
+
+    code = "bad_json"
+
+
+class UnknownType(ProtocolError):
+    """A JSON object whose ``type`` is missing or names no client message."""
+
+    code = "unknown_type"
+
+
+class BadMessage(ProtocolError):
+    """A known message type with missing, extra or ill-typed fields; ``detail.field`` says which."""
+
+    code = "bad_message"
+
+
+class UnsupportedVersion(ProtocolError):
+    """``hello.version`` is a protocol version this server does not speak."""
+
+    code = "unsupported_version"
+    close_code = 1008
+
+
+class HelloRequired(ProtocolError):
+    """Anything but ``hello`` before the first ``hello``, or a second ``hello``."""
+
+    code = "hello_required"
+
+
+class BadResumeToken(ProtocolError):
+    """``hello.resume`` names no player this server knows; send hello without it."""
+
+    code = "bad_resume_token"
+
+
+class RateLimited(ProtocolError):
+    """Too many messages too fast; ``detail.retry_after`` is the seconds to wait."""
+
+    code = "rate_limited"
+
+
+class MessageTooBig(ProtocolError):
+    """A frame larger than the published ``max_message_bytes``; the connection is closed."""
+
+    code = "message_too_big"
+
+
+# --- rooms ---------------------------------------------------------------------------------
+
+
+class UnknownGame(ProtocolError):
+    """``create_room.game`` names no game."""
+
+    code = "unknown_game"
+
+
+class UnknownLevel(ProtocolError):
+    """``create_room.opponent.level`` names no AI level of that game."""
+
+    code = "unknown_level"
+
+
+class UnknownRoom(ProtocolError):
+    """No room with that id (it never existed, or it was closed)."""
+
+    code = "unknown_room"
+
+
+class RoomFull(ProtocolError):
+    """Both seats are taken; spectate instead."""
+
+    code = "room_full"
+
+
+class AlreadySeated(ProtocolError):
+    """The player already holds a seat in this room."""
+
+    code = "already_seated"
+
+
+class TooManyRooms(ProtocolError):
+    """The player already sits in the published maximum number of unfinished rooms."""
+
+    code = "too_many_rooms"
+
+
+class NotSeated(ProtocolError):
+    """Only a player seated in the room may do this (spectators may only watch)."""
+
+    code = "not_seated"
+
+
+class NotInRoom(ProtocolError):
+    """The player neither sits in nor watches this room."""
+
+    code = "not_in_room"
+
+
+# --- moves and game flow -------------------------------------------------------------------
+
+
+class NotYourTurn(ProtocolError):
+    """A move from the seat that is not to move (the opponent or the AI is to move)."""
+
+    code = "not_your_turn"
+
+
+class StalePly(ProtocolError):
+    """``move.ply`` is not the room's current ply: the move was repeated or is out of date.
+
+    ``detail.expected`` is the current ply; the client should resync from ``room_state``.
+    """
+
+    code = "stale_ply"
+
+
+class InvalidNotation(ProtocolError):
+    """The move text is not a move of this game (``"4"``, ``"f5"``, ``"pass"``)."""
+
+    code = "invalid_notation"
+
+
+class IllegalMove(ProtocolError):
+    """A well-formed move the rules forbid in this position."""
+
+    code = "illegal_move"
+
+
+class GameNotStarted(ProtocolError):
+    """The room is still waiting for its second player."""
+
+    code = "game_not_started"
+
+
+class GameFinished(ProtocolError):
+    """The game in this room is over; only a rematch or leaving is possible."""
+
+    code = "game_finished"
+
+
+class GameNotFinished(ProtocolError):
+    """A rematch was offered or accepted while the game is still being played."""
+
+    code = "game_not_finished"
+
+
+class NoRematchOffer(ProtocolError):
+    """``accept_rematch`` with no standing offer from the other seat."""
+
+    code = "no_rematch_offer"
+
+
+class CannotClaim(ProtocolError):
+    """``claim`` while the opponent is connected or still inside the grace period.
+
+    ``detail.retry_after`` is the seconds left in the grace period, when there is one.
+    """
+
+    code = "cannot_claim"
+
+
+# --- history ----------------------------------------------------------------------------------
+
+
+class UnknownGameId(ProtocolError):
+    """``get_game`` (or a ``/games/<id>`` download) names no stored game."""
+
+    code = "unknown_game_id"
+
+
+# --- admin ------------------------------------------------------------------------------------
+
+
+class Forbidden(ProtocolError):
+    """An admin message on a connection that has not logged in as an admin
+    (``admin_login``)."""
+
+    code = "forbidden"
+
+
+class BadAdminToken(ProtocolError):
+    """``admin_login.token`` is unknown or revoked (or the server keeps no database, so it
+    has no admin accounts)."""
+
+    code = "bad_admin_token"
+
+
+class InvalidLevel(ProtocolError):
+    """A level edit that would make an impossible level; nothing changed. ``detail`` maps
+    each offending field to what is wrong with it."""
+
+    code = "invalid_level"
+
+
+class CalibrationRunning(ProtocolError):
+    """A calibration is already running on this server; wait for its end."""
+
+    code = "calibration_running"
+
+
+# --- bots and challenges -----------------------------------------------------------------------
+
+
+class BadToken(ProtocolError):
+    """``hello.token`` is no bot token of this server (or the server keeps no bot accounts);
+    the connection is closed."""
+
+    code = "bad_token"
+    close_code = 1008
+
+
+class RevokedToken(ProtocolError):
+    """``hello.token`` was revoked (``discus bots revoke``); the connection is closed."""
+
+    code = "revoked_token"
+    close_code = 1008
+
+
+class LimitExceeded(ProtocolError):
+    """A published bot limit refused the request; ``detail`` says which (``limit``), its
+    value (``allowed``) and when to retry (``retry_after`` seconds, null: once a game ends).
+    Refused for ``connections_per_token``, the new connection is closed (1008)."""
+
+    code = "limit_exceeded"
+
+
+class UnknownPlayer(ProtocolError):
+    """``challenge.player`` names nobody (by id, bot name, or the name of one player online)."""
+
+    code = "unknown_player"
+
+
+class UnknownChallenge(ProtocolError):
+    """No standing challenge with that id addressed to you (accepted, declined or expired)."""
+
+    code = "unknown_challenge"
+
+
+ERRORS: tuple[type[ProtocolError], ...] = (
+    InternalError,
+    BadJson,
+    UnknownType,
+    BadMessage,
+    UnsupportedVersion,
+    HelloRequired,
+    BadResumeToken,
+    RateLimited,
+    MessageTooBig,
+    UnknownGame,
+    UnknownLevel,
+    UnknownRoom,
+    RoomFull,
+    AlreadySeated,
+    TooManyRooms,
+    NotSeated,
+    NotInRoom,
+    NotYourTurn,
+    StalePly,
+    InvalidNotation,
+    IllegalMove,
+    GameNotStarted,
+    GameFinished,
+    GameNotFinished,
+    NoRematchOffer,
+    CannotClaim,
+    UnknownGameId,
+    Forbidden,
+    BadAdminToken,
+    InvalidLevel,
+    CalibrationRunning,
+    BadToken,
+    RevokedToken,
+    LimitExceeded,
+    UnknownPlayer,
+    UnknownChallenge,
+)
+"""Every concrete error class, in the order the protocol documentation lists them."""
+
+CODES: tuple[str, ...] = tuple(e.code for e in ERRORS)

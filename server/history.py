@@ -1,0 +1,142 @@
+"""Past games as the protocol shows them: history lines, replays with every board, exports.
+
+Pure functions from stored records (``GameRecord``, ``MoveRecord``) and player names to
+protocol views; no I/O. The boards come from replaying the stored moves through the game's
+own rules (``games.load``), so the page that steps through a replay draws positions the server
+computed and never needs rules of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import games
+from server import export
+from server import protocol as p
+from server.rooms import COLOURS
+from server.store import GameRecord, MoveRecord
+
+PAST_STATUSES = frozenset({"finished", "aborted"})
+"""The statuses a game in a player's history has: unfinished games are in the lobby."""
+
+DOWNLOADS: Mapping[str, tuple[str, ...]] = {"connect4": ("txt",), "othello": ("txt", "ggf")}
+"""The file formats ``/games/<id>.<ext>`` serves, per game."""
+
+CONTENT_TYPES: Mapping[str, str] = {
+    "txt": "text/plain; charset=utf-8",
+    "ggf": "application/x-ggf; charset=utf-8",
+}
+
+
+def result_of(record: GameRecord) -> p.Result | None:
+    """The protocol result of a stored game. Played out, ``record.result`` is the rules' score
+    from seat 0's side; otherwise (resigned, left, abandoned) only its sign names the winner."""
+    if record.result is None or record.reason is None:
+        return None
+    winner = None if record.result == 0 else (0 if record.result > 0 else 1)
+    score = record.result if record.reason == "end" else None
+    return p.Result(winner=winner, score=score, reason=record.reason)  # type: ignore[arg-type]
+
+
+def seats_of(record: GameRecord, names: Mapping[str, str]) -> list[p.PastSeat]:
+    """Both seats of a stored game; ``names`` maps the player ids it holds to display names."""
+    game = games.load(record.game)
+    colours = COLOURS.get(record.game, game.players)
+    seats = []
+    for seat, player_id in enumerate(record.players):
+        if record.ai_seat == seat:
+            seats.append(p.PastSeat(seat=seat, colour=colours[seat], kind="ai",  # type: ignore[arg-type]
+                                    level=record.ai_level))
+        elif player_id is None:
+            seats.append(p.PastSeat(seat=seat, colour=colours[seat], kind="empty"))  # type: ignore[arg-type]
+        else:
+            who = p.PlayerView(id=player_id, name=names.get(player_id, "Player"))
+            seats.append(p.PastSeat(seat=seat, colour=colours[seat], kind="human",  # type: ignore[arg-type]
+                                    player=who))
+    return seats
+
+
+def past_game(record: GameRecord, move_count: int, names: Mapping[str, str]) -> p.PastGame:
+    """One line of a history list."""
+    return p.PastGame(
+        id=record.id,
+        game=record.game,
+        seats=seats_of(record, names),
+        status=record.status,
+        result=result_of(record),
+        started_at=record.created_at,
+        finished_at=record.finished_at,
+        move_count=move_count,
+    )
+
+
+def seat_names(seats: Sequence[p.PastSeat]) -> tuple[str, str]:
+    """What export headers call the two sides (people by name, the AI by its level)."""
+    out = []
+    for seat in seats:
+        if seat.kind == "ai":
+            out.append(f"Discus AI ({seat.level})")
+        elif seat.player is not None:
+            out.append(seat.player.name)
+        else:
+            out.append("?")
+    return out[0], out[1]
+
+
+def exports(record: GameRecord, moves: Sequence[MoveRecord],
+            names: tuple[str, str]) -> dict[str, str]:
+    """The game as text by format: ``columns`` (Connect Four); ``moves`` and ``ggf``
+    (Othello, GGF from the stored start position)."""
+    if record.game == "connect4":
+        return {"columns": export.connect4_columns(moves)}
+    game = games.load(record.game)
+    start = (game.parse_position(record.start_position) if record.start_position
+             else game.initial())
+    ggf = export.othello_ggf(record, moves, names,
+                             board=export.board_from_cells(game.cells(start)),
+                             to_move=start.to_move)
+    return {"moves": export.othello_moves(moves), "ggf": ggf}
+
+
+def replay(record: GameRecord, moves: Sequence[MoveRecord],
+           names: Mapping[str, str]) -> p.GameReplay:
+    """The whole game with the board after every ply. Raises ``ValueError`` (the games'
+    ``InvalidNotation``/``IllegalMove``) if the stored moves do not replay."""
+    game = games.load(record.game)
+    state = (game.parse_position(record.start_position) if record.start_position
+             else game.initial())
+    ordered = sorted(moves, key=lambda m: m.ply)
+    boards = [p.board_text(game.cells(state))]
+    for stored in ordered:
+        state = state.play(game.parse_move(state, stored.move))
+        boards.append(p.board_text(game.cells(state)))
+    seats = seats_of(record, names)
+    return p.GameReplay(
+        id=record.id,
+        game=record.game,
+        rows=game.rows,
+        cols=game.cols,
+        seats=seats,
+        status=record.status,
+        result=result_of(record),
+        started_at=record.created_at,
+        finished_at=record.finished_at,
+        moves=[m.move for m in ordered],
+        boards=boards,
+        exports=exports(record, ordered, seat_names(seats)),
+        downloads={ext: download_path(record.id, ext) for ext in DOWNLOADS.get(record.game, ())},
+    )
+
+
+def download_path(game_id: str, ext: str) -> str:
+    return f"/games/{game_id}.{ext}"
+
+
+def download(replayed: p.GameReplay, ext: str) -> str | None:
+    """The text of ``/games/<id>.<ext>``, or None if the game has no such format. ``txt`` is
+    the compact move text (Connect Four columns, Othello move list) and a newline."""
+    if ext not in DOWNLOADS.get(replayed.game, ()):
+        return None
+    if ext == "ggf":
+        return replayed.exports["ggf"] + "\n"
+    return replayed.exports["columns" if replayed.game == "connect4" else "moves"] + "\n"

@@ -1,0 +1,1106 @@
+"""The websocket protocol: every message either side may send, as pydantic models.
+
+One JSON object per text frame. Each object has a ``type``; client and server messages are
+each a discriminated union on it, so a frame parses to exactly one model or to one error
+(``server.errors``). The browser page and bots use exactly these messages.
+
+Moves travel as text in the game's notation (Connect Four ``"1"``..``"7"``, Othello ``"f5"``
+or ``"pass"``) together with ``ply``: the number of moves already played in the position the
+move applies to. A move whose ply is not the room's current ply is refused (``stale_ply``)
+rather than played, so a repeated or out-of-date move can never be misplayed.
+
+``python -m server.protocol`` writes ``docs/protocol.schema.json`` from these models;
+``python -m server.protocol --check`` exits non-zero when the checked-in file differs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from server import errors
+
+PROTOCOL_VERSION = 1
+"""Bumped on any change an existing client could trip over; ``hello.version`` must equal it."""
+
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "protocol.schema.json"
+
+RoomId = Annotated[
+    str, Field(min_length=1, max_length=32, description="Room id, also its invite code.")
+]
+Seat = Literal[0, 1]
+"""Seat 0 moves first (Connect Four: the first to drop; Othello: black)."""
+
+ErrorCode = Literal[
+    "internal_error",
+    "bad_json",
+    "unknown_type",
+    "bad_message",
+    "unsupported_version",
+    "hello_required",
+    "bad_resume_token",
+    "rate_limited",
+    "message_too_big",
+    "unknown_game",
+    "unknown_level",
+    "unknown_room",
+    "room_full",
+    "already_seated",
+    "too_many_rooms",
+    "not_seated",
+    "not_in_room",
+    "not_your_turn",
+    "stale_ply",
+    "invalid_notation",
+    "illegal_move",
+    "game_not_started",
+    "game_finished",
+    "game_not_finished",
+    "no_rematch_offer",
+    "cannot_claim",
+    "unknown_game_id",
+    "forbidden",
+    "bad_admin_token",
+    "invalid_level",
+    "calibration_running",
+    "bad_token",
+    "revoked_token",
+    "limit_exceeded",
+    "unknown_player",
+    "unknown_challenge",
+]
+"""Stable error codes; one per class in ``server.errors`` (a test keeps them equal)."""
+
+
+class _Message(BaseModel):
+    """Unknown fields are refused, so a misspelt field is an error and not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _ClientMessage(_Message):
+    id: str | int | None = Field(
+        default=None,
+        description="Optional request id; an error caused by this message echoes it as `ref`.",
+    )
+
+
+# --- client -> server ----------------------------------------------------------------------
+
+
+class Hello(_ClientMessage):
+    """First message on every connection. Answered by ``welcome`` and then one ``room_state``
+    per unfinished room the player sits in (after a reconnect, that is the way back in)."""
+
+    type: Literal["hello"] = "hello"
+    version: int = Field(description="Must equal the server's protocol version.")
+    resume: str | None = Field(
+        default=None, max_length=128,
+        description="The resume token from an earlier `welcome`: continue as that player.",
+    )
+    name: str | None = Field(
+        default=None, max_length=40, description="Display name; a guest name is made up if absent."
+    )
+    token: str | None = Field(
+        default=None, max_length=256,
+        description="A bot token (`discus bots create`): play as that bot; `resume` is then "
+        "ignored. Unknown: `bad_token`, revoked: `revoked_token` (both close the connection).",
+    )
+
+
+class ListRooms(_ClientMessage):
+    """Ask for the rooms waiting for an opponent (``open`` rooms); answered by ``rooms``."""
+
+    type: Literal["list_rooms"] = "list_rooms"
+
+
+class AiOpponent(_Message):
+    """Play the computer at one of the levels ``welcome.games[].levels`` lists."""
+
+    kind: Literal["ai"] = "ai"
+    level: str = Field(max_length=40)
+
+
+class FriendOpponent(_Message):
+    """A person who joins with the room id (shared as a link); the room is not listed."""
+
+    kind: Literal["friend"] = "friend"
+
+
+class OpenOpponent(_Message):
+    """Anybody: the room is listed by ``list_rooms`` until someone joins."""
+
+    kind: Literal["open"] = "open"
+
+
+Opponent = Annotated[AiOpponent | FriendOpponent | OpenOpponent, Field(discriminator="kind")]
+
+
+class CreateRoom(_ClientMessage):
+    """Open a room and sit in it; answered by ``room_state``. Against the AI the game starts at
+    once (and the AI moves first if it holds seat 0)."""
+
+    type: Literal["create_room"] = "create_room"
+    game: str = Field(max_length=40, description="A game name from `welcome.games`.")
+    opponent: Opponent
+    seat: Seat | None = Field(
+        default=0, description="The creator's seat: 0 moves first, 1 second, null = random."
+    )
+
+
+class JoinRoom(_ClientMessage):
+    """Take the free seat of a room (by id/invite code); everyone gets ``room_event`` joined
+    and the joiner gets ``room_state``."""
+
+    type: Literal["join_room"] = "join_room"
+    room: RoomId
+
+
+class Spectate(_ClientMessage):
+    """Watch a room without a seat; answered by ``room_state``, then its events."""
+
+    type: Literal["spectate"] = "spectate"
+    room: RoomId
+
+
+class Move(_ClientMessage):
+    """Play ``move`` at ``ply`` (the room's current ``ply``). Answered, once the move is
+    stored, by ``move_made`` to everyone in the room (the mover included)."""
+
+    type: Literal["move"] = "move"
+    room: RoomId
+    ply: int = Field(ge=0, description="Moves already played; must equal the room's ply.")
+    move: str = Field(max_length=8, description="Connect Four '1'..'7'; Othello 'f5' or 'pass'.")
+
+
+class Resign(_ClientMessage):
+    """Give up the game in progress; everyone gets ``game_over``."""
+
+    type: Literal["resign"] = "resign"
+    room: RoomId
+
+
+class OfferRematch(_ClientMessage):
+    """After the game: propose another with colours swapped. Against the AI the rematch starts
+    at once; otherwise the other seat gets ``room_event`` rematch_offered."""
+
+    type: Literal["offer_rematch"] = "offer_rematch"
+    room: RoomId
+
+
+class AcceptRematch(_ClientMessage):
+    """Accept the other seat's standing offer; everyone gets a fresh ``room_state``."""
+
+    type: Literal["accept_rematch"] = "accept_rematch"
+    room: RoomId
+
+
+class Claim(_ClientMessage):
+    """Claim the win when the opponent has been disconnected longer than the grace period."""
+
+    type: Literal["claim"] = "claim"
+    room: RoomId
+
+
+class Leave(_ClientMessage):
+    """Leave a room. A seated player leaving an unfinished game loses it (reason ``left``)."""
+
+    type: Literal["leave"] = "leave"
+    room: RoomId
+
+
+class ListHistory(_ClientMessage):
+    """Ask for a player's past (finished) games, newest first; answered by ``history``."""
+
+    type: Literal["list_history"] = "list_history"
+    player: str | None = Field(
+        default=None, max_length=64, description="A player id; null for your own games."
+    )
+    limit: int = Field(default=20, ge=1, le=50, description="At most this many games.")
+
+
+class GetGame(_ClientMessage):
+    """Ask for one stored game with every position, for replay and export; answered by
+    ``game_record`` (or ``unknown_game_id``)."""
+
+    type: Literal["get_game"] = "get_game"
+    game_id: str = Field(min_length=1, max_length=64, description="A `history` game id.")
+
+
+class GetStats(_ClientMessage):
+    """Ask how the AI workers and the position cache are doing; answered by ``stats``.
+    Anyone may ask (it says nothing about players); ``admin_get_stats`` adds rooms."""
+
+    type: Literal["stats"] = "stats"
+
+
+class Ping(_ClientMessage):
+    """Answered by ``pong`` with the same ``id``; also counts against the rate limit."""
+
+    type: Literal["ping"] = "ping"
+
+
+# --- client -> server: challenges ------------------------------------------------------------
+
+ChallengeId = Annotated[str, Field(min_length=1, max_length=32)]
+
+
+class Challenge(_ClientMessage):
+    """Ask a named bot or player for a game; answered by ``challenge_sent``. The other side
+    gets ``challenge`` (live, and again after the room states on each of its reconnects)."""
+
+    type: Literal["challenge"] = "challenge"
+    player: str = Field(min_length=1, max_length=64,
+                        description="A player id, a bot's name, or the name of one player online.")
+    game: str = Field(max_length=40, description="A game name from `welcome.games`.")
+    seat: Seat | None = Field(
+        default=None, description="Your seat: 0 moves first, 1 second, null = random."
+    )
+
+
+class AcceptChallenge(_ClientMessage):
+    """Accept a challenge addressed to you: both players get the new game's ``room_state``."""
+
+    type: Literal["accept_challenge"] = "accept_challenge"
+    challenge: ChallengeId
+
+
+class DeclineChallenge(_ClientMessage):
+    """Refuse a challenge addressed to you; the challenger gets ``challenge_declined``."""
+
+    type: Literal["decline_challenge"] = "decline_challenge"
+    challenge: ChallengeId
+    reason: str = Field(default="", max_length=200, description="Told to the challenger.")
+
+
+CHALLENGE_CLIENT_MESSAGES = (Challenge, AcceptChallenge, DeclineChallenge)
+
+
+# --- client -> server: admin (refused with `forbidden` before `admin_login`) -----------------
+
+
+class AdminLogin(_ClientMessage):
+    """Make this connection an admin's (after ``hello``); answered by ``admin_welcome``.
+    Tokens come from ``discus admins create NAME``."""
+
+    type: Literal["admin_login"] = "admin_login"
+    token: str = Field(min_length=1, max_length=256)
+
+
+class AdminListLevels(_ClientMessage):
+    """Ask for the difficulty levels with every knob; answered by ``admin_levels``."""
+
+    type: Literal["admin_list_levels"] = "admin_list_levels"
+    game: str | None = Field(default=None, max_length=40, description="null: every game.")
+
+
+LevelValue = int | float | str | bool | None
+
+
+class AdminEditLevel(_ClientMessage):
+    """Change some knobs of one level; answered by ``admin_level_edited`` (or
+    ``invalid_level`` listing each bad field). Every server uses it from its next AI move."""
+
+    type: Literal["admin_edit_level"] = "admin_edit_level"
+    game: str = Field(max_length=40)
+    level: str = Field(max_length=64)
+    changes: dict[str, LevelValue] = Field(
+        max_length=16, description="Field -> new value (see `LevelSettings`; not `name`)."
+    )
+
+
+class AdminListAudit(_ClientMessage):
+    """Ask for the level changes, newest first; answered by ``admin_audit``."""
+
+    type: Literal["admin_list_audit"] = "admin_list_audit"
+    game: str | None = Field(default=None, max_length=40)
+    limit: int = Field(default=50, ge=1, le=500)
+
+
+class AdminListRooms(_ClientMessage):
+    """Ask for every room of this server (any status); answered by ``admin_rooms``."""
+
+    type: Literal["admin_list_rooms"] = "admin_list_rooms"
+
+
+class AdminGetStats(_ClientMessage):
+    """Ask for the worker pool's and the position cache's figures; answered by
+    ``admin_stats``."""
+
+    type: Literal["admin_get_stats"] = "admin_get_stats"
+
+
+class AdminStartCalibration(_ClientMessage):
+    """Play the levels against each other on this server's worker pool; answered by
+    ``admin_calibration_started``, then ``admin_calibration_progress`` after each game and
+    ``admin_calibration_finished`` (or ``admin_calibration_failed``), sent to every admin
+    connection of this server. One calibration at a time (``calibration_running``)."""
+
+    type: Literal["admin_start_calibration"] = "admin_start_calibration"
+    game: str = Field(max_length=40)
+    levels: list[str] | None = Field(
+        default=None, max_length=16, description="Level names; null: all of the game's."
+    )
+    games_per_pair: int = Field(default=4, ge=1, le=200)
+    seed: int = Field(default=1, ge=0, le=2**31 - 1)
+    pairs: Literal["adjacent", "all"] = Field(
+        default="adjacent", description="Each level against the next, or every pair."
+    )
+    time_scale: float = Field(
+        default=1.0, gt=0, le=10, description="Multiplies the levels' time budgets."
+    )
+    concurrency: int | None = Field(
+        default=None, ge=1, le=64, description="Games at once (default: the pool's size)."
+    )
+
+
+class AdminListCalibrations(_ClientMessage):
+    """Ask for past calibration runs, newest first; answered by ``admin_calibrations``."""
+
+    type: Literal["admin_list_calibrations"] = "admin_list_calibrations"
+    game: str | None = Field(default=None, max_length=40)
+    limit: int = Field(default=20, ge=1, le=100)
+
+
+ADMIN_CLIENT_MESSAGES = (AdminLogin, AdminListLevels, AdminEditLevel, AdminListAudit,
+                         AdminListRooms, AdminGetStats, AdminStartCalibration,
+                         AdminListCalibrations)
+
+
+ClientMessage = Annotated[
+    Hello
+    | ListRooms
+    | CreateRoom
+    | JoinRoom
+    | Spectate
+    | Move
+    | Resign
+    | OfferRematch
+    | AcceptRematch
+    | Claim
+    | Leave
+    | ListHistory
+    | GetGame
+    | GetStats
+    | Ping
+    | Challenge
+    | AcceptChallenge
+    | DeclineChallenge
+    | AdminLogin
+    | AdminListLevels
+    | AdminEditLevel
+    | AdminListAudit
+    | AdminListRooms
+    | AdminGetStats
+    | AdminStartCalibration
+    | AdminListCalibrations,
+    Field(discriminator="type"),
+]
+
+
+# --- shared views ----------------------------------------------------------------------------
+
+
+class PlayerView(_Message):
+    id: str = Field(description="Public player id (never the resume token).")
+    name: str
+
+
+class SeatView(_Message):
+    """Who sits in one seat. ``kind`` is ``human``, ``ai``, or ``empty`` (waiting for a join)."""
+
+    seat: Seat
+    colour: str = Field(description="The game's name for this side: 'Red', 'Black', ...")
+    kind: Literal["human", "ai", "empty"]
+    player: PlayerView | None = None
+    level: str | None = Field(default=None, description="The AI level, for an AI seat.")
+    connected: bool = Field(description="False while a human is away (AI seats: always true).")
+
+
+class Result(_Message):
+    """How a game ended. ``winner`` is a seat or null for a draw. ``score`` is the rules'
+    final score from seat 0's side (Connect Four: Pons' convention; Othello: disc difference)
+    when the game was played to the end, else null."""
+
+    winner: Seat | None
+    score: int | None = None
+    reason: Literal["end", "resigned", "left", "abandoned"] = Field(
+        description="end: played out; resigned; left: a player left; abandoned: claimed "
+        "after the opponent's grace period ran out."
+    )
+
+
+RoomStatus = Literal["waiting", "active", "finished"]
+
+
+class Position(_Message):
+    """The position after the last move: everything needed to draw the board and move."""
+
+    ply: int = Field(description="Moves played so far; the next move must carry this ply.")
+    position: str = Field(description="The game's position text (as the shared data writes it).")
+    cells: list[Literal[0, 1] | None] = Field(
+        description="Owner seat or null of every cell, row by row from the top as seen."
+    )
+    to_move: Seat | None = Field(description="Seat to move; null when the game is over.")
+    legal_moves: list[str] = Field(description="Moves for the side to move, in notation.")
+    last_move: str | None = None
+    placed: int | None = Field(
+        default=None, description="The cell the last move put a disc on (null: start, pass)."
+    )
+    flipped: list[int] = Field(
+        default_factory=list, description="The cells the last move turned over (Othello)."
+    )
+
+
+class RoomView(_Message):
+    """The full state of a room; ``room_state`` carries it."""
+
+    id: RoomId
+    game: str
+    rows: int
+    cols: int
+    opponent: Literal["ai", "friend", "open"]
+    seats: list[SeatView] = Field(description="Always two, seat 0 first.")
+    spectators: int
+    status: RoomStatus
+    moves: list[str] = Field(description="Every move so far, in notation, from the start.")
+    boards: list[str] = Field(
+        description="The board before any move and after each ply (`len(moves) + 1` of "
+        "them), as `board_text` writes cells: '-' empty, 'X' seat 0, 'O' seat 1."
+    )
+    position: Position
+    result: Result | None = None
+    ai_thinking: bool = Field(description="True while the AI is searching its move.")
+    rematch_offered_by: Seat | None = None
+    round: int = Field(description="1 for the first game in this room, +1 per rematch.")
+
+
+class RoomSummary(_Message):
+    id: RoomId
+    game: str
+    seats: list[SeatView]
+    status: RoomStatus
+    ply: int
+    spectators: int
+
+
+class LevelInfo(_Message):
+    name: str
+    order: int = Field(description="0 = weakest.")
+    description: str
+
+
+class GameInfo(_Message):
+    name: str
+    title: str
+    players: list[str] = Field(description="Colour names of seat 0 and seat 1.")
+    rows: int
+    cols: int
+    levels: list[LevelInfo]
+
+
+class ServerLimits(_Message):
+    max_message_bytes: int
+    messages_per_second: float = Field(description="Sustained rate of the token bucket.")
+    burst: int = Field(description="Messages allowed at once before the rate applies.")
+    grace_seconds: float = Field(description="How long a dropped player's seat is kept.")
+    max_rooms: int = Field(description="Unfinished rooms one player may sit in at once.")
+    max_challenges: int = Field(
+        default=10, description="Challenges one player may have waiting for an answer.")
+    bot: BotLimitsView | None = Field(
+        default=None, description="A bot's own limits; null unless `hello` had a bot token.")
+
+
+class BotLimitsView(_Message):
+    """The limits of one bot account (``server.bot_limits.BotLimits``); going over one is
+    ``limit_exceeded`` with ``detail.limit`` naming it."""
+
+    concurrent_games: int = Field(description="Unfinished games the bot may sit in at once.")
+    moves_per_minute: float = Field(description="Sustained moves a minute, over all its games.")
+    move_burst: int = Field(description="Moves allowed at once before the rate applies.")
+    connections_per_token: int = Field(description="Websockets open at once with its token.")
+
+
+class PastSeat(_Message):
+    """Who played one seat of a stored game."""
+
+    seat: Seat
+    colour: str
+    kind: Literal["human", "ai", "empty"]
+    player: PlayerView | None = None
+    level: str | None = Field(default=None, description="The AI level, for an AI seat.")
+
+
+class PastGame(_Message):
+    """One line of a player's history."""
+
+    id: str = Field(description="The game id, for `get_game` and `/games/<id>.txt`.")
+    game: str
+    seats: list[PastSeat] = Field(description="Always two, seat 0 first.")
+    status: Literal["waiting", "active", "finished", "aborted"]
+    result: Result | None = None
+    started_at: float = Field(description="Unix time (seconds) the game began.")
+    finished_at: float | None = Field(default=None, description="Unix time it ended.")
+    move_count: int = Field(description="Plies played (an Othello pass counts as one).")
+
+
+class GameReplay(_Message):
+    """A stored game with every position, so a page can step through it without rules."""
+
+    id: str
+    game: str
+    rows: int
+    cols: int
+    seats: list[PastSeat]
+    status: Literal["waiting", "active", "finished", "aborted"]
+    result: Result | None = None
+    started_at: float
+    finished_at: float | None = None
+    moves: list[str] = Field(description="Every move in notation, ply 0 first.")
+    boards: list[str] = Field(
+        description="The board before any move and after each ply (`len(moves) + 1`), "
+        "as in `room.boards`."
+    )
+    exports: dict[str, str] = Field(
+        description="The game as text people know: `columns` (Connect Four, e.g. '4453'); "
+        "`moves` ('f5d6c3...') and `ggf` (Othello)."
+    )
+    downloads: dict[str, str] = Field(
+        description="The same texts as files over HTTP on this server, by format: "
+        "`txt` (`/games/<id>.txt`), `ggf` (`/games/<id>.ggf`, Othello)."
+    )
+
+
+# --- server -> client ------------------------------------------------------------------------
+
+
+class Welcome(_Message):
+    """Answer to ``hello``. Keep ``resume`` (it is a secret) to come back as the same player."""
+
+    type: Literal["welcome"] = "welcome"
+    version: int
+    player: PlayerView
+    resume: str
+    limits: ServerLimits
+    games: list[GameInfo]
+
+
+class RoomState(_Message):
+    """The full room. Sent on create, join, spectate, (re)connect and rematch; everything
+    after it for that room is an incremental event, in order."""
+
+    type: Literal["room_state"] = "room_state"
+    room: RoomView
+    you: Seat | None = Field(description="Your seat, or null when you are watching.")
+
+
+class MoveMade(_Message):
+    """A move was accepted and stored. ``ply`` is the ply the move was played at."""
+
+    type: Literal["move_made"] = "move_made"
+    room: RoomId
+    ply: int
+    move: str
+    seat: Seat
+    position: Position = Field(description="The position after the move.")
+    status: RoomStatus
+
+
+RoomEventKind = Literal[
+    "joined",
+    "left",
+    "disconnected",
+    "reconnected",
+    "spectator_joined",
+    "spectator_left",
+    "rematch_offered",
+]
+
+
+class RoomEvent(_Message):
+    """Something about the people in a room changed; ``seats`` is the new seating."""
+
+    type: Literal["room_event"] = "room_event"
+    room: RoomId
+    event: RoomEventKind
+    seat: Seat | None = Field(default=None, description="The seat concerned, if any.")
+    seats: list[SeatView]
+    spectators: int
+    grace_seconds: float | None = Field(
+        default=None, description="For `disconnected`: seconds before the seat may be claimed."
+    )
+
+
+class AiThinking(_Message):
+    """Progress of the AI's search for the move at ``ply``: one per finished iteration.
+    ``score`` is from the AI's side (positive: it thinks it is ahead)."""
+
+    type: Literal["ai_thinking"] = "ai_thinking"
+    room: RoomId
+    ply: int
+    depth: int
+    score: int
+    nodes: int
+    seconds: float
+    exact: bool = False
+
+
+class GameOver(_Message):
+    type: Literal["game_over"] = "game_over"
+    room: RoomId
+    result: Result
+
+
+class Rooms(_Message):
+    """Answer to ``list_rooms``: open rooms waiting for a second player, newest first."""
+
+    type: Literal["rooms"] = "rooms"
+    rooms: list[RoomSummary]
+
+
+class Error(_Message):
+    """A request was refused and changed nothing. ``code`` is stable; ``message`` is for people."""
+
+    type: Literal["error"] = "error"
+    code: ErrorCode
+    message: str
+    ref: str | int | None = Field(default=None, description="The `id` of the request, if any.")
+    room: str | None = None
+    detail: dict[str, str | int | float | bool | None] = Field(
+        default_factory=dict,
+        description="Specifics: `field` (bad_message), `expected` (stale_ply), "
+        "`retry_after` seconds (rate_limited, cannot_claim); `limit`, `allowed`, `retry_after` "
+        "(limit_exceeded).",
+    )
+
+
+class History(_Message):
+    """Answer to ``list_history``: the player's finished games, newest first."""
+
+    type: Literal["history"] = "history"
+    player: str = Field(description="Whose games these are (a player id).")
+    games: list[PastGame]
+
+
+class GameRecordMessage(_Message):
+    """Answer to ``get_game``."""
+
+    type: Literal["game_record"] = "game_record"
+    record: GameReplay
+
+
+class PoolView(_Message):
+    """The AI worker processes of this server."""
+
+    workers: int = Field(description="Worker processes running.")
+    ready: int = Field(description="Workers warmed up (the others are still starting).")
+    busy: int = Field(description="Workers searching a move now.")
+    idle: int = Field(description="Ready workers without a job.")
+    queued: int = Field(description="AI moves waiting for a free worker.")
+    jobs: int = Field(description="AI moves answered since the server started.")
+    fallbacks: int = Field(description="... of them made by the quick fallback, not a search.")
+    from_cache: int = Field(description="... of them played from the position cache.")
+    restarts: int = Field(description="Workers replaced after hanging or dying.")
+    move_seconds_p50: float | None = Field(
+        description="Median seconds from asking for an AI move to having it (recent moves).")
+    move_seconds_p99: float | None = Field(description="99th percentile of the same.")
+
+
+class CacheTierView(_Message):
+    """One tier of the position cache, as seen by the lookups that reached it."""
+
+    tier: Literal["redis", "lru", "postgresql", "sqlite"] = Field(
+        description="redis or lru: the hot tier; postgresql or sqlite: the durable table.")
+    hits: int
+    misses: int = Field(description="Lookups this tier could not answer (passed on, or lost).")
+    hit_rate: float = Field(description="hits / (hits + misses); 0 before any lookup.")
+
+
+class CacheView(_Message):
+    """Position cache lookups (a root and its children per AI move)."""
+
+    lookups: int
+    hits: int = Field(description="Found in any tier.")
+    misses: int = Field(description="Found in no tier.")
+    hit_rate: float
+    tiers: list[CacheTierView] = Field(description="Hot tier first, then the durable one.")
+
+
+class Stats(_Message):
+    """Answer to ``stats``. ``cache`` counts this server's workers' lookups; ``shared_cache``
+    those of every process on the same Redis (null without Redis); either is null when
+    there is no cache."""
+
+    type: Literal["stats"] = "stats"
+    pool: PoolView | None = Field(description="Null when AI moves are made without workers.")
+    cache: CacheView | None = None
+    shared_cache: CacheView | None = None
+
+
+class Pong(_Message):
+    type: Literal["pong"] = "pong"
+    id: str | int | None = None
+
+
+# --- server -> client: challenges ------------------------------------------------------------
+
+
+class ChallengeSent(_Message):
+    """Answer to ``challenge``: it waits for ``to``'s answer."""
+
+    type: Literal["challenge_sent"] = "challenge_sent"
+    challenge: str = Field(description="The challenge id.")
+    to: PlayerView
+    game: str
+    seat: Seat = Field(description="Your seat in the game, if accepted.")
+
+
+class ChallengeOffer(_Message):
+    """A challenge addressed to you; answer with ``accept_challenge`` or
+    ``decline_challenge``."""
+
+    type: Literal["challenge"] = "challenge"
+    challenge: str = Field(description="The challenge id.")
+    challenger: PlayerView
+    game: str
+    seat: Seat = Field(description="Your seat in the game, if you accept.")
+
+
+class ChallengeDeclined(_Message):
+    """Your challenge was declined by ``by``."""
+
+    type: Literal["challenge_declined"] = "challenge_declined"
+    challenge: str
+    by: PlayerView
+    reason: str
+
+
+# --- server -> client: admin -----------------------------------------------------------------
+
+
+class AdminView(_Message):
+    id: str = Field(description="The admin's player id (what the audit log records).")
+    name: str
+
+
+class AdminWelcome(_Message):
+    """Answer to ``admin_login``: this connection may now send admin messages."""
+
+    type: Literal["admin_welcome"] = "admin_welcome"
+    admin: AdminView
+    games: list[str]
+    levels_editable: bool = Field(
+        description="False when the server keeps no database (it plays the built-in levels)."
+    )
+
+
+class LevelSettings(_Message):
+    """Every knob of one level (``ai.levels.Level``)."""
+
+    name: str
+    order: int = Field(description="0 = weakest; unique within the game.")
+    description: str
+    max_depth: int | None = Field(description="Deepest iteration in plies; null: no limit.")
+    soft_time: float = Field(description="Seconds; no new iteration after it.")
+    hard_time: float = Field(description="Seconds; the search is abandoned at it (<= 60).")
+    nodes: int | None = Field(description="Node budget; null: no limit.")
+    candidates: int = Field(description="How many of the best root moves may be picked.")
+    margin: int = Field(description="How far below the best score a picked move may be.")
+    rails: bool = Field(description="Always take a win in one and stop a loss in one.")
+
+
+class GameLevels(_Message):
+    game: str
+    levels: list[LevelSettings] = Field(description="Weakest first.")
+
+
+class AdminLevels(_Message):
+    """The levels every server plays now (answer to ``admin_list_levels``; also pushed to
+    admins after any server's edit)."""
+
+    type: Literal["admin_levels"] = "admin_levels"
+    version: int = Field(description="Bumped by every edit; -1 without a database.")
+    games: list[GameLevels]
+
+
+class AdminLevelEdited(_Message):
+    """Answer to ``admin_edit_level``: the level before and after, and the new version."""
+
+    type: Literal["admin_level_edited"] = "admin_level_edited"
+    game: str
+    before: LevelSettings
+    after: LevelSettings
+    version: int
+
+
+class AuditEntryView(_Message):
+    id: int
+    game: str
+    level: str
+    actor: str = Field(description="Player id of the admin (or `cli`).")
+    actor_name: str | None = None
+    action: Literal["create", "update", "delete"]
+    before: LevelSettings | None = None
+    after: LevelSettings | None = None
+    changed: list[str] = Field(description="The fields that differ between before and after.")
+    at: float = Field(description="Unix time (seconds).")
+
+
+class AdminAudit(_Message):
+    """Answer to ``admin_list_audit``: level changes, newest first."""
+
+    type: Literal["admin_audit"] = "admin_audit"
+    entries: list[AuditEntryView]
+
+
+class AdminRoom(_Message):
+    id: RoomId
+    game: str
+    opponent: Literal["ai", "friend", "open"]
+    status: RoomStatus
+    ply: int
+    round: int
+    seats: list[SeatView]
+    spectators: int
+    ai_thinking: bool
+    created_at: float = Field(description="Unix time (seconds).")
+    last_move_at: float | None = None
+
+
+class AdminRooms(_Message):
+    """Answer to ``admin_list_rooms``: every room on this server, newest first."""
+
+    type: Literal["admin_rooms"] = "admin_rooms"
+    rooms: list[AdminRoom]
+    players_online: int
+
+
+class AdminStats(_Message):
+    """Answer to ``admin_get_stats``: the ``stats`` message's figures (worker pool with
+    move-time percentiles, position cache hit rates) and this server's rooms and players."""
+
+    type: Literal["admin_stats"] = "admin_stats"
+    stats: Stats
+    rooms: int = Field(description="Rooms open on this server, any status.")
+    players_online: int = Field(description="Players with at least one connection.")
+    levels_version: int = Field(description="-1 without a database.")
+
+
+class PairResult(_Message):
+    """Games between ``a`` (the weaker by order) and ``b``, from ``a``'s side."""
+
+    a: str
+    b: str
+    wins: int
+    draws: int
+    losses: int
+
+
+class LevelRating(_Message):
+    level: str
+    elo: float | None = Field(description="Relative to the weakest level (0); null: unrated.")
+    error: float | None = Field(description="One standard error.")
+    games: int
+    score: float
+
+
+class CalibrationRunView(_Message):
+    id: str
+    game: str
+    status: Literal["running", "finished", "failed"]
+    actor: str
+    games_per_pair: int
+    seed: int
+    pair_mode: Literal["adjacent", "all"]
+    levels: list[LevelSettings] = Field(description="The levels as played, weakest first.")
+    pairs: list[PairResult]
+    ratings: list[LevelRating] | None = None
+    seconds: float | None = None
+    created_at: float
+    finished_at: float | None = None
+
+
+class AdminCalibrationStarted(_Message):
+    type: Literal["admin_calibration_started"] = "admin_calibration_started"
+    game: str
+    levels: list[str] = Field(description="Weakest first.")
+    total: int = Field(description="Games to play.")
+    by: str = Field(description="Player id of the admin who started it.")
+
+
+class AdminCalibrationProgress(_Message):
+    """One more game finished; ``result`` is from ``first``'s side: 1 won, 0 draw, -1 lost."""
+
+    type: Literal["admin_calibration_progress"] = "admin_calibration_progress"
+    game: str
+    done: int
+    total: int
+    first: str
+    second: str
+    result: Literal[-1, 0, 1]
+    moves: str
+
+
+class AdminCalibrationFinished(_Message):
+    type: Literal["admin_calibration_finished"] = "admin_calibration_finished"
+    run: CalibrationRunView
+
+
+class AdminCalibrationFailed(_Message):
+    type: Literal["admin_calibration_failed"] = "admin_calibration_failed"
+    game: str
+    message: str
+
+
+class AdminCalibrations(_Message):
+    """Answer to ``admin_list_calibrations``: runs, newest first."""
+
+    type: Literal["admin_calibrations"] = "admin_calibrations"
+    runs: list[CalibrationRunView]
+
+
+ServerMessage = Annotated[
+    Welcome
+    | RoomState
+    | MoveMade
+    | RoomEvent
+    | AiThinking
+    | GameOver
+    | Rooms
+    | History
+    | GameRecordMessage
+    | Stats
+    | Error
+    | Pong
+    | ChallengeSent
+    | ChallengeOffer
+    | ChallengeDeclined
+    | AdminWelcome
+    | AdminLevels
+    | AdminLevelEdited
+    | AdminAudit
+    | AdminRooms
+    | AdminStats
+    | AdminCalibrationStarted
+    | AdminCalibrationProgress
+    | AdminCalibrationFinished
+    | AdminCalibrationFailed
+    | AdminCalibrations,
+    Field(discriminator="type"),
+]
+
+CLIENT = TypeAdapter[Any](ClientMessage)
+SERVER = TypeAdapter[Any](ServerMessage)
+
+
+def parse_client(data: str | bytes) -> BaseModel:
+    """The client message in one frame, or the ``ProtocolError`` that says what is wrong.
+
+    Binary frames are refused as ``bad_json``: the protocol is JSON text only.
+    """
+    if isinstance(data, bytes):
+        raise errors.BadJson("the protocol uses text frames of JSON; got a binary frame")
+    try:
+        raw = json.loads(data)
+    except ValueError as exc:
+        raise errors.BadJson(f"the frame is not valid JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise errors.BadJson("a message must be a JSON object")
+    ref = raw.get("id")
+    kind = raw.get("type")
+    if not isinstance(kind, str) or kind not in _CLIENT_TYPES:
+        known = ", ".join(sorted(_CLIENT_TYPES))
+        error: errors.ProtocolError = errors.UnknownType(
+            f"unknown message type {kind!r}; known types: {known}"
+        )
+    else:
+        try:
+            message: BaseModel = CLIENT.validate_python(raw)
+            return message
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            # The discriminator adds the type name as the first location element.
+            loc = [str(part) for part in first["loc"][1:]]
+            if len(loc) > 1 and loc[0] == "opponent":
+                del loc[1]  # the opponent's ``kind`` tag, added by the nested discriminator
+            field = ".".join(loc) or None
+            error = errors.BadMessage(f"{kind}: {field or 'message'}: {first['msg']}",
+                                      field=field)
+    if isinstance(ref, str | int) and not isinstance(ref, bool):
+        error.ref = ref
+    raise error
+
+
+def encode(message: BaseModel) -> str:
+    """One server message as the JSON text of a frame (nulls kept: fields are always there)."""
+    return message.model_dump_json()
+
+
+def error_message(exc: errors.ProtocolError, ref: str | int | None = None,
+                  room: str | None = None) -> Error:
+    """The ``error`` message telling the client about ``exc``."""
+    return Error(code=exc.code, message=exc.message, ref=ref, room=room,  # type: ignore[arg-type]
+                 detail=exc.detail)
+
+
+_CLIENT_TYPES = frozenset(
+    m.model_fields["type"].default
+    for m in (Hello, ListRooms, CreateRoom, JoinRoom, Spectate, Move, Resign, OfferRematch,
+              AcceptRematch, Claim, Leave, ListHistory, GetGame, GetStats, Ping,
+              *CHALLENGE_CLIENT_MESSAGES, *ADMIN_CLIENT_MESSAGES)
+)
+
+
+def board_text(cells: Sequence[int | None]) -> str:
+    """Cells (owner seat or None, row by row from the top) as one character each: '-' empty,
+    'X' seat 0, 'O' seat 1 -- how ``boards`` travel (Othello: 64 characters a ply)."""
+    return "".join("-" if c is None else "X" if c == 0 else "O" for c in cells)
+
+
+def json_schema() -> dict[str, Any]:
+    """One JSON Schema document describing both directions of the protocol."""
+    client = CLIENT.json_schema(ref_template="#/$defs/{model}")
+    server = SERVER.json_schema(ref_template="#/$defs/{model}", mode="serialization")
+    defs: dict[str, Any] = {}
+    for part in (client, server):
+        defs.update(part.pop("$defs", {}))
+    defs["ClientMessage"] = client
+    defs["ServerMessage"] = server
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://discus.invalid/protocol.schema.json",
+        "title": f"Discus websocket protocol, version {PROTOCOL_VERSION}",
+        "description": "One JSON object per text frame on /ws. See docs/PROTOCOL.md.",
+        "protocol_version": PROTOCOL_VERSION,
+        "oneOf": [{"$ref": "#/$defs/ClientMessage"}, {"$ref": "#/$defs/ServerMessage"}],
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, sort_keys=False) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the schema file, or with ``--check`` report whether it is up to date."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    text = schema_text()
+    if "--check" in args:
+        current = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.exists() else ""
+        if current != text:
+            print(f"{SCHEMA_PATH.name} is out of date: run python -m server.protocol")
+            return 1
+        return 0
+    SCHEMA_PATH.parent.mkdir(parents=True, exist_ok=True)
+    SCHEMA_PATH.write_text(text, encoding="utf-8")
+    print(f"wrote {SCHEMA_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

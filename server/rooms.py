@@ -1,0 +1,762 @@
+"""Rooms as a sans-I/O state machine: commands in, outgoing messages and effects out.
+
+Nothing here touches sockets, the event loop, the store or a clock: the caller passes ``now``
+(seconds, any monotonic origin) and receives an ``Outcome`` saying whom to send which protocol
+message, whether the game's record changed, and whether the AI must now move. Every command
+validates first and raises a ``server.errors.ProtocolError`` before changing anything.
+
+Moves are two-phase so the glue can make a move durable before anyone hears of it:
+``check_move`` (pure validation, returns a ``PlannedMove``), then the caller stores the
+``PlannedMove.record``, then ``apply_move`` changes the room and returns the announcements.
+The caller must not let another command for the same room run between the two (one lock per
+room in the glue); ``apply_move`` re-checks the ply and refuses a plan that went stale.
+
+Rules come from ``games.load`` (the same code the AI searches with), so the server and the AI
+can never disagree about what is legal.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import games
+from games.base import Game, State
+from server import errors
+from server import protocol as p
+from server.store import GameRecord, GameStatus, MoveRecord
+
+COLOURS: Mapping[str, tuple[str, str]] = {
+    "connect4": ("Red", "Yellow"),
+    "othello": ("Black", "White"),
+}
+"""What people call each seat, per game (seat 0 first)."""
+
+OpponentKind = Literal["ai", "friend", "open"]
+SeatKind = Literal["human", "ai", "empty"]
+
+
+@dataclass(frozen=True)
+class Player:
+    """A person or bot as rooms see it: a public id and a display name."""
+
+    id: str
+    name: str
+
+    def view(self) -> p.PlayerView:
+        return p.PlayerView(id=self.id, name=self.name)
+
+
+@dataclass
+class SeatState:
+    kind: SeatKind = "empty"
+    player: Player | None = None
+    level: str | None = None
+    connected: bool = True
+    away_since: float | None = None
+    """When the player's last connection dropped; None while connected."""
+    gone: bool = False
+    """The player left the room for good (after or by ending the game)."""
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send ``message`` to every connection of each player in ``to``."""
+
+    to: tuple[str, ...]
+    message: p.RoomState | p.MoveMade | p.RoomEvent | p.AiThinking | p.GameOver | p.Rooms
+
+
+@dataclass(frozen=True)
+class AiTurn:
+    """The AI holding ``seat`` must now find a move for ``state`` at ``level``.
+
+    When it has one, call ``Room.check_ai_move(round, ply, move)``; a stale request (the
+    room moved on, was rematched or closed) is refused there, so late answers are harmless.
+    """
+
+    room: str
+    round: int
+    ply: int
+    seat: int
+    game: str
+    level: str
+    state: State
+    moves: tuple[int, ...]
+    """The moves from the start that led to ``state`` (how workers rebuild it)."""
+
+
+@dataclass
+class Outcome:
+    """What a command produced. Send ``sends`` in order; save ``Room.record()`` if
+    ``save_game``; start ``ai`` if set."""
+
+    sends: list[Send] = field(default_factory=list)
+    save_game: bool = False
+    ai: AiTurn | None = None
+
+    def extend(self, other: Outcome) -> Outcome:
+        self.sends.extend(other.sends)
+        self.save_game = self.save_game or other.save_game
+        self.ai = other.ai or self.ai
+        return self
+
+
+@dataclass(frozen=True)
+class PlannedMove:
+    """A validated move not yet applied. Store ``record`` first, then ``Room.apply_move``."""
+
+    round: int
+    ply: int
+    seat: int
+    move: int
+    record: MoveRecord
+
+
+class Room:
+    """One room: two seats, spectators, one game at a time, rematches with seats swapped."""
+
+    def __init__(
+        self,
+        room_id: str,
+        game: Game,
+        opponent: OpponentKind,
+        game_id: str,
+        now: float,
+        grace: float,
+    ) -> None:
+        self.id = room_id
+        self.game = game
+        self.opponent: OpponentKind = opponent
+        self.grace = grace
+        self.seats = [SeatState(), SeatState()]
+        self.spectators: set[str] = set()
+        self.round = 1
+        self.created_at = now
+        self._start(game_id, now)
+
+    def _start(self, game_id: str, now: float) -> None:
+        self.game_id = game_id
+        self.started_at = now
+        self.state: State = self.game.initial()
+        self.moves: list[int] = []
+        self.boards: list[str] = [p.board_text(self.game.cells(self.state))]
+        """The board before any move and after each ply, as ``room_state.boards`` sends them
+        (kept rather than replayed: a room's full state is sent on every (re)connect)."""
+        self.result: p.Result | None = None
+        self.ai_thinking = False
+        self.rematch_offered_by: int | None = None
+        self.last_move_at = now
+        self.finished_at: float | None = None
+
+    # --- queries -------------------------------------------------------------------------
+
+    @property
+    def status(self) -> p.RoomStatus:
+        if self.result is not None:
+            return "finished"
+        if any(s.kind == "empty" for s in self.seats):
+            return "waiting"
+        return "active"
+
+    def seat_of(self, player_id: str) -> int | None:
+        for i, seat in enumerate(self.seats):
+            if seat.player is not None and seat.player.id == player_id and not seat.gone:
+                return i
+        return None
+
+    def members(self) -> tuple[str, ...]:
+        """Everyone who hears about this room: seated people (not gone) and spectators."""
+        seated = [
+            s.player.id for s in self.seats if s.player is not None and not s.gone
+        ]
+        return tuple(dict.fromkeys([*seated, *sorted(self.spectators)]))
+
+    def humans(self) -> list[SeatState]:
+        return [s for s in self.seats if s.kind == "human" and not s.gone]
+
+    def _play(self, move: int) -> list[int | None]:
+        """Play ``move`` on the room's game; returns the new cells (and records the board)."""
+        self.state = self.state.play(move)
+        self.moves.append(move)
+        cells = self.game.cells(self.state)
+        self.boards.append(p.board_text(cells))
+        return cells
+
+    def position(self, cells: list[int | None] | None = None) -> p.Position:
+        over = self.state.is_over()
+        placed, flipped = changes(*self.boards[-2:]) if len(self.boards) > 1 else (None, [])
+        return p.Position(
+            ply=len(self.moves),
+            position=self.game.format_position(self.state),
+            cells=cells if cells is not None else self.game.cells(self.state),  # type: ignore[arg-type]
+            to_move=None if over or self.result is not None else self.state.to_move,  # type: ignore[arg-type]
+            legal_moves=[]
+            if self.result is not None
+            else [self.game.format_move(m) for m in self.state.legal_moves()],
+            last_move=self.game.format_move(self.moves[-1]) if self.moves else None,
+            placed=placed,
+            flipped=flipped,
+        )
+
+    def seat_views(self) -> list[p.SeatView]:
+        colours = COLOURS.get(self.game.name, self.game.players)
+        return [
+            p.SeatView(
+                seat=i,  # type: ignore[arg-type]
+                colour=colours[i],
+                kind=s.kind,
+                player=s.player.view() if s.player is not None else None,
+                level=s.level,
+                connected=s.connected and not s.gone,
+            )
+            for i, s in enumerate(self.seats)
+        ]
+
+    def view(self) -> p.RoomView:
+        return p.RoomView(
+            id=self.id,
+            game=self.game.name,
+            rows=self.game.rows,
+            cols=self.game.cols,
+            opponent=self.opponent,
+            seats=self.seat_views(),
+            spectators=len(self.spectators),
+            status=self.status,
+            moves=[self.game.format_move(m) for m in self.moves],
+            boards=list(self.boards),
+            position=self.position(),
+            result=self.result,
+            ai_thinking=self.ai_thinking,
+            rematch_offered_by=self.rematch_offered_by,  # type: ignore[arg-type]
+            round=self.round,
+        )
+
+    def summary(self) -> p.RoomSummary:
+        return p.RoomSummary(
+            id=self.id,
+            game=self.game.name,
+            seats=self.seat_views(),
+            status=self.status,
+            ply=len(self.moves),
+            spectators=len(self.spectators),
+        )
+
+    def state_for(self, player_id: str) -> Send:
+        """The full ``room_state`` as ``player_id`` sees it."""
+        return Send((player_id,), p.RoomState(room=self.view(), you=self.seat_of(player_id)))  # type: ignore[arg-type]
+
+    def record(self) -> GameRecord:
+        """The storage row of the game now being played in this room."""
+        ai_seat = next((i for i, s in enumerate(self.seats) if s.kind == "ai"), None)
+        status: GameStatus = self.status
+        result: int | None = None
+        if self.result is not None:
+            if self.result.score is not None:
+                result = self.result.score
+            else:
+                result = 0 if self.result.winner is None else (1 if self.result.winner == 0 else -1)
+        return GameRecord(
+            id=self.game_id,
+            game=self.game.name,
+            players=tuple(  # type: ignore[arg-type]
+                s.player.id if s.kind == "human" and s.player is not None else None
+                for s in self.seats
+            ),
+            ai_level=next((s.level for s in self.seats if s.kind == "ai"), None),
+            ai_seat=ai_seat,
+            status=status,
+            start_position=self.game.format_position(self.game.initial()),
+            created_at=self.started_at,
+            result=result,
+            reason=self.result.reason if self.result is not None else None,
+            finished_at=self.finished_at,
+        )
+
+    def _event(self, kind: p.RoomEventKind, seat: int | None = None,
+               grace: float | None = None, to: Iterable[str] | None = None) -> Send:
+        message = p.RoomEvent(
+            room=self.id,
+            event=kind,
+            seat=seat,  # type: ignore[arg-type]
+            seats=self.seat_views(),
+            spectators=len(self.spectators),
+            grace_seconds=grace,
+        )
+        return Send(tuple(self.members() if to is None else to), message)
+
+    def _others(self, player_id: str) -> tuple[str, ...]:
+        return tuple(m for m in self.members() if m != player_id)
+
+    def _ai_turn(self) -> AiTurn | None:
+        """The AI request if the AI is to move in a game still going; marks it thinking."""
+        if self.status != "active" or self.state.is_over():
+            return None
+        seat = self.seats[self.state.to_move]
+        if seat.kind != "ai" or seat.level is None:
+            return None
+        self.ai_thinking = True
+        return AiTurn(self.id, self.round, len(self.moves), self.state.to_move,
+                      self.game.name, seat.level, self.state, tuple(self.moves))
+
+    # --- people --------------------------------------------------------------------------
+
+    def sit(self, seat: int, player: Player) -> None:
+        """Seat the creator (no messages: the caller sends ``state_for`` to them)."""
+        self.seats[seat] = SeatState(kind="human", player=player)
+
+    def seat_ai(self, seat: int, level: str) -> None:
+        self.seats[seat] = SeatState(kind="ai", level=level)
+
+    def start(self) -> Outcome:
+        """After seating at creation: the AI's first move if it moves first."""
+        return Outcome(save_game=True, ai=self._ai_turn())
+
+    def join(self, player: Player, now: float) -> Outcome:
+        if self.seat_of(player.id) is not None:
+            raise errors.AlreadySeated(f"you already sit in room {self.id}")
+        if self.status != "waiting":
+            raise errors.RoomFull(f"room {self.id} has no free seat; you may spectate it")
+        free = next(i for i, s in enumerate(self.seats) if s.kind == "empty")
+        self.spectators.discard(player.id)
+        self.seats[free] = SeatState(kind="human", player=player)
+        self.last_move_at = now
+        self.started_at = now
+        out = Outcome(sends=[self.state_for(player.id)], save_game=True)
+        out.sends.append(self._event("joined", free, to=self._others(player.id)))
+        return out
+
+    def spectate(self, player: Player) -> Outcome:
+        if self.seat_of(player.id) is not None:
+            raise errors.AlreadySeated(f"you sit in room {self.id}; you cannot also watch it")
+        self.spectators.add(player.id)
+        out = Outcome(sends=[self.state_for(player.id)])
+        out.sends.append(self._event("spectator_joined", to=self._others(player.id)))
+        return out
+
+    def leave(self, player_id: str, now: float) -> Outcome:
+        """A spectator stops watching; a seated player leaves (losing an active game)."""
+        if player_id in self.spectators:
+            self.spectators.discard(player_id)
+            return Outcome(sends=[self._event("spectator_left")])
+        seat = self.seat_of(player_id)
+        if seat is None:
+            raise errors.NotInRoom(f"you are not in room {self.id}")
+        out = Outcome()
+        if self.status == "active":
+            out.extend(self._finish(p.Result(winner=1 - seat, reason="left"), now))  # type: ignore[arg-type]
+        self.seats[seat].gone = True
+        self.seats[seat].connected = False
+        if self.rematch_offered_by is not None:
+            self.rematch_offered_by = None
+        out.sends.append(self._event("left", seat))
+        return out
+
+    def disconnect(self, player_id: str, now: float) -> Outcome:
+        """The player's last connection dropped: keep the seat for the grace period."""
+        if player_id in self.spectators:
+            self.spectators.discard(player_id)
+            return Outcome(sends=[self._event("spectator_left")])
+        seat = self.seat_of(player_id)
+        if seat is None or not self.seats[seat].connected:
+            return Outcome()
+        self.seats[seat].connected = False
+        self.seats[seat].away_since = now
+        return Outcome(sends=[self._event("disconnected", seat, grace=self.grace,
+                                          to=self._others(player_id))])
+
+    def reconnect(self, player_id: str) -> Outcome:
+        """The player is back (hello with resume): full state to them first, then the event."""
+        seat = self.seat_of(player_id)
+        if seat is None:
+            return Outcome()
+        out = Outcome()
+        if not self.seats[seat].connected:
+            self.seats[seat].connected = True
+            self.seats[seat].away_since = None
+            out.sends.append(self._event("reconnected", seat, to=self._others(player_id)))
+        out.sends.insert(0, self.state_for(player_id))
+        return out
+
+    def claim(self, player_id: str, now: float) -> Outcome:
+        seat = self._seated(player_id)
+        self._require_active()
+        other = self.seats[1 - seat]
+        if other.kind != "human" or other.connected or other.away_since is None:
+            raise errors.CannotClaim("your opponent is connected; there is nothing to claim")
+        left = other.away_since + self.grace - now
+        if left > 0:
+            raise errors.CannotClaim(
+                f"your opponent may still come back for {left:.0f} s", retry_after=round(left, 3)
+            )
+        return self._finish(p.Result(winner=seat, reason="abandoned"), now)  # type: ignore[arg-type]
+
+    def abandoned_since(self) -> float | None:
+        """When the last connected person left, if nobody seated is connected any more."""
+        humans = self.humans()
+        if any(s.connected for s in humans):
+            return None
+        times = [s.away_since for s in humans if s.away_since is not None]
+        return max(times) if times else self.created_at
+
+    def expire(self, now: float) -> Outcome:
+        """Close a room nobody came back to: an unfinished game ends as abandoned.
+
+        With an AI opponent the AI wins; between people it is scored a draw.
+        """
+        if self.status != "active":
+            return Outcome()
+        ai_seat = next((i for i, s in enumerate(self.seats) if s.kind == "ai"), None)
+        return self._finish(p.Result(winner=ai_seat, reason="abandoned"), now)  # type: ignore[arg-type]
+
+    # --- the game ------------------------------------------------------------------------
+
+    def _seated(self, player_id: str) -> int:
+        seat = self.seat_of(player_id)
+        if seat is None:
+            raise errors.NotSeated(f"only the players seated in room {self.id} may do that")
+        return seat
+
+    def _require_active(self) -> None:
+        if self.status == "waiting":
+            raise errors.GameNotStarted(f"room {self.id} is still waiting for a second player")
+        if self.status == "finished":
+            raise errors.GameFinished(f"the game in room {self.id} is over")
+
+    def check_move(self, player_id: str, ply: int, text: str, now: float) -> PlannedMove:
+        """Validate a person's move; nothing changes. Raises the error that says what is wrong."""
+        seat = self._seated(player_id)
+        self._require_active()
+        if ply != len(self.moves):
+            raise errors.StalePly(
+                f"the move is for ply {ply} but the game is at ply {len(self.moves)}",
+                expected=len(self.moves),
+            )
+        if self.state.to_move != seat:
+            raise errors.NotYourTurn(f"it is {self._colour(self.state.to_move)}'s turn")
+        try:
+            move = self.game.parse_move(self.state, text)
+        except games.InvalidNotation as exc:
+            raise errors.InvalidNotation(str(exc)) from None
+        except games.IllegalMove as exc:
+            raise errors.IllegalMove(str(exc)) from None
+        return self._plan(seat, move, now)
+
+    def check_ai_move(self, round: int, ply: int, move: int, now: float,
+                      depth: int | None = None, score: int | None = None,
+                      nodes: int | None = None) -> PlannedMove:
+        """Validate the AI's answer to an ``AiTurn``; ``StalePly`` if the room moved on."""
+        if round != self.round or ply != len(self.moves) or self.status != "active":
+            raise errors.StalePly("the AI's move is no longer wanted", expected=len(self.moves))
+        seat = self.state.to_move
+        if self.seats[seat].kind != "ai":
+            raise errors.NotYourTurn("the AI is not to move")
+        if move not in self.state.legal_moves():
+            raise errors.IllegalMove(f"the AI chose an illegal move {move}")
+        return self._plan(seat, move, now, depth, score, nodes)
+
+    def _plan(self, seat: int, move: int, now: float, depth: int | None = None,
+              score: int | None = None, nodes: int | None = None) -> PlannedMove:
+        record = MoveRecord(
+            game_id=self.game_id,
+            ply=len(self.moves),
+            move=self.game.format_move(move),
+            seat=seat,
+            seconds=max(0.0, now - self.last_move_at),
+            created_at=now,
+            ai_depth=depth,
+            ai_score=score,
+            ai_nodes=nodes,
+        )
+        return PlannedMove(self.round, len(self.moves), seat, move, record)
+
+    def apply_move(self, plan: PlannedMove, now: float) -> Outcome:
+        """Play a move checked by ``check_move``/``check_ai_move`` and already stored."""
+        if plan.round != self.round or plan.ply != len(self.moves) or self.status != "active":
+            raise errors.StalePly("the game moved on before this move was applied",
+                                  expected=len(self.moves))
+        cells = self._play(plan.move)
+        self.last_move_at = now
+        if self.seats[plan.seat].kind == "ai":
+            self.ai_thinking = False
+        made = p.MoveMade(
+            room=self.id,
+            ply=plan.ply,
+            move=self.game.format_move(plan.move),
+            seat=plan.seat,  # type: ignore[arg-type]
+            position=self.position(cells),
+            status="finished" if self.state.is_over() else "active",
+        )
+        out = Outcome(sends=[Send(self.members(), made)])
+        if self.state.is_over():
+            score = self.state.result()
+            winner = None if score == 0 else (0 if score > 0 else 1)
+            out.extend(self._finish(p.Result(winner=winner, score=score, reason="end"), now))  # type: ignore[arg-type]
+        else:
+            out.ai = self._ai_turn()
+        return out
+
+    def resign(self, player_id: str, now: float) -> Outcome:
+        seat = self._seated(player_id)
+        self._require_active()
+        return self._finish(p.Result(winner=1 - seat, reason="resigned"), now)  # type: ignore[arg-type]
+
+    def _finish(self, result: p.Result, now: float) -> Outcome:
+        self.result = result
+        self.ai_thinking = False
+        self.finished_at = now
+        over = p.GameOver(room=self.id, result=result)
+        return Outcome(sends=[Send(self.members(), over)], save_game=True)
+
+    def ai_progress(self, round: int, ply: int, depth: int, score: int, nodes: int,
+                    seconds: float, exact: bool = False) -> Outcome:
+        """A search iteration for the AI's move; dropped if the request is stale."""
+        if round != self.round or ply != len(self.moves) or not self.ai_thinking:
+            return Outcome()
+        message = p.AiThinking(room=self.id, ply=ply, depth=depth, score=score, nodes=nodes,
+                               seconds=round_seconds(seconds), exact=exact)
+        return Outcome(sends=[Send(self.members(), message)])
+
+    # --- rematch -------------------------------------------------------------------------
+
+    def offer_rematch(self, player_id: str, game_id: str, now: float) -> Outcome:
+        """Against the AI, or when the other seat already offered, the rematch starts now."""
+        seat = self._seated(player_id)
+        self._require_finished()
+        other = self.seats[1 - seat]
+        if other.kind == "ai" or self.rematch_offered_by == 1 - seat:
+            return self._rematch(game_id, now)
+        if other.gone:
+            raise errors.NoRematchOffer("your opponent has left the room")
+        self.rematch_offered_by = seat
+        return Outcome(sends=[self._event("rematch_offered", seat)])
+
+    def accept_rematch(self, player_id: str, game_id: str, now: float) -> Outcome:
+        seat = self._seated(player_id)
+        self._require_finished()
+        if self.rematch_offered_by != 1 - seat:
+            raise errors.NoRematchOffer("the other player has not offered a rematch")
+        return self._rematch(game_id, now)
+
+    def _require_finished(self) -> None:
+        if self.status != "finished":
+            raise errors.GameNotFinished(f"the game in room {self.id} is not over yet")
+
+    def _rematch(self, game_id: str, now: float) -> Outcome:
+        self.seats.reverse()  # colours alternate
+        self.round += 1
+        self._start(game_id, now)
+        ai = self._ai_turn()
+        return Outcome(sends=[self.state_for(m) for m in self.members()], save_game=True, ai=ai)
+
+    def _colour(self, seat: int) -> str:
+        return COLOURS.get(self.game.name, self.game.players)[seat]
+
+
+def changes(before: str, after: str) -> tuple[int | None, list[int]]:
+    """What one ply did between two ``boards``: the cell it filled (None for a pass) and the
+    cells whose owner it changed."""
+    placed = None
+    flipped = []
+    for i, (was, now) in enumerate(zip(before, after, strict=True)):
+        if was == now:
+            continue
+        if was == "-":
+            placed = i
+        else:
+            flipped.append(i)
+    return placed, flipped
+
+
+def round_seconds(seconds: float) -> float:
+    return round(seconds, 4)
+
+
+def game_id_of(room_id: str, round: int) -> str:
+    """The stored game id of a room's ``round``: ``<room>-<round>`` (so a restart can tell
+    from a stored game which room it belongs to)."""
+    return f"{room_id}-{round}"
+
+
+def room_of(game_id: str) -> tuple[str, int]:
+    """The room id and round of a game id made by ``game_id_of``."""
+    room_id, _, round = game_id.rpartition("-")
+    if not room_id or not round.isdigit():
+        return game_id, 1
+    return room_id, int(round)
+
+
+class Lobby:
+    """Every room on this server, indexed by id and by player; the sans-I/O front door.
+
+    ``ids`` makes fresh ids (room ids and game ids); ``levels`` lists each game's AI levels.
+    """
+
+    def __init__(
+        self,
+        levels: Mapping[str, Sequence[str]],
+        ids: Callable[[], str],
+        grace: float = 60.0,
+        max_rooms: int = 10,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.levels = levels
+        self.ids = ids
+        self.grace = grace
+        self.max_rooms = max_rooms
+        self.rng = rng or random.Random(0)
+        self.rooms: dict[str, Room] = {}
+        self._of_player: dict[str, set[str]] = {}
+        self._watching: dict[str, set[str]] = {}
+
+    def room(self, room_id: str) -> Room:
+        try:
+            return self.rooms[room_id]
+        except KeyError:
+            raise errors.UnknownRoom(f"there is no room {room_id!r}") from None
+
+    def rooms_of(self, player_id: str) -> list[Room]:
+        """Rooms where the player holds a seat, oldest first."""
+        rooms = [self.rooms[r] for r in self._of_player.get(player_id, ()) if r in self.rooms]
+        return sorted(rooms, key=lambda r: r.created_at)
+
+    def _count_unfinished(self, player_id: str) -> int:
+        return sum(1 for r in self.rooms_of(player_id)
+                   if r.status != "finished" and r.seat_of(player_id) is not None)
+
+    def _check_room_limit(self, player_id: str) -> None:
+        if self._count_unfinished(player_id) >= self.max_rooms:
+            raise errors.TooManyRooms(
+                f"you already play in {self.max_rooms} unfinished rooms; finish or leave one",
+                limit=self.max_rooms,
+            )
+
+    def create(self, player: Player, game_name: str, opponent: p.AiOpponent
+               | p.FriendOpponent | p.OpenOpponent, seat: int | None, now: float
+               ) -> tuple[Room, Outcome]:
+        try:
+            game = games.load(game_name)
+        except ValueError:
+            raise errors.UnknownGame(
+                f"unknown game {game_name!r}; known games: {', '.join(games.names())}"
+            ) from None
+        if isinstance(opponent, p.AiOpponent) and opponent.level not in self.levels.get(
+            game_name, ()
+        ):
+            known = ", ".join(self.levels.get(game_name, ()))
+            raise errors.UnknownLevel(
+                f"{game_name} has no AI level {opponent.level!r}; levels: {known}"
+            )
+        self._check_room_limit(player.id)
+        mine = self.rng.randrange(2) if seat is None else seat
+        room_id = self.ids()
+        while room_id in self.rooms:
+            room_id = self.ids()
+        room = Room(room_id, game, opponent.kind, game_id_of(room_id, 1), now, self.grace)
+        room.sit(mine, player)
+        if isinstance(opponent, p.AiOpponent):
+            room.seat_ai(1 - mine, opponent.level)
+        self.rooms[room.id] = room
+        self._of_player.setdefault(player.id, set()).add(room.id)
+        started = room.start()  # marks the AI as thinking before the state is sent
+        return room, Outcome(sends=[room.state_for(player.id)]).extend(started)
+
+    def restore(self, record: GameRecord, moves: Sequence[MoveRecord],
+                names: Mapping[str, str], now: float) -> tuple[Room, Outcome]:
+        """Rebuild an unfinished game from storage after a restart.
+
+        Its people count as disconnected since ``now`` (their grace period starts again);
+        the outcome asks the AI to move if it is its turn. Raises ``ValueError`` if the
+        stored moves do not replay.
+        """
+        game = games.load(record.game)
+        room_id, round = room_of(record.id)
+        opponent: OpponentKind = "ai" if record.ai_seat is not None else "friend"
+        room = Room(room_id, game, opponent, record.id, record.created_at, self.grace)
+        room.round = round
+        for seat, player_id in enumerate(record.players):
+            if record.ai_seat == seat and record.ai_level is not None:
+                room.seat_ai(seat, record.ai_level)
+            elif player_id is not None:
+                room.sit(seat, Player(player_id, names.get(player_id, "Player")))
+                room.seats[seat].connected = False
+                room.seats[seat].away_since = now
+                self._of_player.setdefault(player_id, set()).add(room_id)
+        for stored in sorted(moves, key=lambda m: m.ply):
+            room._play(game.parse_move(room.state, stored.move))
+        room.last_move_at = now
+        self.rooms[room_id] = room
+        return room, Outcome(ai=room._ai_turn())
+
+    def join(self, player: Player, room_id: str, now: float) -> Outcome:
+        room = self.room(room_id)
+        if room.seat_of(player.id) is None and room.status == "waiting":
+            self._check_room_limit(player.id)
+        out = room.join(player, now)
+        self._of_player.setdefault(player.id, set()).add(room.id)
+        return out
+
+    def spectate(self, player: Player, room_id: str) -> Outcome:
+        out = self.room(room_id).spectate(player)
+        self._watching.setdefault(player.id, set()).add(room_id)
+        return out
+
+    def leave(self, player_id: str, room_id: str, now: float) -> Outcome:
+        room = self.room(room_id)
+        out = room.leave(player_id, now)
+        self._forget(player_id, room)
+        if room.status == "waiting" or not room.humans():
+            self.close(room.id)
+        return out
+
+    def _forget(self, player_id: str, room: Room) -> None:
+        self._watching.get(player_id, set()).discard(room.id)
+        if room.seat_of(player_id) is None:
+            self._of_player.get(player_id, set()).discard(room.id)
+
+    def close(self, room_id: str) -> None:
+        room = self.rooms.pop(room_id, None)
+        if room is None:
+            return
+        for seat in room.seats:
+            if seat.player is not None:
+                self._of_player.get(seat.player.id, set()).discard(room_id)
+        for watcher in room.spectators:
+            self._watching.get(watcher, set()).discard(room_id)
+
+    def open_rooms(self) -> p.Rooms:
+        waiting = [r for r in self.rooms.values() if r.opponent == "open" and r.status == "waiting"]
+        waiting.sort(key=lambda r: r.created_at, reverse=True)
+        return p.Rooms(rooms=[r.summary() for r in waiting[:100]])
+
+    def disconnect(self, player_id: str, now: float) -> Outcome:
+        """The player's last connection closed: every room they are in hears of it."""
+        out = Outcome()
+        for room_id in self._watching.pop(player_id, set()):
+            if room_id in self.rooms:
+                out.extend(self.rooms[room_id].disconnect(player_id, now))
+        for room in self.rooms_of(player_id):
+            out.extend(room.disconnect(player_id, now))
+        return out
+
+    def reconnect(self, player_id: str) -> Outcome:
+        """The player is back: full state of each of their rooms first, then events."""
+        out = Outcome()
+        for room in self.rooms_of(player_id):
+            out.extend(room.reconnect(player_id))
+        return out
+
+    def sweep(self, now: float) -> list[tuple[Room, Outcome]]:
+        """Close rooms whose people have all been away longer than the grace period.
+
+        Returns each closed room with its outcome (the caller saves finished games).
+        """
+        closed = []
+        for room in list(self.rooms.values()):
+            since = room.abandoned_since()
+            if since is not None and now - since >= self.grace:
+                closed.append((room, room.expire(now)))
+                self.close(room.id)
+        return closed

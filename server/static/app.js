@@ -1,0 +1,778 @@
+// The page: a lobby and one game view, drawn from the state below. Server messages update the
+// state (through net.js) and every change re-renders the visible view; the page keeps no
+// knowledge the server has not sent and has no game rules: every position it draws, the live
+// one and every earlier one in a replay, is a board the server sent (room.boards, move_made's
+// position, game_record.boards).
+
+import { Client } from "./net.js";
+import { drawBoard } from "./board.js";
+
+const $ = (id) => document.getElementById(id);
+
+const S = {
+  me: null,            // PlayerView
+  games: {},           // name -> GameInfo (levels, colour names)
+  open: [],            // RoomSummary[] waiting for a second player
+  rooms: new Map(),    // id -> {view: RoomView, you, thinking, away: [ms, ms], sent}
+  current: null,       // id of the room on screen, or null for the lobby
+  viewPly: null,       // null: the live position; a number: replaying the position after that ply
+  drawn: null,         // {id, ply, round} last drawn, to animate only a one-move step
+  online: false,       // greeted by the server on the current connection
+  autoJoin: null,      // request id of the join made from a shared link or a code
+  pendingShow: null,   // id of a room asked for (join/watch) to show when its state comes
+  expectNew: false,    // a room was just created: show it when its state comes
+  past: [],            // PastGame[]: the player's finished games, newest first
+};
+
+// --- boards as the server sends them -------------------------------------------------------
+
+/** "-XO" text (one character a cell, as room.boards) to cells: null, 0 or 1. */
+function cellsOf(board) {
+  return [...board].map((c) => (c === "X" ? 0 : c === "O" ? 1 : null));
+}
+
+function boardText(cells) {
+  return cells.map((c) => (c === null ? "-" : c === 0 ? "X" : "O")).join("");
+}
+
+/** What one ply did between two server boards: the cell it filled and the cells it turned. */
+function changes(before, after) {
+  let placed = null;
+  const flipped = [];
+  if (before) {
+    after.forEach((c, i) => {
+      if (c === before[i]) return;
+      if (before[i] === null) placed = i; else flipped.push(i);
+    });
+  }
+  return { placed, flipped };
+}
+
+function discCounts(cells) {
+  return [cells.filter((v) => v === 0).length, cells.filter((v) => v === 1).length];
+}
+
+const client = new Client(dispatch);
+
+// --- server events ---------------------------------------------------------------------------
+
+function dispatch(event, msg) {
+  switch (event) {
+    case "status": return showConnection(msg);
+    case "welcome": return onWelcome(msg);
+    case "synced": return onSynced();
+    case "rooms": S.open = msg; return renderLobby();
+    case "room_state": return onRoomState(msg);
+    case "move_made": return onMoveMade(msg);
+    case "room_event": return onRoomEvent(msg);
+    case "ai_thinking": return onThinking(msg);
+    case "game_over": return onGameOver(msg);
+    case "error": return onError(msg);
+    case "history": S.past = msg; return renderHistory(msg);
+    case "game_record": return openRecord(msg);
+    default: return undefined;
+  }
+}
+
+function onWelcome(msg) {
+  S.me = msg.player;
+  S.games = Object.fromEntries(msg.games.map((g) => [g.name, g]));
+  $("name").value = client.name || msg.player.name;
+  fillLevels();
+  client.listRooms();
+  client.listHistory();
+  for (const r of S.rooms.values()) r.fresh = false;
+}
+
+function onSynced() {
+  // After a reconnect the server has re-sent every unfinished room we sit in. Rooms we were
+  // watching are asked for again; a game we played that did not come back is gone.
+  for (const [id, r] of S.rooms) {
+    if (r.fresh !== false || r.record) continue;
+    if (r.you === null) client.spectate(id);
+    else if (r.view.status !== "finished") {
+      S.rooms.delete(id);
+      if (S.current === id) {
+        toast("That game is no longer on the server.", null, true);
+        S.current = null;
+        history.replaceState(null, "", location.pathname);
+      }
+    }
+  }
+  // Every room we sit in has arrived; a link to any other room means: take its free seat
+  // (or watch, if there is none).
+  const id = roomFromHash();
+  if (id && !S.rooms.has(id)) { S.autoJoin = client.join(id); S.pendingShow = id; }
+  const past = replayFromHash();
+  if (past && !S.rooms.has(past)) client.getGame(past);
+  route();
+}
+
+function onRoomState(msg) {
+  const id = msg.room.id;
+  const prev = S.rooms.get(id);
+  const entry = { view: msg.room, you: msg.you, thinking: null, away: [0, 0], sent: null, fresh: true };
+  if (prev && prev.view.round === msg.room.round) entry.away = prev.away;
+  S.rooms.set(id, entry);
+  // Show it if we just asked for it (create, join, watch), the link names it, or it is on
+  // screen already (a rematch or a resync). Rooms restored on reconnect otherwise wait in
+  // the lobby's list.
+  if (S.expectNew || S.pendingShow === id || roomFromHash() === id || S.current === id) {
+    S.expectNew = false;
+    S.pendingShow = null;
+    if (S.current === id) S.viewPly = null;
+    openRoom(id);
+  }
+  render();
+}
+
+function onMoveMade(msg) {
+  const r = S.rooms.get(msg.room);
+  if (!r) return;
+  const v = r.view;
+  if (msg.ply !== v.moves.length) { client.resync(); return; }
+  v.moves.push(msg.move);
+  v.boards.push(boardText(msg.position.cells));
+  v.position = msg.position;
+  v.status = msg.status;
+  r.thinking = null;
+  r.sent = null;
+  const next = msg.position.to_move;
+  v.ai_thinking = msg.status === "active" && next !== null && v.seats[next].kind === "ai";
+  if (S.current === msg.room) render();
+}
+
+function onRoomEvent(msg) {
+  const r = S.rooms.get(msg.room);
+  if (!r) return;
+  r.view.seats = msg.seats;
+  r.view.spectators = msg.spectators;
+  if (msg.event === "joined" && r.view.status === "waiting") r.view.status = "active";
+  if (msg.event === "rematch_offered") r.view.rematch_offered_by = msg.seat;
+  if (msg.event === "disconnected" && msg.seat !== null) {
+    r.away[msg.seat] = Date.now() + 1000 * (msg.grace_seconds ?? 0);
+  }
+  if (msg.event === "reconnected" && msg.seat !== null) r.away[msg.seat] = 0;
+  if (S.current === msg.room) render();
+}
+
+function onThinking(msg) {
+  const r = S.rooms.get(msg.room);
+  if (!r || msg.ply !== r.view.moves.length) return;
+  r.thinking = msg;
+  r.view.ai_thinking = true;
+  if (S.current === msg.room) renderStatus(r);
+}
+
+function onGameOver(msg) {
+  const r = S.rooms.get(msg.room);
+  if (!r) return;
+  r.view.result = msg.result;
+  r.view.status = "finished";
+  r.view.ai_thinking = false;
+  r.view.rematch_offered_by = null;
+  r.thinking = null;
+  if (S.current === msg.room) render();
+}
+
+function onError(msg) {
+  S.expectNew = false;
+  if (msg.ref !== null && msg.ref === S.autoJoin) {
+    S.autoJoin = null;
+    if (msg.code === "room_full") {
+      S.pendingShow = msg.room || roomFromHash();
+      client.spectate(S.pendingShow);
+      return;
+    }
+  }
+  if (msg.code === "stale_ply") client.resync();
+  if (msg.code === "cannot_claim" && msg.room && S.rooms.has(msg.room) && msg.detail?.retry_after) {
+    const r = S.rooms.get(msg.room);
+    if (r.you !== null) r.away[1 - r.you] = Date.now() + 1000 * Number(msg.detail.retry_after);
+  }
+  // A refused move: give the board back (errors name the request they answer in ``ref``).
+  for (const [id, r] of S.rooms) {
+    if (r.sent !== null && (r.sentRef === msg.ref || id === msg.room)) {
+      r.sent = null;
+      if (S.current === id) render();
+    }
+  }
+  toast(msg.message, msg.code);
+  if (msg.code === "unknown_room" && roomFromHash()) { location.hash = ""; }
+}
+
+// --- past games: history (list_history) and replays (get_game) ------------------------------
+
+/** "You won" / "Red won" / "Draw", and why, for a finished game's result. */
+function outcomeText(g, mySeat) {
+  const res = g.result;
+  if (!res) return g.status === "aborted" ? "abandoned" : "unfinished";
+  const why = { resigned: " (resigned)", left: " (left)", abandoned: " (abandoned)" }[res.reason] || "";
+  if (res.winner === null) return `Draw${why}`;
+  if (mySeat === null) return `${g.seats[res.winner].colour} won${why}`;
+  return `${res.winner === mySeat ? "You won" : "You lost"}${why}`;
+}
+
+function mySeatIn(seats) {
+  const s = seats.find((seat) => seat.player && S.me && seat.player.id === S.me.id);
+  return s ? s.seat : null;
+}
+
+function fmtDate(seconds) {
+  return new Date(seconds * 1000).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+/** games: PastGame[] newest first ({id, game, seats, status, result, started_at, move_count}). */
+function renderHistory(games) {
+  $("history-card").hidden = games.length === 0;
+  $("history").replaceChildren(...games.map((g) => {
+    const li = document.createElement("li");
+    li.dataset.game = g.id;
+    const me = mySeatIn(g.seats);
+    const what = document.createElement("div");
+    what.className = "what";
+    what.innerHTML = "<strong></strong><small></small>";
+    const others = g.seats.filter((s) => s.seat !== me).map(seatName).join(" vs ");
+    what.firstChild.textContent = `${gameInfo(g.game).title} · ${me === null ? "" : "vs "}${others}`;
+    what.lastChild.textContent = `${outcomeText(g, me)} · ${g.move_count} moves · ${fmtDate(g.started_at)}`;
+    const acts = Object.assign(document.createElement("span"), { className: "acts" });
+    acts.append(button("Replay", () => client.getGame(g.id), "primary", `Replay game ${g.id}`));
+    acts.append(downloadLink(`/games/${g.id}.txt`, "Download", `Download the moves of game ${g.id}`));
+    li.append(what, acts);
+    return li;
+  }));
+}
+
+function downloadLink(href, label, aria) {
+  const a = Object.assign(document.createElement("a"), { href, textContent: label, className: "button" });
+  a.setAttribute("download", "");
+  if (aria) a.setAttribute("aria-label", aria);
+  return a;
+}
+
+/** Show a stored game (game_record) read-only, from its first position, in the game view. */
+function openRecord(rec) {
+  const last = cellsOf(rec.boards.at(-1));
+  const before = rec.boards.length > 1 ? cellsOf(rec.boards.at(-2)) : null;
+  const { placed, flipped } = changes(before, last);
+  const view = {
+    id: rec.id, game: rec.game, opponent: "friend",
+    seats: rec.seats.map((s) => ({ ...s, connected: true })), spectators: 0,
+    status: rec.status === "waiting" || rec.status === "active" ? "active" : "finished",
+    moves: rec.moves, boards: rec.boards, result: rec.result, ai_thinking: false,
+    rematch_offered_by: null, round: 1,
+    position: { ply: rec.moves.length, cells: last, to_move: null, legal_moves: [],
+      last_move: rec.moves.at(-1) ?? null, placed, flipped },
+  };
+  S.rooms.set(rec.id, { view, you: mySeatIn(rec.seats), thinking: null, away: [0, 0], sent: null,
+    record: rec });
+  S.current = null; // start at the first position even when this record was on screen
+  openRoom(rec.id, `replay/${rec.id}`);
+  S.viewPly = 0;
+  render();
+}
+
+// --- navigation --------------------------------------------------------------------------------
+
+function roomFromHash() {
+  const m = /^#(?:\/room\/)?([\w-]{1,32})$/.exec(location.hash);
+  return m ? m[1] : null;
+}
+
+/** The game id of a replay link (#replay/<id>), or null. */
+function replayFromHash() {
+  const m = /^#replay\/([\w-]{1,64})$/.exec(location.hash);
+  return m ? m[1] : null;
+}
+
+function openRoom(id, hash = id) {
+  if (location.hash !== `#${hash}`) history.replaceState(null, "", `#${hash}`);
+  if (S.current !== id) { S.current = id; S.viewPly = null; S.drawn = null; }
+}
+
+function route() {
+  const id = roomFromHash();
+  if (id && S.rooms.has(id)) { openRoom(id); render(); return; }
+  const past = replayFromHash();
+  if (past && S.rooms.has(past)) { openRoom(past, `replay/${past}`); render(); return; }
+  if (!id && !past) { S.current = null; }
+  render();
+}
+
+window.addEventListener("hashchange", () => {
+  const id = roomFromHash();
+  if (id && !S.rooms.has(id) && client.ready) { S.autoJoin = client.join(id); S.pendingShow = id; }
+  const past = replayFromHash();
+  if (past && !S.rooms.has(past) && client.ready) client.getGame(past);
+  route();
+});
+
+function goLobby() {
+  const r = S.current && S.rooms.get(S.current);
+  // Leaving a game you are playing would forfeit it: keep the seat and list it in the lobby.
+  if (r && (r.record || r.you === null || r.view.status === "finished")) {
+    if (!r.record) client.leave(r.view.id);
+    S.rooms.delete(r.view.id);
+  }
+  S.current = null;
+  history.replaceState(null, "", location.pathname);
+  client.listRooms();
+  client.listHistory();
+  render();
+}
+
+// --- rendering --------------------------------------------------------------------------------
+
+function render() {
+  const inGame = S.current !== null && S.rooms.has(S.current);
+  $("lobby").hidden = inGame;
+  $("game").hidden = !inGame;
+  if (inGame) renderGame(S.rooms.get(S.current)); else renderLobby();
+}
+
+function showConnection({ state, retryIn }) {
+  const was = S.online;
+  S.online = state === "online";
+  if (was && !S.online && S.current) render(); // no clicks on a board we cannot send from
+  const el = $("conn");
+  el.dataset.state = state;
+  el.textContent = {
+    connecting: "connecting…",
+    reconnecting: "reconnecting…",
+    online: "online",
+    offline: `offline · retrying in ${Math.ceil((retryIn || 0) / 1000)} s`,
+  }[state];
+}
+
+let toastTimer = null;
+function toast(message, code, info = false) {
+  const el = $("toast");
+  el.classList.toggle("info", info);
+  el.replaceChildren(document.createTextNode(message));
+  if (code) el.append(Object.assign(document.createElement("span"), { className: "code", textContent: `(${code})` }));
+  el.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { el.hidden = true; }, 6000);
+}
+$("toast").addEventListener("click", () => { $("toast").hidden = true; });
+
+function gameInfo(name) {
+  return S.games[name] || { name, title: name, players: ["First", "Second"], levels: [] };
+}
+
+function fillLevels() {
+  const game = new FormData($("ai-form")).get("game");
+  const info = gameInfo(game);
+  const sel = $("ai-level");
+  const keep = localStorage.getItem(`discus.level.${game}`);
+  sel.replaceChildren(...[...info.levels].sort((a, b) => a.order - b.order).map((l) => {
+    const o = document.createElement("option");
+    o.value = l.name;
+    o.textContent = l.name;
+    o.title = l.description || "";
+    if (l.name === keep) o.selected = true;
+    return o;
+  }));
+  showLevelNote();
+  $("seat0-name").textContent = info.players[0];
+  $("seat1-name").textContent = info.players[1];
+  $("seat-note").textContent = `${info.players[0]} moves first.`;
+}
+
+function showLevelNote() {
+  const chosen = $("ai-level").selectedOptions[0];
+  $("level-note").textContent = chosen ? chosen.title : "";
+}
+
+function seatName(seat) {
+  if (seat.kind === "ai") return `Computer (${seat.level})`;
+  if (seat.kind === "empty") return "Waiting…";
+  return seat.player ? seat.player.name : "Player";
+}
+
+function renderLobby() {
+  if (S.current === null) document.title = "Discus — Othello and Connect Four";
+  if (!$("lobby").hidden || S.current === null) {
+    const list = $("rooms");
+    const items = S.open.filter((r) => !S.rooms.has(r.id)).map((r) => {
+      const li = document.createElement("li");
+      const host = r.seats.find((s) => s.kind === "human");
+      const what = document.createElement("div");
+      what.className = "what";
+      what.innerHTML = `<strong></strong><small></small>`;
+      what.firstChild.textContent = `${gameInfo(r.game).title} · ${host ? seatName(host) : "?"}`;
+      what.lastChild.textContent = `${r.status === "waiting" ? "waiting for an opponent" : `${r.ply} moves`}` +
+        (r.spectators ? ` · ${r.spectators} watching` : "");
+      const acts = Object.assign(document.createElement("span"), { className: "acts" });
+      if (r.status === "waiting") acts.append(button("Join", () => { S.pendingShow = r.id; client.join(r.id); }, "primary", `Join ${gameInfo(r.game).title} room ${r.id}`));
+      acts.append(button("Watch", () => { S.pendingShow = r.id; client.spectate(r.id); }, "", `Watch room ${r.id}`));
+      li.append(what, acts);
+      return li;
+    });
+    // Games this page is part of (seated or watching) come first: a way back after "Lobby".
+    const mine = [...S.rooms.values()].filter((r) => r.view.status !== "finished").map((r) => {
+      const li = document.createElement("li");
+      const what = document.createElement("div");
+      what.className = "what";
+      what.innerHTML = `<strong></strong><small></small>`;
+      what.firstChild.textContent = `${gameInfo(r.view.game).title} · ${r.view.seats.map(seatName).join(" vs ")}`;
+      what.lastChild.textContent = r.you === null ? "you are watching" : yourTurn(r) ? "your move" : `${r.view.moves.length} moves`;
+      li.append(what, button("Continue", () => { openRoom(r.view.id); render(); }, "primary"));
+      return li;
+    });
+    if (!items.length && !mine.length) {
+      list.replaceChildren(Object.assign(document.createElement("li"), { className: "muted", textContent: "Nothing open right now — create a room and it shows here." }));
+    } else list.replaceChildren(...mine, ...items);
+  }
+}
+
+function button(label, onClick, cls, aria) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.textContent = label;
+  if (cls) b.className = cls;
+  if (aria) b.setAttribute("aria-label", aria);
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function yourTurn(r) {
+  const v = r.view;
+  return v.status === "active" && r.you !== null && v.position.to_move === r.you;
+}
+
+/** The position to draw: the live one, or an earlier one for the replay -- both as the server
+ * sent them (the live position; room.boards / game_record.boards for every earlier ply). */
+function shownPosition(r) {
+  const v = r.view;
+  const ply = S.viewPly ?? v.moves.length;
+  const cells = S.viewPly === null ? v.position.cells : cellsOf(v.boards[ply]);
+  const before = ply > 0 ? cellsOf(v.boards[ply - 1]) : null;
+  const { placed, flipped } = S.viewPly === null
+    ? { placed: v.position.placed ?? null, flipped: v.position.flipped ?? [] }
+    : changes(before, cells);
+  // Seats alternate plies (an Othello pass is a ply of its own).
+  const pos = { cells, last: placed, flipped, toMove: ply % 2 };
+  return { pos, prev: before && { cells: before }, ply };
+}
+
+function renderGame(r) {
+  const v = r.view;
+  const info = gameInfo(v.game);
+  const live = S.viewPly === null;
+  const { pos, prev, ply } = shownPosition(r);
+  const animate = S.drawn && S.drawn.id === v.id && S.drawn.round === v.round && S.drawn.ply === ply - 1;
+  S.drawn = { id: v.id, ply, round: v.round };
+
+  // Players.
+  const counts = discCounts(pos.cells);
+  $("players").replaceChildren(...v.seats.map((seat) => {
+    const el = document.createElement("div");
+    el.className = "player";
+    const turn = v.status === "active" && (live ? v.position.to_move : pos.toMove) === seat.seat;
+    if (turn) el.classList.add("turn");
+    if (!seat.connected) el.classList.add("offline");
+    const won = v.status === "finished" && v.result && v.result.winner === seat.seat;
+    if (won) el.classList.add("winner");
+    el.setAttribute("aria-label", `${seat.colour}: ${seatName(seat)}${turn ? ", to move" : ""}`);
+    const chip = Object.assign(document.createElement("span"), { className: `chip s${seat.seat} ${v.game}` });
+    const who = document.createElement("div");
+    who.className = "who";
+    const sub = document.createElement("small");
+    who.textContent = seat.kind === "ai" ? "Computer" : seatName(seat);
+    sub.textContent = `${seat.colour}${r.you === seat.seat ? " · you" : ""}${seat.kind === "ai" ? ` · ${seat.level}` : ""}`;
+    who.append(sub);
+    el.append(chip, who);
+    if (won) el.append(Object.assign(document.createElement("span"), { className: "badge", textContent: "WINNER" }));
+    if (v.game === "othello") el.append(Object.assign(document.createElement("span"), { className: "count", textContent: counts[seat.seat] }));
+    return el;
+  }));
+
+  // Board.
+  const mine = live && !r.record && yourTurn(r) && r.sent === null && S.online;
+  const legal = mine ? v.position.legal_moves.filter((m) => m !== "pass") : [];
+  const board = $("board-wrap");
+  // Redrawing replaces the cells: keep keyboard focus on the same cell.
+  const focused = board.contains(document.activeElement) ? document.activeElement : null;
+  const focusKey = focused && (focused.dataset.square || focused.dataset.col);
+  drawBoard(board, {
+    game: v.game, pos, prev, legal, animate,
+    side: r.you ?? 0,
+    onMove: (m) => sendMove(r, m),
+  });
+  board.firstChild.classList.toggle("replaying", !live);
+  if (focusKey) {
+    const again = board.querySelector(`.cell[data-move="${focusKey}"]`) ||
+      board.querySelector(`.cell[data-square="${focusKey}"], .cell[data-col="${focusKey}"]`);
+    if (again) again.focus();
+  }
+  board.dataset.ply = String(ply);
+  board.dataset.status = v.status;
+  board.dataset.record = r.record ? "true" : "false";
+  renderExport(r);
+
+  renderStatus(r);
+
+  // Share box while a friend is awaited.
+  const share = v.status === "waiting" && r.you !== null && v.opponent !== "ai";
+  $("share").hidden = !share;
+  if (share) {
+    $("share-link").value = `${location.origin}${location.pathname}#${v.id}`;
+    $("share-code").textContent = v.id;
+  }
+
+  // Move list, two plies a row.
+  const list = $("movelist");
+  const rows = [];
+  for (let i = 0; i < v.moves.length; i += 2) {
+    const li = document.createElement("li");
+    li.append(Object.assign(document.createElement("span"), { className: "n", textContent: `${i / 2 + 1}.` }));
+    for (const j of [i, i + 1]) {
+      if (j >= v.moves.length) break;
+      const b = button(v.moves[j], () => { S.viewPly = j + 1 === v.moves.length ? null : j + 1; render(); }, "",
+        `Move ${j + 1}: ${info.players[j % 2]} ${v.moves[j]}`);
+      b.prepend(Object.assign(document.createElement("span"), { className: `chip s${seatOfPly(v, j)} ${v.game}` }));
+      if (j + 1 === ply) b.setAttribute("aria-current", "true");
+      li.append(b);
+    }
+    rows.push(li);
+  }
+  list.replaceChildren(...rows);
+  const cur = list.querySelector('[aria-current="true"]');
+  if (cur) cur.scrollIntoView({ block: "nearest" });
+  $("watchers").textContent = v.spectators ? `${v.spectators} watching` : "";
+  $("ply-label").textContent = live ? `${v.moves.length} played` : `viewing ${ply} of ${v.moves.length}`;
+  $("r-first").disabled = ply === 0;
+  $("r-prev").disabled = ply === 0;
+  $("r-next").disabled = live;
+  $("r-last").disabled = live;
+
+  // Actions.
+  const seated = r.you !== null;
+  $("resign").hidden = !(seated && v.status !== "finished");
+  $("resign").disabled = v.status !== "active";
+  const rm = $("rematch");
+  rm.hidden = !(seated && v.status === "finished" && !r.record);
+  const offer = v.rematch_offered_by;
+  rm.disabled = offer === r.you;
+  rm.textContent = offer === null || offer === undefined ? "Rematch" : offer === r.you ? "Rematch offered…" : "Accept rematch";
+  rm.classList.toggle("primary", offer !== r.you);
+  // Offered once the grace period is over (or when we do not know when it began, e.g. after
+  // our own reconnect: the server then answers cannot_claim with the time left).
+  const opp = seated ? 1 - r.you : 0;
+  const claimable = seated && v.status === "active" && v.seats[opp].kind === "human" &&
+    !v.seats[opp].connected && Date.now() >= r.away[opp];
+  $("claim").hidden = !claimable;
+  $("lobby-btn").textContent = r.record ? "Back" : seated && v.status !== "finished" ? "Lobby" : "Leave";
+}
+
+/** The export card of a replayed game: its text in the known formats, and downloads. */
+function renderExport(r) {
+  const rec = r.record;
+  $("export").hidden = !rec;
+  if (!rec) return;
+  const names = { columns: "Column string", moves: "Move list", ggf: "GGF" };
+  const fmt = rec.game === "connect4" ? "columns" : "moves";
+  $("export-label").textContent = names[fmt];
+  $("export-text").textContent = rec.exports[fmt] || "(no moves)";
+  const links = Object.entries(rec.downloads).map(([ext, href]) =>
+    downloadLink(href, `Download .${ext}`, `Download ${ext === "ggf" ? "the GGF record" : "the moves"} of this game`));
+  $("downloads").replaceChildren(...links);
+}
+
+/** Which seat played ply ``j``: the seats alternate, except that an Othello pass is a ply too. */
+function seatOfPly(v, j) { return j % 2; }
+
+function renderStatus(r) {
+  const v = r.view;
+  // The tab title says when it is your move, for a player who looks elsewhere meanwhile.
+  document.title = `${yourTurn(r) && S.viewPly === null ? "Your move · " : ""}${gameInfo(v.game).title} · Discus`;
+  const el = $("status");
+  const info = gameInfo(v.game);
+  el.className = "status";
+  el.replaceChildren();
+  if (S.viewPly !== null) {
+    el.textContent = `Replaying: position after move ${S.viewPly} of ${v.moves.length}. `;
+    el.append(button(r.record ? "Final position" : "Back to live", () => { S.viewPly = null; render(); }, "primary"));
+    return;
+  }
+  if (!S.online && v.status !== "finished") {
+    el.textContent = "Connection lost — reconnecting; the game is kept for you.";
+    return;
+  }
+  if (v.status === "waiting") { el.textContent = "Waiting for an opponent to join…"; return; }
+  if (v.status === "finished" && v.result) {
+    const res = v.result;
+    el.classList.add("over");
+    let head;
+    if (res.winner === null) head = "Draw";
+    else if (r.you === null) head = `${info.players[res.winner]} wins`;
+    else if (res.winner === r.you) { head = "You win!"; el.classList.add("win"); }
+    else { head = "You lose"; el.classList.add("loss"); }
+    const loser = res.winner === null ? null : v.seats[1 - res.winner];
+    const who = loser && loser.seat === r.you ? "you" : loser ? seatName(loser) : "";
+    const why = {
+      end: v.game === "othello" ? ` — ${discCounts(v.position.cells).join("–")}` : res.winner === null ? " — the board is full" : " — four in a row",
+      resigned: loser ? ` — ${who} resigned` : "",
+      left: loser ? ` — ${who} left the game` : "",
+      abandoned: loser ? ` — ${who} did not come back in time` : "",
+    }[res.reason] || "";
+    el.textContent = `Game over: ${head}${why}`;
+    el.dataset.result = res.winner === null ? "draw" : String(res.winner);
+    if (v.rematch_offered_by !== null && v.rematch_offered_by !== undefined && v.rematch_offered_by !== r.you && r.you !== null) {
+      el.append(document.createElement("br"), Object.assign(document.createElement("span"), { className: "thinking", textContent: "Your opponent offers a rematch." }));
+    }
+    return;
+  }
+  const to = v.position.to_move;
+  if (v.status === "finished" || to === null) { el.textContent = "Game over"; return; }
+  const seat = v.seats[to];
+  if (seat.kind === "ai" && v.ai_thinking) {
+    el.append(`${seatName(seat)} is thinking`, Object.assign(document.createElement("span"), { className: "dots" }));
+    if (r.thinking) {
+      const t = r.thinking;
+      const score = `${t.score > 0 ? "+" : ""}${t.score}`;
+      el.append(" ", Object.assign(document.createElement("span"), {
+        className: "thinking",
+        textContent: `depth ${t.depth} · score ${score}${t.exact ? " (solved)" : ""} · ${fmtNodes(t.nodes)} nodes`,
+      }));
+    }
+    return;
+  }
+  if (r.you === to) {
+    if (r.sent !== null) { el.textContent = "Sending your move…"; return; }
+    if (v.position.legal_moves.length === 1 && v.position.legal_moves[0] === "pass") {
+      el.textContent = "No move for you: ";
+      el.append(button("Pass", () => sendMove(r, "pass"), "primary"));
+      return;
+    }
+    el.textContent = `Your move (${seat.colour})`;
+    return;
+  }
+  if (!seat.connected) {
+    const left = Math.ceil((r.away[to] - Date.now()) / 1000);
+    el.textContent = r.you === null || left > 0 && r.away[to]
+      ? `${seatName(seat)} is away — waiting for them to come back${r.you !== null && left > 0 ? ` (${left} s)` : ""}`
+      : `${seatName(seat)} is away. You may claim the win.`;
+    return;
+  }
+  el.textContent = r.you === null ? `${seat.colour} to move` : `Waiting for ${seatName(seat)}…`;
+}
+
+function fmtNodes(n) {
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
+  if (n >= 1e3) return `${Math.round(n / 1e3)}k`;
+  return String(n);
+}
+
+function sendMove(r, move) {
+  if (!yourTurn(r) || r.sent !== null) return;
+  r.sent = r.view.moves.length;
+  r.sentRef = client.move(r.view.id, r.view.moves.length, move);
+  render();
+}
+
+// --- controls -------------------------------------------------------------------------------
+
+$("ai-form").addEventListener("change", (ev) => {
+  if (ev.target.name === "game") fillLevels();
+  if (ev.target.name === "level") showLevelNote();
+  if (ev.target.name === "level") localStorage.setItem(`discus.level.${new FormData($("ai-form")).get("game")}`, ev.target.value);
+});
+$("ai-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const f = new FormData($("ai-form"));
+  const seat = f.get("seat") === "random" ? null : Number(f.get("seat"));
+  S.expectNew = true;
+  client.create(f.get("game"), { kind: "ai", level: f.get("level") }, seat);
+});
+$("friend-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const kind = ev.submitter?.value || "friend";
+  S.expectNew = true;
+  client.create(new FormData($("friend-form")).get("game"), { kind }, 0);
+});
+$("code-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const code = $("code").value.trim();
+  if (!code) return;
+  S.autoJoin = client.join(code);
+  S.pendingShow = code;
+});
+$("name-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const name = $("name").value.trim();
+  client.setName(name);
+  // The name travels in hello, and the protocol has no rename: a player who sits in no game
+  // starts afresh under the new name; otherwise it applies once those games are over.
+  const seated = [...S.rooms.values()].some((r) => r.you !== null && r.view.status !== "finished");
+  if (seated) { toast("Your new name applies once your games in progress are over.", null, true); return; }
+  client.forget();
+  S.rooms.clear();
+  client.resync();
+});
+$("refresh").addEventListener("click", () => client.listRooms());
+$("home-link").addEventListener("click", (ev) => { ev.preventDefault(); goLobby(); });
+$("lobby-btn").addEventListener("click", goLobby);
+// Resigning takes two clicks (the button asks once), without a blocking dialog.
+let resignArmed = null;
+$("resign").addEventListener("click", () => {
+  const b = $("resign");
+  if (resignArmed) {
+    clearTimeout(resignArmed);
+    resignArmed = null;
+    b.textContent = "Resign";
+    client.resign(S.current);
+    return;
+  }
+  b.textContent = "Really resign?";
+  resignArmed = setTimeout(() => { resignArmed = null; b.textContent = "Resign"; }, 4000);
+});
+$("rematch").addEventListener("click", () => {
+  const r = S.rooms.get(S.current);
+  if (!r) return;
+  const offer = r.view.rematch_offered_by;
+  if (offer !== null && offer !== undefined && offer !== r.you) client.acceptRematch(r.view.id);
+  else client.offerRematch(r.view.id);
+});
+$("claim").addEventListener("click", () => client.claim(S.current));
+$("copy-export").addEventListener("click", async () => {
+  try { await navigator.clipboard.writeText($("export-text").textContent); $("copy-export").textContent = "Copied"; }
+  catch { $("copy-export").textContent = "Select and copy"; }
+  setTimeout(() => { $("copy-export").textContent = "Copy"; }, 2000);
+});
+$("copy-link").addEventListener("click", async () => {
+  const input = $("share-link");
+  try { await navigator.clipboard.writeText(input.value); $("copy-link").textContent = "Copied"; }
+  catch { input.select(); document.execCommand?.("copy"); $("copy-link").textContent = "Copied"; }
+  setTimeout(() => { $("copy-link").textContent = "Copy"; }, 2000);
+});
+function step(to) {
+  const r = S.rooms.get(S.current);
+  if (!r) return;
+  const n = r.view.moves.length;
+  const ply = Math.max(0, Math.min(n, to(S.viewPly ?? n, n)));
+  S.viewPly = ply === n ? null : ply;
+  render();
+}
+$("r-first").addEventListener("click", () => step(() => 0));
+$("r-prev").addEventListener("click", () => step((p) => p - 1));
+$("r-next").addEventListener("click", () => step((p) => p + 1));
+$("r-last").addEventListener("click", () => step((p, n) => n));
+document.addEventListener("keydown", (ev) => {
+  if ($("game").hidden || ev.target.closest?.("input, select, .grid")) return;
+  if (ev.key === "ArrowLeft") step((p) => p - 1);
+  else if (ev.key === "ArrowRight") step((p) => p + 1);
+  else if (ev.key === "Home") step(() => 0);
+  else if (ev.key === "End") step((p, n) => n);
+});
+// Count down an absent opponent's grace period.
+setInterval(() => {
+  const r = S.current && S.rooms.get(S.current);
+  if (r && r.away.some((t) => t > 0) && r.view.status === "active" && S.viewPly === null) render();
+}, 1000);
+// Open rooms change without events: refresh the list while the lobby is on screen.
+setInterval(() => { if (!$("lobby").hidden && client.ready) client.listRooms(); }, 8000);
+
+render();
+client.connect();

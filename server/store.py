@@ -1,0 +1,147 @@
+"""What the server needs from storage, as one small async interface, and an in-memory version.
+
+The room logic never sees this; the server glue calls it. ``append_move`` returning means the
+move is durable, so the server announces a move only after it returns. The SQL version
+(PostgreSQL or SQLite) lives in ``server.storage`` and implements the same ``Store``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+PlayerKind = Literal["guest", "bot", "admin"]
+GameStatus = Literal["waiting", "active", "finished", "aborted"]
+
+
+@dataclass(frozen=True)
+class PlayerRecord:
+    id: str
+    name: str
+    kind: PlayerKind
+    created_at: float
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One game. ``players[i]`` is the player id in seat i (seat 0 moves first), or None for an
+    AI seat or a seat nobody has taken yet; ``ai_seat`` says which seat the AI holds."""
+
+    id: str
+    game: str
+    players: tuple[str | None, str | None]
+    ai_level: str | None
+    ai_seat: int | None
+    status: GameStatus
+    start_position: str
+    created_at: float
+    result: int | None = None
+    reason: str | None = None
+    finished_at: float | None = None
+
+
+@dataclass(frozen=True)
+class MoveRecord:
+    """One accepted move in notation (``"4"``, ``"f5"``, ``"pass"``), with the AI's figures
+    when the AI played it."""
+
+    game_id: str
+    ply: int
+    move: str
+    seat: int
+    seconds: float
+    created_at: float
+    ai_depth: int | None = None
+    ai_score: int | None = None
+    ai_nodes: int | None = None
+
+
+class DuplicateMove(ValueError):
+    """A move for a ply that is already stored: the caller raced or replayed a move."""
+
+
+class Store(Protocol):
+    async def open(self) -> None:
+        """Connect and make the schema current; call once before anything else."""
+        ...
+
+    async def close(self) -> None: ...
+
+    async def save_player(self, player: PlayerRecord) -> None:
+        """Insert or update (by id)."""
+        ...
+
+    async def load_player(self, player_id: str) -> PlayerRecord | None: ...
+
+    async def save_game(self, game: GameRecord) -> None:
+        """Insert or update the game's own row (players, status, result); moves are separate."""
+        ...
+
+    async def append_move(self, move: MoveRecord) -> None:
+        """Durable when it returns; ``DuplicateMove`` if that ply is already stored."""
+        ...
+
+    async def load_game(self, game_id: str) -> tuple[GameRecord, list[MoveRecord]] | None: ...
+
+    async def unfinished_games(self) -> list[tuple[GameRecord, list[MoveRecord]]]:
+        """Games in status waiting or active, with their moves in ply order (for restarts)."""
+        ...
+
+    async def games_of_player(self, player_id: str, limit: int = 50) -> list[GameRecord]:
+        """The player's games, newest first."""
+        ...
+
+
+class MemoryStore:
+    """``Store`` kept in dictionaries: for tests and for a server started without a database."""
+
+    def __init__(self) -> None:
+        self._players: dict[str, PlayerRecord] = {}
+        self._games: dict[str, GameRecord] = {}
+        self._moves: dict[str, list[MoveRecord]] = {}
+
+    async def open(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def save_player(self, player: PlayerRecord) -> None:
+        self._players[player.id] = player
+
+    async def load_player(self, player_id: str) -> PlayerRecord | None:
+        return self._players.get(player_id)
+
+    async def save_game(self, game: GameRecord) -> None:
+        self._games[game.id] = game
+        self._moves.setdefault(game.id, [])
+
+    async def append_move(self, move: MoveRecord) -> None:
+        moves = self._moves.setdefault(move.game_id, [])
+        if any(m.ply == move.ply for m in moves):
+            raise DuplicateMove(f"game {move.game_id} already has a move at ply {move.ply}")
+        moves.append(move)
+
+    async def load_game(self, game_id: str) -> tuple[GameRecord, list[MoveRecord]] | None:
+        game = self._games.get(game_id)
+        if game is None:
+            return None
+        return game, sorted(self._moves[game_id], key=lambda m: m.ply)
+
+    async def unfinished_games(self) -> list[tuple[GameRecord, list[MoveRecord]]]:
+        return [
+            (g, sorted(self._moves[g.id], key=lambda m: m.ply))
+            for g in self._games.values()
+            if g.status in ("waiting", "active")
+        ]
+
+    async def games_of_player(self, player_id: str, limit: int = 50) -> list[GameRecord]:
+        mine = [g for g in self._games.values() if player_id in g.players]
+        mine.sort(key=lambda g: g.created_at, reverse=True)
+        return mine[:limit]
+
+
+def replace(record: GameRecord, **changes: object) -> GameRecord:
+    """A copy of ``record`` with ``changes``; records are frozen values."""
+    return dataclasses.replace(record, **changes)  # type: ignore[arg-type]

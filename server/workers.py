@@ -1,0 +1,557 @@
+"""AI moves in worker processes, never in the event loop; a game never stalls.
+
+``AiPool`` keeps one process per core (by default), each warmed up (the engines' JIT compiled
+or loaded from cache) before it takes work. ``await pool.think(job, on_progress)`` queues a
+job, calls ``on_progress`` with each finished search iteration as it arrives, and returns
+an ``AiAnswer``. A worker that runs past the level's hard deadline plus ``margin`` seconds,
+or dies, is killed and replaced, and the move is made anyway by ``quick_move`` (a
+two-ply look over the rules: win now if possible, else do not allow a win in one). A job
+that waits in the queue longer than ``queue_timeout`` gets the same quick answer.
+
+Workers talk over a duplex pipe with small tuples (below); the parent reads them with
+``loop.add_reader`` so no thread is needed on the server side.
+
+With ``CacheSettings``, each worker opens the shared position cache once, after warming up,
+and calls it twice per job, never per search node: at the start it looks the position and its
+children up, and plays a cached answer without searching when the level plays the single
+best move and the answer is at least as deep as its search would go, or proven
+(``_cached_answer``); after sending its answer it saves the search's root and principal
+variation.
+
+parent -> worker: ``("job", job_id, game, moves, level_dict, seed)`` or ``None`` to stop.
+worker -> parent: ``("ready", seconds, missing_games)``,
+``("progress", job_id, depth, score, nodes, seconds, exact)``,
+``("done", job_id, move, depth, score, nodes, seconds, fallback, cached, counts)`` where
+``counts`` is the job's cache ``(lookups, hot_hits, durable_hits, misses)``,
+``("failed", job_id, text)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import importlib
+import itertools
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import games
+from ai.levels import Level, choose_move
+from ai.limits import Iteration, Limits
+from games.base import State
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MARGIN = 1.0
+"""Seconds past a level's hard deadline before its worker is presumed stuck and killed."""
+
+MAX_FAILED_STARTS = 3
+"""Workers in a row that die before warming up, after which no more are started."""
+
+DEFAULT_QUEUE_TIMEOUT = 15.0
+"""Seconds a job may wait for a free worker before it is answered by ``quick_move``."""
+
+CACHE_LOOKUP_SECONDS = 0.3
+"""A job-start cache lookup slower than this counts as a miss (the move's time is the
+level's, not the cache's)."""
+
+CACHE_SAVE_SECONDS = 1.0
+"""A job-end save slower than this is dropped (the answer has already been sent)."""
+
+COUNTED = ("lookups", "hot_hits", "durable_hits", "misses")
+"""The cache counters each ``done`` message carries, in this order."""
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    """Where workers find the shared position cache (``server.storage.open_sync_cache``).
+
+    ``redis_url`` None means each worker keeps an in-process LRU; ``database_url`` is the
+    server's (already migrated) database, whose ``position_cache`` table is the durable tier.
+    """
+
+    redis_url: str | None
+    database_url: str | None
+    """None: no durable tier (the server keeps no SQL database)."""
+    prefix: str = "discus"
+
+    def tiers(self) -> tuple[str, str]:
+        """Names of the hot and the durable tier, as ``stats`` reports them."""
+        durable = "sqlite" if (self.database_url or "").startswith("sqlite") else "postgresql"
+        return ("redis" if self.redis_url else "lru"), durable
+
+
+@dataclass(frozen=True)
+class AiJob:
+    """Find a move for the position reached by ``moves`` from the start of ``game``."""
+
+    game: str
+    moves: tuple[int, ...]
+    level: Level
+    seed: int
+
+
+@dataclass(frozen=True)
+class AiAnswer:
+    """The move to play. ``fallback`` is true when ``quick_move`` made it (no search)."""
+
+    move: int
+    depth: int | None
+    score: int | None
+    nodes: int | None
+    seconds: float
+    fallback: bool = False
+    cached: bool = False
+    """The move came from the position cache; no search ran."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    depth: int
+    score: int
+    nodes: int
+    seconds: float
+    exact: bool
+
+
+def quick_move(state: State, seed: int) -> int:
+    """A legal move at once, without the engine: a win in one, else one that does not allow
+    the opponent a win in one (seeded choice among them)."""
+    careful = Level("quick", 0, "", 2, 0.1, 0.1, None, candidates=64, margin=0, rails=True)
+    return choose_move(state, careful, seed, [])
+
+
+# --- the worker process ------------------------------------------------------------------------
+
+
+def _resolve(path: str) -> Callable[..., Any]:
+    module, _, name = path.partition(":")
+    function: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return function
+
+
+def _worker_main(conn: multiprocessing.connection.Connection, game_names: Sequence[str],
+                 search_path: str, warm_up_path: str,
+                 cache_settings: CacheSettings | None = None) -> None:
+    """Run in the child: warm up, open the cache, then answer jobs until told to stop or the
+    pipe closes (then flush what the cache buffered)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when workers stop
+    started = time.perf_counter()
+    search = _resolve(search_path)
+    warm_up = _resolve(warm_up_path)
+    missing = []
+    for name in game_names:
+        _warm_rules(name)
+        try:
+            warm_up(name)
+        except (ImportError, ValueError) as exc:  # no engine for this game (yet)
+            missing.append(name)
+            log.warning("no engine for %s: %s", name, exc)
+    cache = _open_cache(cache_settings)
+    conn.send(("ready", time.perf_counter() - started, tuple(missing)))
+    try:
+        while True:
+            try:
+                request = conn.recv()
+            except (EOFError, OSError):
+                return
+            if request is None:
+                return
+            _, job_id, game, moves, level_dict, seed = request
+            learned: tuple[State, Iteration] | None = None
+            try:
+                answer, learned = _answer(conn, job_id, game, moves, Level.from_dict(level_dict),
+                                          seed, search, game in missing, cache)
+                conn.send(answer)
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the server is gone
+            except Exception as exc:  # report, stay alive for the next job
+                conn.send(("failed", job_id, f"{type(exc).__name__}: {exc}"))
+            if cache is not None and learned is not None:
+                _save(cache, *learned)
+    finally:
+        if cache is not None:
+            try:
+                cache.close()
+            except Exception:
+                log.exception("closing the position cache failed")
+
+
+def _open_cache(settings: CacheSettings | None) -> Any:
+    """The worker's ``SyncPositionCache``, or None (no settings, or it cannot be opened:
+    then moves are searched as without a cache)."""
+    if settings is None:
+        return None
+    from server.storage import open_sync_cache
+
+    try:
+        return open_sync_cache(settings.redis_url, settings.database_url,
+                               durable=settings.database_url is not None, prefix=settings.prefix)
+    except Exception:
+        log.exception("AI worker runs without the position cache")
+        return None
+
+
+def _save(cache: Any, state: State, last: Iteration) -> None:
+    from server.storage import pv_results
+
+    try:
+        cache.save(pv_results(state, last), timeout=CACHE_SAVE_SECONDS)
+    except Exception:
+        log.exception("saving to the position cache failed")
+
+
+def _warm_rules(game_name: str) -> None:
+    """Load the game's compiled rules now, so the first job is not charged for it."""
+    state = games.load(game_name).initial()
+    for move in state.legal_moves():
+        state.play(move).is_over()
+
+
+def _answer(conn: multiprocessing.connection.Connection, job_id: int, game: str,
+            moves: Sequence[int], level: Level, seed: int,
+            search: Callable[[State, Limits], Iterator[Iteration]], missing: bool,
+            cache: Any = None) -> tuple[tuple, tuple[State, Iteration] | None]:
+    """The ``done`` message, and what the cache should learn from the search (if one ran)."""
+    state = games.load(game).initial()
+    for move in moves:
+        state = state.play(move)
+    started = time.perf_counter()
+    if missing:
+        move = quick_move(state, seed)
+        return ("done", job_id, move, None, None, None, time.perf_counter() - started, True,
+                False, (0, 0, 0, 0)), None
+    counts: tuple[int, ...] = (0, 0, 0, 0)
+    if cache is not None:
+        hit, counts = _cached_answer(cache, state, level.limits())
+        if hit is not None:
+            # Through ``choose_move`` as a search's answer would go, so the rails still apply.
+            it = Iteration(hit.depth, hit.score, hit.move, (hit.move,), 0, 0.0, hit.exact)
+            move = choose_move(state, level, seed, [it])
+            conn.send(("progress", job_id, it.depth, it.score, 0, 0.0, it.exact))
+            return ("done", job_id, move, hit.depth, hit.score if move == hit.move else None, 0,
+                    time.perf_counter() - started, False, True, counts), None
+    iterations: list[Iteration] = []
+    for it in search(state, level.limits()):
+        iterations.append(it)
+        conn.send(("progress", job_id, it.depth, it.score, it.nodes, it.seconds, it.exact))
+    move = choose_move(state, level, seed, iterations[-1:])
+    last = iterations[-1] if iterations else None
+    return (
+        "done", job_id, move,
+        last.depth if last else None,
+        dict(last.root_scores).get(move, last.score) if last else None,
+        sum(i.nodes for i in iterations) if iterations else None,
+        time.perf_counter() - started, False, False, counts,
+    ), ((state, last) if last is not None else None)
+
+
+def _cached_answer(cache: Any, state: State, limits: Limits) -> tuple[Any, tuple[int, ...]]:
+    """One lookup of ``state`` and its children: the cached root result if it may stand in
+    for this search (``usable_answer``), else one proven from the children when every child
+    is solved; and the lookup's counters.
+
+    Only levels that play the single best move (``candidates`` 1) can use it: weaker levels
+    choose among several root moves by their scores, which the cache does not keep, so for
+    them a cached answer would change how they play.
+    """
+    from server.storage import CachedResult, usable_answer
+
+    if limits.multipv > 1:
+        return None, (0, 0, 0, 0)
+    legal = state.legal_moves()
+    children = [state.play(m) for m in legal]
+    before = cache.stats()
+    try:
+        found = cache.lookup([state, *children], timeout=CACHE_LOOKUP_SECONDS)
+    except ValueError:  # a stored move this position cannot play: search instead
+        log.exception("unusable position cache entry")
+        found = [None] * (1 + len(children))
+    after = cache.stats()
+    counts = tuple(int(after[k] - before[k]) for k in COUNTED)
+    answer = usable_answer(found[0], limits)
+    if answer is None and found[1:] and all(
+        hit is not None and hit.exact and not child.is_over()
+        for hit, child in zip(found[1:], children, strict=True)
+    ):
+        # Every child solved: the root is solved too (negamax), best move included.
+        score, move = max((-hit.score, m) for hit, m in zip(found[1:], legal, strict=True)
+                          if hit is not None)
+        depth = 1 + max(hit.depth for hit in found[1:] if hit is not None)
+        answer = usable_answer(CachedResult(depth, score, 3, move, True), limits)
+    return answer, counts
+
+
+# --- the parent side ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Job:
+    id: int
+    job: AiJob
+    future: asyncio.Future[AiAnswer]
+    on_progress: Callable[[Progress], None] | None
+    queued_at: float
+
+
+@dataclass
+class _Worker:
+    process: multiprocessing.process.BaseProcess
+    conn: multiprocessing.connection.Connection
+    ready: bool = False
+    job: _Job | None = None
+    watchdog: asyncio.TimerHandle | None = None
+    missing: tuple[str, ...] = ()
+
+
+@dataclass
+class PoolStats:
+    """What an operator wants to see (the ``stats`` message; the admin issue shows it).
+
+    ``seconds``: for recent moves, the time from ``think`` to its answer (queueing included).
+    ``cache``: the workers' position cache counters (``COUNTED``), summed over every job.
+    """
+
+    workers: int
+    ready: int
+    busy: int
+    queued: int
+    jobs: int = 0
+    fallbacks: int = 0
+    from_cache: int = 0
+    restarts: int = 0
+    seconds: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=500))
+    cache: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTED, 0))
+
+    def percentile(self, q: float) -> float | None:
+        """The ``q`` quantile (0..1) of ``seconds``, None before the first move."""
+        if not self.seconds:
+            return None
+        ordered = sorted(self.seconds)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class AiPool:
+    """A fixed number of warmed-up engine processes and a queue of moves to find.
+
+    Call ``start()`` inside the running loop before ``think``; ``close()`` at shutdown.
+    """
+
+    def __init__(
+        self,
+        processes: int | None = None,
+        games: Sequence[str] = ("connect4", "othello"),
+        margin: float = DEFAULT_MARGIN,
+        queue_timeout: float = DEFAULT_QUEUE_TIMEOUT,
+        search: str = "ai:search",
+        warm_up: str = "ai:warm_up",
+        start_method: str = "spawn",
+        cache: CacheSettings | None = None,
+    ) -> None:
+        self.size = processes or os.cpu_count() or 1
+        self.cache = cache
+        self.games = tuple(games)
+        self.margin = margin
+        self.queue_timeout = queue_timeout
+        self._paths = (search, warm_up)
+        self._context = multiprocessing.get_context(start_method)
+        self._workers: list[_Worker] = []
+        self._queue: collections.deque[_Job] = collections.deque()
+        self._ids = itertools.count(1)
+        self._closing = False
+        self._failed_starts = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.stats = PoolStats(workers=0, ready=0, busy=0, queued=0)
+
+    async def start(self, wait_ready: bool = False, timeout: float = 120.0) -> None:
+        """Start the worker processes; with ``wait_ready``, until all have warmed up."""
+        self._loop = asyncio.get_running_loop()
+        for _ in range(self.size):
+            self._spawn()
+        if wait_ready:
+            deadline = time.monotonic() + timeout
+            while not all(w.ready for w in self._workers):
+                if time.monotonic() > deadline:
+                    raise TimeoutError("AI workers did not warm up in time")
+                await asyncio.sleep(0.05)
+
+    def _spawn(self) -> None:
+        assert self._loop is not None
+        parent, child = self._context.Pipe(duplex=True)
+        process = self._context.Process(  # type: ignore[attr-defined]
+            target=_worker_main, args=(child, self.games, *self._paths, self.cache),
+            name="discus-ai-worker", daemon=True,
+        )
+        process.start()
+        child.close()
+        worker = _Worker(process, parent)
+        self._workers.append(worker)
+        self._loop.add_reader(parent.fileno(), self._on_readable, worker)
+
+    def _on_readable(self, worker: _Worker) -> None:
+        try:
+            while worker.conn.poll():
+                self._on_message(worker, worker.conn.recv())
+        except (EOFError, OSError):
+            self._replace(worker, "the worker process died")
+
+    def _on_message(self, worker: _Worker, message: tuple) -> None:
+        kind = message[0]
+        if kind == "ready":
+            worker.ready = True
+            worker.missing = message[2]
+            log.info("AI worker %s warmed up in %.2fs", worker.process.pid, message[1])
+            self._dispatch()
+            return
+        job = worker.job
+        if job is None or message[1] != job.id:
+            return
+        if kind == "progress":
+            if job.on_progress is not None:
+                try:
+                    job.on_progress(Progress(*message[2:7]))
+                except Exception:
+                    log.exception("progress callback failed")
+            return
+        self._finish_worker(worker)
+        if kind == "done":
+            _, _, move, depth, score, nodes, seconds, fallback, cached, counts = message
+            for name, amount in zip(COUNTED, counts, strict=True):
+                self.stats.cache[name] += amount
+            self._resolve(job, AiAnswer(move, depth, score, nodes, seconds, fallback, cached))
+        else:
+            log.error("AI job %s failed: %s", job.id, message[2])
+            self._resolve(job, self._quick(job))
+        self._dispatch()
+
+    def _finish_worker(self, worker: _Worker) -> None:
+        worker.job = None
+        if worker.watchdog is not None:
+            worker.watchdog.cancel()
+            worker.watchdog = None
+
+    def _resolve(self, job: _Job, answer: AiAnswer) -> None:
+        self.stats.jobs += 1
+        self.stats.fallbacks += answer.fallback
+        self.stats.from_cache += answer.cached
+        self.stats.seconds.append(time.monotonic() - job.queued_at)
+        if not job.future.done():
+            job.future.set_result(answer)
+
+    def _quick(self, job: _Job) -> AiAnswer:
+        started = time.perf_counter()
+        state = games.load(job.job.game).initial()
+        for move in job.job.moves:
+            state = state.play(move)
+        move = quick_move(state, job.job.seed)
+        return AiAnswer(move, None, None, None, time.perf_counter() - started, fallback=True)
+
+    def _replace(self, worker: _Worker, why: str) -> None:
+        """Kill ``worker``, answer its job quickly, and start a fresh process in its place."""
+        assert self._loop is not None
+        if worker not in self._workers:
+            return
+        log.warning("replacing AI worker %s: %s", worker.process.pid, why)
+        self._workers.remove(worker)
+        self._loop.remove_reader(worker.conn.fileno())
+        job = worker.job
+        self._finish_worker(worker)
+        worker.process.kill()
+        worker.conn.close()
+        self._loop.run_in_executor(None, worker.process.join, 5)
+        if job is not None:
+            self._resolve(job, self._quick(job))
+        self._failed_starts = 0 if worker.ready else self._failed_starts + 1
+        if self._failed_starts >= MAX_FAILED_STARTS:
+            # Workers die before they are ready (a broken engine build): stop spawning them;
+            # queued jobs are answered by ``quick_move`` when they time out.
+            log.error("AI workers keep dying while warming up; running without them")
+            self._dispatch()
+            return
+        if not self._closing:
+            self.stats.restarts += 1
+            self._spawn()
+            self._dispatch()
+
+    def _dispatch(self) -> None:
+        assert self._loop is not None
+        now = time.monotonic()
+        while self._queue and self._queue[0].future.done():
+            self._queue.popleft()
+        for worker in self._workers:
+            if not self._queue:
+                break
+            if not worker.ready or worker.job is not None:
+                continue
+            job = self._queue.popleft()
+            worker.job = job
+            worker.conn.send(("job", job.id, job.job.game, job.job.moves,
+                              job.job.level.to_dict(), job.job.seed))
+            limit = job.job.level.hard_time + self.margin
+            worker.watchdog = self._loop.call_later(
+                limit, self._replace, worker, f"no answer within {limit:.1f}s"
+            )
+        # Jobs nobody could take for too long are answered without the engine.
+        while self._queue and now - self._queue[0].queued_at > self.queue_timeout:
+            job = self._queue.popleft()
+            self._resolve(job, self._quick(job))
+
+    async def think(self, job: AiJob,
+                    on_progress: Callable[[Progress], None] | None = None) -> AiAnswer:
+        """The move for ``job``, always legal, within roughly its level's hard time once a
+        worker is free (never later than ``queue_timeout`` + hard time + ``margin``)."""
+        assert self._loop is not None, "call start() first"
+        if self._closing:
+            raise RuntimeError("the AI pool is closed")
+        future: asyncio.Future[AiAnswer] = self._loop.create_future()
+        entry = _Job(next(self._ids), job, future, on_progress, time.monotonic())
+        self._queue.append(entry)
+        self._dispatch()
+        timer = self._loop.call_later(self.queue_timeout + 0.01, self._dispatch)
+        try:
+            return await future
+        finally:
+            timer.cancel()
+
+    def snapshot(self) -> PoolStats:
+        self.stats.workers = len(self._workers)
+        self.stats.ready = sum(w.ready for w in self._workers)
+        self.stats.busy = sum(w.job is not None for w in self._workers)
+        self.stats.queued = len(self._queue)
+        return self.stats
+
+    def pids(self) -> list[int | None]:
+        return [w.process.pid for w in self._workers]
+
+    async def close(self) -> None:
+        """Stop every worker (politely, then by force) and answer queued jobs quickly."""
+        self._closing = True
+        while self._queue:
+            job = self._queue.popleft()
+            self._resolve(job, self._quick(job))
+        for worker in list(self._workers):
+            if self._loop is not None:
+                self._loop.remove_reader(worker.conn.fileno())
+            if worker.job is not None:
+                job = worker.job
+                self._finish_worker(worker)
+                self._resolve(job, self._quick(job))
+            try:
+                worker.conn.send(None)
+            except OSError:
+                pass
+        deadline = time.monotonic() + 2.0
+        for worker in self._workers:
+            await asyncio.to_thread(worker.process.join, max(0.0, deadline - time.monotonic()))
+            if worker.process.is_alive():
+                worker.process.kill()
+                await asyncio.to_thread(worker.process.join, 2.0)
+            worker.conn.close()
+        self._workers.clear()
