@@ -1,0 +1,810 @@
+"""The server's one ``main()``: websockets' asyncio server wired to rooms, workers and storage.
+
+One port serves the page (``/`` and the files in ``server/static``) over plain HTTP through
+``process_request`` and the protocol on the websocket at ``/ws``. This module is glue: the
+rules of rooms live in ``server.rooms`` (sans-I/O), the messages in ``server.protocol``, AI
+moves in ``server.workers``, durability in the ``Store``.
+
+Ordering guarantees: every command on a room runs under that room's lock; a move is written
+with ``store.append_move`` before anybody hears of it; all frames go out through one
+synchronous path (``broadcast``), so each client sees a room's messages in the order they
+were produced — its full ``room_state`` first, then events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import gc
+import hashlib
+import hmac
+import logging
+import mimetypes
+import os
+import secrets
+import signal
+import time
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from websockets.asyncio.server import Server as WsServer
+from websockets.asyncio.server import ServerConnection, broadcast, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+import games
+from ai.levels import DEFAULT_LEVELS, Level, find, levels_of
+from server import errors, history
+from server import protocol as p
+from server.admin import ADMIN_MESSAGES, AdminDesk
+from server.bot_desk import BotDesk
+from server.bot_limits import DEFAULT_BOT_LIMITS, BotLimits
+from server.rooms import AiTurn, Lobby, Outcome, Player, Room, game_id_of
+from server.store import DuplicateMove, MemoryStore, PlayerRecord, Store
+from server.workers import COUNTED, AiJob, AiPool, Progress, quick_move
+
+log = logging.getLogger("discus.server")
+
+_RoomCommand = (
+    p.JoinRoom | p.Spectate | p.Move | p.Resign | p.OfferRematch | p.AcceptRematch | p.Claim
+    | p.Leave
+)
+_ROOM_COMMANDS = (p.JoinRoom, p.Spectate, p.Move, p.Resign, p.OfferRematch, p.AcceptRematch,
+                  p.Claim, p.Leave)
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+
+GC_THRESHOLDS = (50_000, 20, 100)
+"""Cyclic-GC generation thresholds (CPython's default is 700, 10, 10). Thousands of live
+connections make each full collection long; collecting far less often keeps the event loop
+responsive (see the ``gc`` line of ``python -m bench.load``)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Published limits (``welcome.limits``) and server knobs, named in one place."""
+
+    max_message_bytes: int = 4096
+    messages_per_second: float = 20.0
+    burst: int = 40
+    flood_strikes: int = 20
+    """Refused (rate-limited) messages in a row before the connection is closed with 1008."""
+    grace_seconds: float = 60.0
+    max_rooms: int = 10
+    sweep_seconds: float = 5.0
+    """How often rooms everyone left are closed."""
+    max_buffered_bytes: int = 1 << 20
+    """A client that reads nothing while this much waits for it is disconnected."""
+    thinking_interval: float = 0.1
+    """At most one ``ai_thinking`` per room in this many seconds (fast levels finish many
+    iterations in a millisecond; people need only see that the AI is working)."""
+    max_challenges: int = 10
+    """Challenges one player may have waiting for an answer."""
+    bots: BotLimits = DEFAULT_BOT_LIMITS
+    """The limits of bot accounts (``welcome.limits.bot`` on a bot's connection)."""
+
+    def limits(self) -> p.ServerLimits:
+        return p.ServerLimits(
+            max_message_bytes=self.max_message_bytes,
+            messages_per_second=self.messages_per_second,
+            burst=self.burst,
+            grace_seconds=self.grace_seconds,
+            max_rooms=self.max_rooms,
+            max_challenges=self.max_challenges,
+        )
+
+
+class TokenBucket:
+    """``burst`` messages at once, refilled at ``rate`` per second."""
+
+    def __init__(self, rate: float, burst: int, now: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = float(burst)
+        self.stamp = now
+
+    def take(self, now: float) -> float:
+        """0 if a message may pass now (and it is counted), else the seconds to wait."""
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return 0.0
+        return (1 - self.tokens) / self.rate
+
+
+class _Client:
+    """One websocket connection and what the server knows about it."""
+
+    __slots__ = ("ws", "player", "bucket", "strikes", "closing", "admin")
+
+    def __init__(self, ws: ServerConnection, bucket: TokenBucket) -> None:
+        self.ws = ws
+        self.player: Player | None = None
+        self.bucket = bucket
+        self.strikes = 0
+        self.closing: asyncio.Task[None] | None = None
+        self.admin: Any = None
+        """The ``AdminAccount`` once ``admin_login`` succeeded (``server.admin``)."""
+
+    def close(self, code: int, reason: str) -> None:
+        """Start the closing handshake; the handler keeps reading (and ignoring) frames so
+        the peer's close frame is not stuck behind unread messages."""
+        if self.closing is None:
+            self.closing = asyncio.create_task(self.ws.close(code, reason))
+
+
+def _static_files(root: Path) -> dict[str, tuple[bytes, str]]:
+    """Every file under ``root`` by URL path, read once: nothing else can ever be served."""
+    files: dict[str, tuple[bytes, str]] = {}
+    if not root.is_dir():
+        return files
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+            if kind.startswith("text/") or kind in ("application/javascript", "image/svg+xml"):
+                kind += "; charset=utf-8"
+            files["/" + path.relative_to(root).as_posix()] = (path.read_bytes(), kind)
+    if "/index.html" in files:
+        files["/"] = files["/index.html"]
+    if "/admin.html" in files:
+        files["/admin"] = files["/admin.html"]
+    return files
+
+
+class DiscusServer:
+    """Rooms, players and connections of one running server.
+
+    ``pool`` finds AI moves; without one (tests of the glue alone) the AI plays
+    ``workers.quick_move``. ``levels`` is read at every AI move, so replacing it takes effect
+    from the next move. ``secret`` signs resume tokens (default ``$DISCUS_SECRET``, else
+    random per process: then tokens do not survive a restart).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        pool: AiPool | None,
+        settings: Settings | None = None,
+        levels: Mapping[str, Sequence[Level]] = DEFAULT_LEVELS,
+        static_dir: Path = STATIC_DIR,
+        secret: bytes | None = None,
+    ) -> None:
+        self.store = store
+        self.pool = pool
+        self.settings = settings or Settings()
+        self.levels = levels
+        self.lobby = Lobby(
+            levels={g: [lv.name for lv in levels_of(g, levels)] for g in games.names()},
+            ids=lambda: secrets.token_urlsafe(6).replace("-", "x").replace("_", "y"),
+            grace=self.settings.grace_seconds,
+            max_rooms=self.settings.max_rooms,
+        )
+        self.players: dict[str, Player] = {}
+        self.secret = secret or os.environb.get(b"DISCUS_SECRET") or secrets.token_bytes(32)
+        self.clients: dict[str, set[_Client]] = {}
+        self.locks: dict[str, asyncio.Lock] = {}
+        self.files = _static_files(static_dir)
+        self.ai_tasks: set[asyncio.Task[None]] = set()
+        self._games = [self._game_info(name) for name in games.names()]
+        self.desk = AdminDesk(self, None)
+        """Admin messages and live levels; ``running`` gives it the store's database."""
+        self.bots = BotDesk(self, None)
+        """Bot logins, limits and challenges; ``running`` gives it the store's database."""
+        self.cache: Any = None
+        """The server's ``PositionCache`` (``running(cache=...)``); ``stats`` reads the
+        counters every process on the same Redis shares from it."""
+
+    def set_levels(self, levels: Mapping[str, Sequence[Level]]) -> None:
+        """Replace the difficulty levels (an admin edit): new rooms, ``welcome`` and the very
+        next AI move of every room use them. A room whose level disappeared plays the weakest."""
+        self.levels = levels
+        self.lobby.levels = {g: [lv.name for lv in levels_of(g, levels)] for g in games.names()}
+        self._games = [self._game_info(name) for name in games.names()]
+
+    def _game_info(self, name: str) -> p.GameInfo:
+        from server.rooms import COLOURS
+
+        game = games.load(name)
+        return p.GameInfo(
+            name=name,
+            title=game.title,
+            players=list(COLOURS.get(name, game.players)),
+            rows=game.rows,
+            cols=game.cols,
+            levels=[p.LevelInfo(name=lv.name, order=lv.order, description=lv.description)
+                    for lv in levels_of(name, self.levels)],
+        )
+
+    @staticmethod
+    def now() -> float:
+        """Wall-clock seconds: rooms write these times into stored games and moves, which
+        outlive the process (history dates, GGF ``DT``, restored games' grace periods)."""
+        return time.time()
+
+    # --- HTTP ------------------------------------------------------------------------------
+
+    def process_request(
+        self, connection: ServerConnection, request: Request
+    ) -> Response | Awaitable[Response] | None:
+        """Serve the page and its files and the exports of stored games (``/games/<id>.txt``,
+        ``.ggf``); let ``/ws`` through to the websocket handshake."""
+        path = request.path.split("?", 1)[0]
+        if path == "/ws":
+            return None
+        if path.startswith("/games/"):
+            return self._download(connection, path.removeprefix("/games/"))
+        found = self.files.get(path)
+        if found is None:
+            return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
+        body, kind = found
+        headers = Headers([
+            ("Content-Type", kind),
+            ("Content-Length", str(len(body))),
+            ("Cache-Control", "no-cache"),
+            ("X-Content-Type-Options", "nosniff"),
+        ])
+        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, body)
+
+    async def _download(self, connection: ServerConnection, name: str) -> Response:
+        """A stored game as a file: ``<id>.txt`` (move text) or ``<id>.ggf`` (Othello)."""
+        game_id, _, ext = name.rpartition(".")
+        if not game_id or ext not in history.CONTENT_TYPES:
+            return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
+        try:
+            replayed = await self._replay(game_id)
+        except errors.UnknownGameId as exc:
+            return connection.respond(HTTPStatus.NOT_FOUND, f"{exc.message}\n")
+        text = history.download(replayed, ext)
+        if text is None:
+            return connection.respond(HTTPStatus.NOT_FOUND,
+                                      f"a {replayed.game} game has no .{ext} export\n")
+        body = text.encode("utf-8")
+        headers = Headers([
+            ("Content-Type", history.CONTENT_TYPES[ext]),
+            ("Content-Length", str(len(body))),
+            ("Content-Disposition", f'attachment; filename="discus-{game_id}.{ext}"'),
+            ("Cache-Control", "no-cache"),
+            ("X-Content-Type-Options", "nosniff"),
+        ])
+        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, body)
+
+    # --- history ---------------------------------------------------------------------------
+
+    async def _names(self, player_ids: Iterable[str | None]) -> dict[str, str]:
+        names = {}
+        for player_id in player_ids:
+            if player_id is None or player_id in names:
+                continue
+            known = self.players.get(player_id)
+            if known is not None:
+                names[player_id] = known.name
+            else:
+                stored = await self.store.load_player(player_id)
+                names[player_id] = stored.name if stored is not None else "Player"
+        return names
+
+    async def _history(self, player_id: str, limit: int) -> p.History:
+        """The player's finished games, newest first (unfinished ones are in the lobby)."""
+        # A player sits in at most ``max_rooms`` unfinished games, so this many rows hold
+        # ``limit`` past ones.
+        records = await self.store.games_of_player(player_id, limit + self.settings.max_rooms)
+        past = [r for r in records if r.status in history.PAST_STATUSES][:limit]
+        lines = []
+        for record in past:
+            loaded = await self.store.load_game(record.id)
+            count = len(loaded[1]) if loaded is not None else 0
+            names = await self._names(record.players)
+            lines.append(history.past_game(record, count, names))
+        return p.History(player=player_id, games=lines)
+
+    async def _replay(self, game_id: str) -> p.GameReplay:
+        loaded = await self.store.load_game(game_id)
+        if loaded is None:
+            raise errors.UnknownGameId(f"there is no stored game {game_id!r}")
+        record, moves = loaded
+        return history.replay(record, moves, await self._names(record.players))
+
+    # --- sending ---------------------------------------------------------------------------
+
+    def _send_to(self, clients: Iterable[_Client], message: BaseModel) -> None:
+        targets = [c.ws for c in clients]
+        if targets:
+            broadcast(targets, p.encode(message))
+            for ws in targets:
+                transport = ws.transport
+                if transport is not None and (
+                    transport.get_write_buffer_size() > self.settings.max_buffered_bytes
+                ):
+                    log.warning("closing a client that stopped reading")
+                    transport.abort()
+
+    def _deliver(self, out: Outcome) -> None:
+        for send in out.sends:
+            clients = [c for pid in send.to for c in self.clients.get(pid, ())]
+            self._send_to(clients, send.message)
+
+    async def _carry(self, room: Room | None, out: Outcome) -> None:
+        """Save the game row if it changed, then announce, then start the AI if it is due."""
+        if out.save_game and room is not None:
+            await self.store.save_game(room.record())
+        self._deliver(out)
+        if out.ai is not None and room is not None:
+            task = asyncio.create_task(self._ai_move(room, out.ai))
+            self.ai_tasks.add(task)
+            task.add_done_callback(self.ai_tasks.discard)
+
+    def _lock(self, room_id: str) -> asyncio.Lock:
+        lock = self.locks.get(room_id)
+        if lock is None:
+            lock = self.locks[room_id] = asyncio.Lock()
+        return lock
+
+    # --- connections -----------------------------------------------------------------------
+
+    async def handler(self, ws: ServerConnection) -> None:
+        """One connection: hello first, then commands until it closes."""
+        client = _Client(ws, TokenBucket(self.settings.messages_per_second,
+                                         self.settings.burst, self.now()))
+        try:
+            async for frame in ws:
+                if client.closing is not None:
+                    continue
+                verdict = self._admit(client, frame)
+                if verdict != "ok":
+                    continue
+                message: BaseModel | None = None
+                try:
+                    message = p.parse_client(frame)
+                    await self._dispatch(client, message)
+                except errors.ProtocolError as exc:
+                    self._refuse(client, exc, message)
+                    if exc.close_code is not None:
+                        client.close(exc.close_code, exc.code)
+                except ConnectionClosed:
+                    raise
+                except Exception:
+                    log.exception("failed to handle a message")
+                    self._refuse(client, errors.InternalError("the server failed; try again"),
+                                 message)
+        except ConnectionClosed:
+            pass
+        finally:
+            await self._gone(client)
+
+    def _refuse(self, client: _Client, exc: errors.ProtocolError,
+                message: BaseModel | None) -> None:
+        ref = getattr(message, "id", None) if message is not None else exc.ref
+        room = getattr(message, "room", None)
+        self._send_to([client], p.error_message(exc, ref=ref, room=room))
+
+    def _admit(self, client: _Client, frame: str | bytes) -> str:
+        """Size and rate checks before parsing: ``ok``, ``skip`` (refused) or ``close``."""
+        size = len(frame) if isinstance(frame, bytes) else len(frame.encode("utf-8"))
+        if size > self.settings.max_message_bytes:
+            self._refuse(client, errors.MessageTooBig(
+                f"a message may be at most {self.settings.max_message_bytes} bytes; "
+                f"this one was {size}", limit=self.settings.max_message_bytes), None)
+            client.close(1009, "message too big")
+            return "close"
+        wait = client.bucket.take(self.now())
+        if wait > 0:
+            client.strikes += 1
+            if client.strikes > self.settings.flood_strikes:
+                client.close(1008, "too many messages")
+                return "close"
+            self._refuse(client, errors.RateLimited(
+                f"too many messages: at most {self.settings.messages_per_second:g} a second "
+                f"(bursts of {self.settings.burst})", retry_after=round(wait, 3)), None)
+            return "skip"
+        client.strikes = 0
+        return "ok"
+
+    async def _gone(self, client: _Client) -> None:
+        self.bots.gone(client)
+        player = client.player
+        if player is None:
+            return
+        mine = self.clients.get(player.id)
+        if mine is None:
+            return
+        mine.discard(client)
+        if mine:
+            return
+        del self.clients[player.id]
+        out = self.lobby.disconnect(player.id, self.now())
+        self._deliver(out)
+
+    # --- commands --------------------------------------------------------------------------
+
+    async def _dispatch(self, client: _Client, message: BaseModel) -> None:
+        if isinstance(message, p.Hello):
+            await self._hello(client, message)
+            return
+        player = client.player
+        if player is None:
+            raise errors.HelloRequired("send hello first")
+        if isinstance(message, p.Ping):
+            self._send_to([client], p.Pong(id=message.id))
+        elif isinstance(message, p.ListRooms):
+            self._send_to([client], self.lobby.open_rooms())
+        elif isinstance(message, p.ListHistory):
+            self._send_to([client], await self._history(message.player or player.id,
+                                                        message.limit))
+        elif isinstance(message, p.GetStats):
+            self._send_to([client], await self.stats())
+        elif isinstance(message, p.GetGame):
+            record = await self._replay(message.game_id)
+            self._send_to([client], p.GameRecordMessage(record=record))
+        elif isinstance(message, p.CreateRoom):
+            self.bots.check_games(player.id)
+            room, out = self.lobby.create(player, message.game, message.opponent,
+                                          message.seat, self.now())
+            async with self._lock(room.id):
+                await self._carry(room, out)
+        elif isinstance(message, _ROOM_COMMANDS):
+            await self._room_command(player, message)
+        elif isinstance(message, p.CHALLENGE_CLIENT_MESSAGES):
+            await self.bots.handle(client, player, message)
+        elif isinstance(message, ADMIN_MESSAGES):
+            await self.desk.handle(client, message)
+        else:  # pragma: no cover - the union is exhaustive
+            raise errors.UnknownType(f"unhandled message {type(message).__name__}")
+
+    async def _room_command(self, player: Player, message: _RoomCommand) -> None:
+        room_id = message.room
+        self.lobby.room(room_id)  # unknown_room before waiting for any lock
+        async with self._lock(room_id):
+            room = self.lobby.room(room_id)  # it may have closed while we waited
+            now = self.now()
+            self.bots.check_command(player.id, message, room)
+            if isinstance(message, p.Move):
+                plan = room.check_move(player.id, message.ply, message.move, now)
+                try:
+                    await self.store.append_move(plan.record)
+                except DuplicateMove:
+                    raise errors.StalePly("that ply is already played",
+                                          expected=len(room.moves) + 1) from None
+                out = room.apply_move(plan, now)
+            elif isinstance(message, p.JoinRoom):
+                out = self.lobby.join(player, room_id, now)
+            elif isinstance(message, p.Spectate):
+                out = self.lobby.spectate(player, room_id)
+            elif isinstance(message, p.Resign):
+                out = room.resign(player.id, now)
+            elif isinstance(message, p.OfferRematch):
+                out = room.offer_rematch(player.id, game_id_of(room.id, room.round + 1), now)
+            elif isinstance(message, p.AcceptRematch):
+                out = room.accept_rematch(player.id, game_id_of(room.id, room.round + 1), now)
+            elif isinstance(message, p.Claim):
+                out = room.claim(player.id, now)
+            else:
+                out = self.lobby.leave(player.id, room_id, now)
+            await self._carry(room, out)
+        if room_id not in self.lobby.rooms:
+            self.locks.pop(room_id, None)
+
+    def token_for(self, player_id: str) -> str:
+        """The resume token of ``player_id``: the id signed with the server's secret, so it
+        is checked without a lookup and stays valid across restarts sharing the secret."""
+        mac = hmac.new(self.secret, player_id.encode(), hashlib.sha256).digest()[:18]
+        return f"{player_id}.{base64.urlsafe_b64encode(mac).decode()}"
+
+    async def _resumed(self, token: str) -> Player:
+        player_id = token.rpartition(".")[0]
+        if not player_id or not hmac.compare_digest(self.token_for(player_id), token):
+            raise errors.BadResumeToken("that resume token is not valid here; say hello without it")
+        player = self.players.get(player_id)
+        if player is None:
+            record = await self.store.load_player(player_id)
+            if record is None:
+                raise errors.BadResumeToken("that player is unknown here; say hello without it")
+            player = self.players[player_id] = Player(record.id, record.name)
+        return player
+
+    async def restore(self) -> int:
+        """Bring back the unfinished games of the store (after a restart); returns how many.
+
+        Their players are away until they say hello with their resume token (within the
+        grace period); an AI whose turn it is moves at once.
+        """
+        count = 0
+        for record, moves in await self.store.unfinished_games():
+            names = {}
+            for player_id in record.players:
+                if player_id is not None:
+                    stored = await self.store.load_player(player_id)
+                    names[player_id] = stored.name if stored is not None else "Player"
+                    self.players.setdefault(player_id, Player(player_id, names[player_id]))
+            try:
+                room, out = self.lobby.restore(record, moves, names, self.now())
+            except (ValueError, KeyError):
+                log.exception("cannot restore game %s", record.id)
+                continue
+            await self._carry(room, out)
+            count += 1
+        return count
+
+    async def _hello(self, client: _Client, hello: p.Hello) -> None:
+        if client.player is not None:
+            raise errors.HelloRequired("this connection already said hello")
+        if hello.version != p.PROTOCOL_VERSION:
+            raise errors.UnsupportedVersion(
+                f"this server speaks protocol version {p.PROTOCOL_VERSION}, "
+                f"not {hello.version}", supported=p.PROTOCOL_VERSION)
+        if hello.token is not None:
+            player = await self.bots.login(client, hello.token)
+            token = self.token_for(player.id)
+        elif hello.resume is not None:
+            player = await self._resumed(hello.resume)
+            await self.bots.refuse_resume(player.id)
+            token = hello.resume
+        else:
+            name = (hello.name or "").strip() or f"Guest {secrets.randbelow(9000) + 1000}"
+            player = Player(secrets.token_hex(6), name)
+            token = self.token_for(player.id)
+            self.players[player.id] = player
+            await self.store.save_player(PlayerRecord(player.id, name, "guest", time.time()))
+        client.player = player
+        self.clients.setdefault(player.id, set()).add(client)
+        self._send_to([client], p.Welcome(
+            version=p.PROTOCOL_VERSION, player=player.view(), resume=token,
+            limits=self.bots.limits(client, self.settings.limits()), games=self._games,
+        ))
+        self._deliver(self.lobby.reconnect(player.id))
+        self.bots.greet(client, player.id)
+
+    async def stats(self) -> p.Stats:
+        """The ``stats`` message: the AI pool and its position cache (see docs/PROTOCOL.md)."""
+        pool = cache = shared = None
+        settings = self.pool.cache if self.pool is not None else None
+        if self.pool is not None:
+            s = self.pool.snapshot()
+            pool = p.PoolView(
+                workers=s.workers, ready=s.ready, busy=s.busy, idle=s.ready - s.busy,
+                queued=s.queued, jobs=s.jobs, fallbacks=s.fallbacks, from_cache=s.from_cache,
+                restarts=s.restarts, move_seconds_p50=s.percentile(0.5),
+                move_seconds_p99=s.percentile(0.99),
+            )
+            if settings is not None:
+                cache = _cache_view(s.cache, settings.tiers(), settings.database_url is not None)
+        if settings is not None and settings.redis_url and self.cache is not None:
+            try:
+                counters = await self.cache.shared_stats()
+            except Exception:  # Redis down: say nothing rather than fail the request
+                log.warning("shared cache counters unavailable", exc_info=True)
+            else:
+                shared = _cache_view({k: int(counters.get(k, 0)) for k in COUNTED},
+                                     settings.tiers(), settings.database_url is not None)
+        return p.Stats(pool=pool, cache=cache, shared_cache=shared)
+
+    # --- the AI ----------------------------------------------------------------------------
+
+    async def _ai_move(self, room: Room, turn: AiTurn) -> None:
+        """Find, store and announce the AI's move; a stale answer is dropped quietly."""
+        seed = zlib.crc32(f"{room.game_id}:{turn.ply}".encode())
+        await self.desk.refresh_levels()  # any server's level edit counts from this move on
+        try:
+            level = find(turn.game, turn.level, self.levels)
+        except KeyError:
+            level = levels_of(turn.game, self.levels)[0]
+        if self.pool is None:
+            move, depth, score, nodes = quick_move(turn.state, seed), None, None, None
+        else:
+            last_sent = [-1.0]
+
+            def progress(step: Progress) -> None:
+                now = self.now()
+                if now - last_sent[0] < self.settings.thinking_interval:
+                    return
+                last_sent[0] = now
+                self._deliver(room.ai_progress(turn.round, turn.ply, step.depth, step.score,
+                                               step.nodes, step.seconds, step.exact))
+
+            answer = await self.pool.think(AiJob(turn.game, turn.moves, level, seed), progress)
+            move, depth, score, nodes = answer.move, answer.depth, answer.score, answer.nodes
+        async with self._lock(room.id):
+            try:
+                plan = room.check_ai_move(turn.round, turn.ply, move, self.now(),
+                                          depth, score, nodes)
+            except errors.ProtocolError:
+                return  # the room moved on (resigned, left, rematched) while the AI thought
+            await self.store.append_move(plan.record)
+            await self._carry(room, room.apply_move(plan, self.now()))
+
+    # --- housekeeping ----------------------------------------------------------------------
+
+    async def sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.sweep_seconds)
+            for room, out in self.lobby.sweep(self.now()):
+                try:
+                    await self._carry(room, out)
+                except Exception:
+                    log.exception("failed to close room %s", room.id)
+                self.locks.pop(room.id, None)
+
+
+def _cache_view(counts: Mapping[str, int], tiers: tuple[str, str], durable: bool
+                ) -> p.CacheView:
+    """Cache counters as ``stats`` shows them: the hot tier sees every lookup, the durable
+    tier only the hot tier's misses."""
+    lookups, hot, deep, misses = (counts[k] for k in COUNTED)
+
+    def rate(hits: int, asked: int) -> float:
+        return round(hits / asked, 4) if asked else 0.0
+
+    views = [p.CacheTierView(tier=tiers[0], hits=hot, misses=lookups - hot,  # type: ignore[arg-type]
+                             hit_rate=rate(hot, lookups))]
+    if durable:
+        views.append(p.CacheTierView(tier=tiers[1], hits=deep, misses=misses,  # type: ignore[arg-type]
+                                     hit_rate=rate(deep, deep + misses)))
+    return p.CacheView(lookups=lookups, hits=hot + deep, misses=misses,
+                       hit_rate=rate(hot + deep, lookups), tiers=views)
+
+
+@dataclass
+class Running:
+    """A started server: its address, the glue object, and how to stop it."""
+
+    app: DiscusServer
+    ws_server: WsServer
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self.host}:{self.port}/ws"
+
+
+@contextlib.asynccontextmanager
+async def running(
+    host: str = "127.0.0.1",
+    port: int = 0,
+    store: Store | None = None,
+    pool: AiPool | None = None,
+    settings: Settings | None = None,
+    secret: bytes | None = None,
+    cache: Any = None,
+    redis_url: str | None = None,
+    **server_options: Any,
+) -> AsyncIterator[Running]:
+    """Serve until the block ends, then close connections (1001), the pool, the position
+    cache and the store.
+
+    ``port=0`` picks a free port (``Running.port`` says which). The caller owns ``pool``'s
+    start (and opens ``cache``, a ``PositionCache``); this closes them. With a SQL store the
+    levels are the database's, kept current through ``redis_url`` (else by polling it).
+    """
+    store = store if store is not None else MemoryStore()
+    await store.open()
+    settings = settings or Settings()
+    app = DiscusServer(store, pool, settings, secret=secret)
+    app.cache = cache
+    app.desk = AdminDesk(app, getattr(store, "engine", None), redis_url)
+    app.bots = BotDesk(app, getattr(store, "engine", None))
+    await app.desk.open()
+    restored = await app.restore()
+    if restored:
+        log.info("restored %d unfinished games", restored)
+    ws_server = await serve(
+        app.handler,
+        host,
+        port,
+        process_request=app.process_request,
+        max_size=settings.max_message_bytes * 4,
+        max_queue=4,
+        compression=None,  # messages are small; per-connection zlib state costs ~100 KB
+        server_header="discus",
+        **server_options,
+    )
+    sweeper = asyncio.create_task(app.sweep_forever())
+    sock = next(iter(ws_server.sockets))
+    actual_port = sock.getsockname()[1]
+    try:
+        yield Running(app, ws_server, host, actual_port)
+    finally:
+        sweeper.cancel()
+        ws_server.close()
+        await ws_server.wait_closed()
+        for task in list(app.ai_tasks):
+            task.cancel()
+        await app.desk.close()
+        if pool is not None:
+            await pool.close()
+        if cache is not None:
+            await cache.close()
+        await store.close()
+
+
+def tune_gc() -> None:
+    """Call once the server is set up, in a process that is only the server.
+
+    Everything alive then (the compiled rules, numba and llvmlite objects, pydantic schemas)
+    lives as long as the server: freezing keeps it out of the cyclic collector, whose full
+    passes over it paused the event loop (bench.load, 1000 clients: longest collection 125 ms
+    of CPU without, 47 ms with), and ``GC_THRESHOLDS`` makes full passes rarer (5000 clients:
+    longest 322 ms and 5.9 s in all without, 65 ms and 1.5 s with).
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
+async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store | None = None,
+                        workers: int | None = None, secret: bytes | None = None,
+                        redis_url: str | None = None) -> None:
+    """Run until SIGINT or SIGTERM, then shut down cleanly.
+
+    The store is opened (and migrated) first; then the position cache (Redis at
+    ``redis_url``, else ``$REDIS_URL``, else in-process LRUs, over the store's table when it
+    is SQL), then the workers, which open the same cache themselves.
+    """
+    from server.storage import SqlStore, open_cache
+    from server.storage import redis_url as resolve_redis_url
+    from server.workers import CacheSettings
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    store = store if store is not None else MemoryStore()
+    await store.open()
+    cache = await open_cache(redis_url, store)
+    sql_url = store.url if isinstance(store, SqlStore) else None
+    pool = AiPool(processes=workers, cache=CacheSettings(resolve_redis_url(redis_url), sql_url))
+    await pool.start()
+    async with running(host, port, store=store, pool=pool, secret=secret,
+                       cache=cache, redis_url=resolve_redis_url(redis_url)) as server:
+        tune_gc()
+        log.info("Discus on http://%s:%d/ (websocket %s)", host, server.port, server.url)
+        print(f"Discus serving http://{host}:{server.port}/ — Ctrl-C to stop", flush=True)
+        await stop.wait()
+        print("Discus shutting down", flush=True)
+
+
+def persistent_secret() -> bytes:
+    """``$DISCUS_SECRET``, else a random secret kept in the data directory (created once), so
+    resume tokens stay valid across restarts. Servers sharing a database must share it."""
+    from_env = os.environb.get(b"DISCUS_SECRET")
+    if from_env:
+        return from_env
+    from server.storage.config import data_dir
+
+    path = data_dir() / "server-secret"
+    if not path.exists():
+        path.touch(mode=0o600)
+        path.write_bytes(secrets.token_bytes(32))
+    return path.read_bytes()
+
+
+def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = None,
+        redis_url: str | None = None, workers: int | None = None) -> None:
+    """``discus serve``: the whole server in this process plus its AI worker processes.
+
+    Games are kept by ``server.storage``: ``database_url``, else ``$DATABASE_URL``, else the
+    embedded SQLite file in the data directory; unfinished games come back on restart.
+    The AI workers share a position cache: ``redis_url`` (else ``$REDIS_URL``) for the hot
+    tier, else an LRU per process, over the database's ``position_cache`` table.
+    """
+    from server.storage import open_store
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    asyncio.run(serve_forever(host, port, store=open_store(database_url), workers=workers,
+                              secret=persistent_secret(), redis_url=redis_url))
+
+
+def main() -> None:
+    """``python -m server.app``: serve on the defaults."""
+    run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""Where the data lives: ``DATABASE_URL`` / ``REDIS_URL`` (flags win over the environment),
+else an SQLite file in the data directory and in-process caches.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+DATA_DIR_ENV = "DISCUS_DATA_DIR"
+SQLITE_FILE = "discus.sqlite3"
+SQLITE_BUSY_MS = 10_000  # several processes (server, workers) share one SQLite file
+
+
+def data_dir() -> Path:
+    """``$DISCUS_DATA_DIR`` or ``./data``; created on first use."""
+    path = Path(os.environ.get(DATA_DIR_ENV) or "data")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def database_url(url: str | None = None) -> str:
+    """The SQLAlchemy async URL to use: ``url``, else ``$DATABASE_URL``, else the SQLite file.
+
+    Plain ``postgres://``, ``postgresql://`` and ``sqlite:///`` URLs get their async driver.
+    """
+    raw = url or os.environ.get("DATABASE_URL") or ""
+    if not raw:
+        return f"sqlite+aiosqlite:///{(data_dir() / SQLITE_FILE).resolve()}"
+    for plain, driver in (
+        ("postgres://", "postgresql+asyncpg://"),
+        ("postgresql://", "postgresql+asyncpg://"),
+        ("sqlite://", "sqlite+aiosqlite://"),
+    ):
+        if raw.startswith(plain):
+            return driver + raw[len(plain) :]
+    if raw.startswith(("postgresql+asyncpg://", "sqlite+aiosqlite://")):
+        return raw
+    raise ValueError(f"unsupported database URL {raw!r}: use postgresql://... or sqlite:///...")
+
+
+def redis_url(url: str | None = None) -> str | None:
+    """``url``, else ``$REDIS_URL``, else None (meaning: in-process caches)."""
+    return url or os.environ.get("REDIS_URL") or None
+
+
+def is_sqlite(url: str) -> bool:
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def create_engine(url: str) -> AsyncEngine:
+    """An async engine; SQLite gets WAL, enforced foreign keys and fsync on every commit."""
+    if not is_sqlite(url):
+        # No pre-ping: it costs two extra round trips (BEGIN; ROLLBACK) on every checkout,
+        # doubling the time to persist a move. A connection broken by a database restart fails
+        # one call and is then replaced by the pool.
+        return create_async_engine(url, pool_size=10, max_overflow=20, pool_recycle=1800)
+    database = make_url(url).database
+    if database and database != ":memory:":
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    # One connection per process: SQLite has one writer at a time anyway, and queueing in the
+    # pool is fair and immediate where competing connections would sleep in the busy handler
+    # (a 16-game load run saw a 450 ms p99 with a pool, 2 ms without).
+    engine = create_async_engine(
+        url,
+        connect_args={"timeout": SQLITE_BUSY_MS / 1000},
+        pool_size=1,
+        max_overflow=0,
+        pool_timeout=60,
+    )
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        # FULL: a commit is on disk when it returns (NORMAL in WAL survives a killed process
+        # but not a power cut; "durable on return" means both).
+        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
+        cursor.close()
+
+    return engine

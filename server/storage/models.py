@@ -1,0 +1,224 @@
+"""The schema, as SQLAlchemy 2 declarative models; Alembic migrations mirror it exactly.
+
+Timestamps are epoch seconds in double precision, the same floats the records carry, so a
+record read back equals the record written on every backend. Players in games carry no
+foreign key: the ``Store`` contract lets the server save a game before (or without) its
+players, as ``MemoryStore`` does. Moves do reference their game.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+ID = String(64)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Player(Base):
+    """A person or program that plays: guests (display name only), bots and admins."""
+
+    __tablename__ = "players"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100))
+    kind: Mapped[str] = mapped_column(String(16))  # guest | bot | admin
+    created_at: Mapped[float] = mapped_column(Double)
+
+
+class Game(Base):
+    """One game; seat 0 moves first. A seat's player is NULL for the AI or an open seat."""
+
+    __tablename__ = "games"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    game: Mapped[str] = mapped_column(String(32))
+    player0_id: Mapped[str | None] = mapped_column(ID)
+    player1_id: Mapped[str | None] = mapped_column(ID)
+    ai_level: Mapped[str | None] = mapped_column(String(64))
+    ai_seat: Mapped[int | None] = mapped_column(SmallInteger)
+    status: Mapped[str] = mapped_column(String(16))  # waiting | active | finished | aborted
+    start_position: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[float] = mapped_column(Double)
+    result: Mapped[int | None] = mapped_column(Integer)
+    reason: Mapped[str | None] = mapped_column(String(64))
+    finished_at: Mapped[float | None] = mapped_column(Double)
+
+    __table_args__ = (
+        # "My games, newest first": one index per seat, each already in the order shown.
+        Index("ix_games_player0_created", "player0_id", "created_at"),
+        Index("ix_games_player1_created", "player1_id", "created_at"),
+        # Restart recovery reads only unfinished games: a partial index keeps it tiny.
+        Index(
+            "ix_games_unfinished",
+            "status",
+            postgresql_where=text("status IN ('waiting', 'active')"),
+            sqlite_where=text("status IN ('waiting', 'active')"),
+        ),
+    )
+
+
+class Move(Base):
+    """One accepted move. The primary key (game, ply) is what makes a replayed ply fail."""
+
+    __tablename__ = "moves"
+
+    game_id: Mapped[str] = mapped_column(
+        ID, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    ply: Mapped[int] = mapped_column(Integer, primary_key=True)
+    move: Mapped[str] = mapped_column(String(16))
+    seat: Mapped[int] = mapped_column(SmallInteger)
+    seconds: Mapped[float] = mapped_column(Double)
+    created_at: Mapped[float] = mapped_column(Double)
+    ai_depth: Mapped[int | None] = mapped_column(Integer)
+    ai_score: Mapped[int | None] = mapped_column(Integer)
+    ai_nodes: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class Level(Base):
+    """A difficulty level of one game: its place in the ladder and its search settings.
+
+    ``settings`` holds the knobs (depth, time budgets, node cap, weakening) as JSON so the
+    admin issue can add knobs without a migration; it validates them before saving.
+    """
+
+    __tablename__ = "levels"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    game: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(String(64))
+    position: Mapped[int] = mapped_column(Integer)  # order in the ladder, weakest first
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON)
+    updated_at: Mapped[float] = mapped_column(Double)
+
+    __table_args__ = (
+        UniqueConstraint("game", "name", name="uq_levels_game_name"),
+        Index("ix_levels_game_position", "game", "position"),
+    )
+
+
+class LevelAudit(Base):
+    """One change to a level: who made it, when, and the level before and after (as
+    ``ai.levels.Level.to_dict``; ``before`` is NULL for a new level, ``after`` for a deleted
+    one). Rows are only ever added."""
+
+    __tablename__ = "level_audit"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    game: Mapped[str] = mapped_column(String(32))
+    level: Mapped[str] = mapped_column(String(64))
+    actor: Mapped[str] = mapped_column(String(100))
+    action: Mapped[str] = mapped_column(String(16))  # create | update | delete
+    before: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    after: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    created_at: Mapped[float] = mapped_column(Double)
+
+    __table_args__ = (Index("ix_level_audit_game_created", "game", "created_at"),)
+
+
+class LevelsVersion(Base):
+    """One row (id 1) counting level changes: every edit bumps it in the edit's transaction,
+    so a process that saw version N knows its copy of the levels is current while it is N."""
+
+    __tablename__ = "levels_version"
+
+    id: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger)
+    updated_at: Mapped[float] = mapped_column(Double)
+
+
+class CalibrationRun(Base):
+    """One calibration of a game's levels: the levels as played (snapshot), how, and the
+    fitted ratings (JSON list of level, elo, error, games, score) once finished."""
+
+    __tablename__ = "calibration_runs"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    game: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(16))  # running | finished | failed
+    actor: Mapped[str] = mapped_column(String(100))
+    games_per_pair: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    pair_mode: Mapped[str] = mapped_column(String(16))  # adjacent | all
+    levels: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    ratings: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    seconds: Mapped[float | None] = mapped_column(Double)
+    created_at: Mapped[float] = mapped_column(Double)
+    finished_at: Mapped[float | None] = mapped_column(Double)
+
+    __table_args__ = (Index("ix_calibration_runs_game_created", "game", "created_at"),)
+
+
+class CalibrationResult(Base):
+    """Wins, draws and losses of ``level_a`` (the weaker by order) against ``level_b``."""
+
+    __tablename__ = "calibration_results"
+
+    run_id: Mapped[str] = mapped_column(
+        ID, ForeignKey("calibration_runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    level_a: Mapped[str] = mapped_column(String(64), primary_key=True)
+    level_b: Mapped[str] = mapped_column(String(64), primary_key=True)
+    wins: Mapped[int] = mapped_column(Integer)
+    draws: Mapped[int] = mapped_column(Integer)
+    losses: Mapped[int] = mapped_column(Integer)
+
+
+class Token(Base):
+    """A bot's or admin's secret, stored only as a hash; revoked tokens keep their row."""
+
+    __tablename__ = "tokens"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    player_id: Mapped[str] = mapped_column(ID, ForeignKey("players.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(100))
+    scope: Mapped[str] = mapped_column(String(16))  # bot | admin
+    token_hash: Mapped[str] = mapped_column(String(128), unique=True)
+    created_at: Mapped[float] = mapped_column(Double)
+    last_used_at: Mapped[float | None] = mapped_column(Double)
+    revoked_at: Mapped[float | None] = mapped_column(Double)
+
+    __table_args__ = (Index("ix_tokens_player", "player_id"),)
+
+
+class CachedPosition(Base):
+    """The durable position cache: deep and exact search results under a canonical key.
+
+    ``key`` is canonical under the game's symmetries and relative to the side to move;
+    ``best_move`` is in that canonical orientation (see ``server.storage.symmetry``).
+    ``bound`` is 1 lower, 2 upper, 3 exact-at-depth (as in ``ai.tt``); ``exact`` means
+    proven to the end of the game.
+    """
+
+    __tablename__ = "position_cache"
+
+    game: Mapped[str] = mapped_column(String(32), primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    depth: Mapped[int] = mapped_column(SmallInteger)
+    score: Mapped[int] = mapped_column(Integer)
+    bound: Mapped[int] = mapped_column(SmallInteger)
+    best_move: Mapped[str | None] = mapped_column(String(16))
+    exact: Mapped[bool] = mapped_column(Boolean)
+    updated_at: Mapped[float] = mapped_column(Double)
+
+
+metadata = Base.metadata

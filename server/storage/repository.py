@@ -1,0 +1,610 @@
+"""Every SQL statement the program runs, as functions named for what they do.
+
+Each takes an open ``AsyncConnection``; the caller owns the transaction. Upserts use the
+dialect's ``INSERT ... ON CONFLICT`` (PostgreSQL and SQLite spell it the same way).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterable, Sequence
+from types import SimpleNamespace
+from typing import Any, cast
+
+from sqlalchemy import Row, Table, delete, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ai.levels import Level as AiLevel
+from ai.levels import validate
+from server.storage.models import (
+    CachedPosition,
+    CalibrationResult,
+    CalibrationRun,
+    Game,
+    Level,
+    LevelAudit,
+    LevelsVersion,
+    Move,
+    Player,
+    Token,
+)
+from server.store import GameRecord, MoveRecord, PlayerRecord
+
+log = logging.getLogger(__name__)
+
+UNFINISHED = ("waiting", "active")
+
+players: Table = Player.__table__  # type: ignore[assignment]
+games: Table = Game.__table__  # type: ignore[assignment]
+moves: Table = Move.__table__  # type: ignore[assignment]
+levels: Table = Level.__table__  # type: ignore[assignment]
+tokens: Table = Token.__table__  # type: ignore[assignment]
+cache: Table = CachedPosition.__table__  # type: ignore[assignment]
+level_audit: Table = LevelAudit.__table__  # type: ignore[assignment]
+levels_version: Table = LevelsVersion.__table__  # type: ignore[assignment]
+calibration_runs: Table = CalibrationRun.__table__  # type: ignore[assignment]
+calibration_results: Table = CalibrationResult.__table__  # type: ignore[assignment]
+
+
+def _insert(conn: AsyncConnection, table: Table) -> Any:
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    return dialect.insert(table)
+
+
+async def _upsert(
+    conn: AsyncConnection, table: Table, values: dict[str, Any], keys: Sequence[str]
+) -> None:
+    stmt = _insert(conn, table).values(**values)
+    changed = {k: stmt.excluded[k] for k in values if k not in keys}
+    await conn.execute(stmt.on_conflict_do_update(index_elements=list(keys), set_=changed))
+
+
+# -- players ---------------------------------------------------------------------------------
+
+
+async def save_player(conn: AsyncConnection, player: PlayerRecord) -> None:
+    values = {"id": player.id, "name": player.name, "kind": player.kind}
+    await _upsert(conn, players, {**values, "created_at": player.created_at}, ["id"])
+
+
+async def find_player(conn: AsyncConnection, player_id: str) -> PlayerRecord | None:
+    row = (await conn.execute(select(players).where(players.c.id == player_id))).first()
+    if row is None:
+        return None
+    return PlayerRecord(id=row.id, name=row.name, kind=row.kind, created_at=row.created_at)
+
+
+# -- games and moves -------------------------------------------------------------------------
+
+
+def _game_values(game: GameRecord) -> dict[str, Any]:
+    return {
+        "id": game.id,
+        "game": game.game,
+        "player0_id": game.players[0],
+        "player1_id": game.players[1],
+        "ai_level": game.ai_level,
+        "ai_seat": game.ai_seat,
+        "status": game.status,
+        "start_position": game.start_position,
+        "created_at": game.created_at,
+        "result": game.result,
+        "reason": game.reason,
+        "finished_at": game.finished_at,
+    }
+
+
+def _game_record(row: Row[Any]) -> GameRecord:
+    return GameRecord(
+        id=row.id,
+        game=row.game,
+        players=(row.player0_id, row.player1_id),
+        ai_level=row.ai_level,
+        ai_seat=row.ai_seat,
+        status=row.status,
+        start_position=row.start_position,
+        created_at=row.created_at,
+        result=row.result,
+        reason=row.reason,
+        finished_at=row.finished_at,
+    )
+
+
+def _move_record(row: Row[Any]) -> MoveRecord:
+    return MoveRecord(
+        game_id=row.game_id,
+        ply=row.ply,
+        move=row.move,
+        seat=row.seat,
+        seconds=row.seconds,
+        created_at=row.created_at,
+        ai_depth=row.ai_depth,
+        ai_score=row.ai_score,
+        ai_nodes=row.ai_nodes,
+    )
+
+
+async def save_game(conn: AsyncConnection, game: GameRecord) -> None:
+    await _upsert(conn, games, _game_values(game), ["id"])
+
+
+async def insert_move(conn: AsyncConnection, move: MoveRecord) -> None:
+    """Plain INSERT: the (game_id, ply) primary key rejects a second move for a ply."""
+    # Parameters apart from the statement: one cached compiled INSERT for every move.
+    await conn.execute(_INSERT_MOVE, dataclasses.asdict(move))
+
+
+async def insert_moves(conn: AsyncConnection, batch: Sequence[MoveRecord]) -> None:
+    """Several moves in one INSERT; fails as a whole if any ply is already taken."""
+    await conn.execute(_INSERT_MOVE, [dataclasses.asdict(move) for move in batch])
+
+
+_INSERT_MOVE = moves.insert()
+
+
+async def has_move(conn: AsyncConnection, game_id: str, ply: int) -> bool:
+    stmt = select(moves.c.ply).where(moves.c.game_id == game_id, moves.c.ply == ply)
+    return (await conn.execute(stmt)).first() is not None
+
+
+async def find_game(conn: AsyncConnection, game_id: str) -> GameRecord | None:
+    row = (await conn.execute(select(games).where(games.c.id == game_id))).first()
+    return None if row is None else _game_record(row)
+
+
+async def list_moves(conn: AsyncConnection, game_ids: Sequence[str]) -> dict[str, list[MoveRecord]]:
+    """Moves of each game in ply order (every id present, possibly with no moves)."""
+    found: dict[str, list[MoveRecord]] = {game_id: [] for game_id in game_ids}
+    if not game_ids:
+        return found
+    stmt = (
+        select(moves)
+        .where(moves.c.game_id.in_(list(game_ids)))
+        .order_by(moves.c.game_id, moves.c.ply)
+    )
+    for row in await conn.execute(stmt):
+        found[row.game_id].append(_move_record(row))
+    return found
+
+
+async def list_unfinished_games(conn: AsyncConnection) -> list[GameRecord]:
+    stmt = select(games).where(games.c.status.in_(UNFINISHED)).order_by(games.c.created_at)
+    return [_game_record(row) for row in await conn.execute(stmt)]
+
+
+async def list_games_of_player(
+    conn: AsyncConnection, player_id: str, limit: int
+) -> list[GameRecord]:
+    stmt = (
+        select(games)
+        .where(or_(games.c.player0_id == player_id, games.c.player1_id == player_id))
+        .order_by(games.c.created_at.desc(), games.c.id.desc())
+        .limit(limit)
+    )
+    return [_game_record(row) for row in await conn.execute(stmt)]
+
+
+# -- difficulty levels (edited by admins) ----------------------------------------------------
+
+
+async def save_level(
+    conn: AsyncConnection,
+    game: str,
+    name: str,
+    position: int,
+    settings: dict[str, Any],
+    updated_at: float,
+) -> None:
+    values = {
+        "game": game,
+        "name": name,
+        "position": position,
+        "settings": settings,
+        "updated_at": updated_at,
+    }
+    await _upsert(conn, levels, values, ["game", "name"])
+
+
+async def list_levels(conn: AsyncConnection, game: str) -> list[dict[str, Any]]:
+    """The game's levels, weakest first: dicts with name, position, settings, updated_at."""
+    stmt = select(levels).where(levels.c.game == game).order_by(levels.c.position)
+    return [
+        {
+            "name": row.name,
+            "position": row.position,
+            "settings": row.settings,
+            "updated_at": row.updated_at,
+        }
+        for row in await conn.execute(stmt)
+    ]
+
+
+async def delete_level(conn: AsyncConnection, game: str, name: str) -> bool:
+    result = await conn.execute(delete(levels).where(levels.c.game == game, levels.c.name == name))
+    return bool(result.rowcount)
+
+
+class UnknownLevel(LookupError):
+    """The game has no level of that name."""
+
+
+class InvalidLevel(ValueError):
+    """A level edit that would make an impossible level; ``problems`` lists every reason."""
+
+    def __init__(self, game: str, name: str, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__(f"{game} level {name!r}: " + "; ".join(self.problems))
+
+
+_INT_FIELDS = ("order", "candidates", "margin")
+_OPTIONAL_INT_FIELDS = ("max_depth", "nodes")
+_TIME_FIELDS = ("soft_time", "hard_time")
+EDITABLE_FIELDS = (
+    "order", "description", "max_depth", "soft_time", "hard_time", "nodes", "candidates",
+    "margin", "rails",
+)  # fmt: skip
+"""What an admin may change; the name identifies the level (games record it) and stays."""
+
+
+def level_from_row(game: str, row: dict[str, Any]) -> AiLevel:
+    """The ``ai.levels.Level`` a ``list_levels`` row describes."""
+    return AiLevel.from_dict({"name": row["name"], "order": row["position"], **row["settings"]})
+
+
+def _settings_of(level: AiLevel) -> dict[str, Any]:
+    data = level.to_dict()
+    del data["name"], data["order"]
+    return data
+
+
+def _type_problems(changes: dict[str, Any]) -> list[str]:
+    """Wrong kinds of value, found before ``ai.levels.validate`` compares them."""
+    problems = []
+    unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
+    if "name" in unknown:
+        problems.append("name cannot be changed (games refer to a level by its name)")
+        unknown.remove("name")
+    if unknown:
+        problems.append(f"unknown fields: {', '.join(unknown)}")
+    for key, value in changes.items():
+        is_int = isinstance(value, int) and not isinstance(value, bool)
+        if key in _INT_FIELDS and not is_int:
+            problems.append(f"{key} must be a whole number")
+        elif key in _OPTIONAL_INT_FIELDS and value is not None and not is_int:
+            problems.append(f"{key} must be a whole number or null (no limit)")
+        elif key in _TIME_FIELDS and (
+            isinstance(value, bool) or not isinstance(value, int | float) or value != value
+        ):
+            problems.append(f"{key} must be a number of seconds")
+        elif key == "rails" and not isinstance(value, bool):
+            problems.append("rails must be true or false")
+        elif key == "description" and (not isinstance(value, str) or len(value) > 200):
+            problems.append("description must be text of at most 200 characters")
+    return problems
+
+
+def _problems(fields: dict[str, Any]) -> list[str]:
+    """``ai.levels.validate``'s sentences for fields that cannot make a ``Level`` (its
+    constructor refuses them; ``validate`` only reads attributes)."""
+    return validate(cast(AiLevel, SimpleNamespace(**fields)))
+
+
+async def find_level(conn: AsyncConnection, game: str, name: str) -> AiLevel | None:
+    stmt = select(levels).where(levels.c.game == game, levels.c.name == name)
+    row = (await conn.execute(stmt)).first()
+    return None if row is None else level_from_row(game, dict(row._mapping))
+
+
+async def list_game_levels(conn: AsyncConnection, game: str) -> list[AiLevel]:
+    """The game's levels as ``ai.levels.Level`` values, weakest first."""
+    return [level_from_row(game, row) for row in await list_levels(conn, game)]
+
+
+async def list_all_levels(conn: AsyncConnection) -> dict[str, tuple[AiLevel, ...]]:
+    """Every game's levels, weakest first, keyed by game (the shape of ``DEFAULT_LEVELS``)."""
+    stmt = select(levels).order_by(levels.c.game, levels.c.position, levels.c.name)
+    found: dict[str, list[AiLevel]] = {}
+    for row in await conn.execute(stmt):
+        try:
+            level = level_from_row(row.game, dict(row._mapping))
+        except (TypeError, ValueError) as exc:  # written around validation: skip, don't crash
+            log.warning("skipping unusable %s level %r: %s", row.game, row.name, exc)
+            continue
+        found.setdefault(row.game, []).append(level)
+    return {game: tuple(ladder) for game, ladder in found.items()}
+
+
+async def update_level(
+    conn: AsyncConnection,
+    game: str,
+    name: str,
+    changes: dict[str, Any],
+    actor: str,
+    now: float,
+) -> tuple[AiLevel, AiLevel, int]:
+    """Apply ``changes`` (field -> new value, see ``EDITABLE_FIELDS``) to one level, audit it
+    and bump the levels version, all in the caller's transaction; returns (before, after,
+    new version).
+
+    Raises ``UnknownLevel`` or ``InvalidLevel`` (with every problem); the caller must then
+    roll its transaction back (``engine.begin()`` does), undoing the version bump.
+
+    Edits are serialised by bumping the version first: that write takes PostgreSQL's row lock
+    and SQLite's write lock before the level is read, so two admins' edits apply one after
+    the other and neither is lost (SQLite's driver would otherwise read outside any
+    transaction).
+    """
+    problems = _type_problems(changes)
+    if problems:
+        raise InvalidLevel(game, name, problems)
+    version = await bump_levels_version(conn, now)
+    stmt = select(levels).where(levels.c.game == game, levels.c.name == name)
+    row = (await conn.execute(stmt)).first()
+    if row is None:
+        raise UnknownLevel(f"{game} has no level {name!r}")
+    before = level_from_row(game, dict(row._mapping))
+    merged = {**before.to_dict(), **changes}
+    try:
+        after = AiLevel.from_dict(merged)
+    except ValueError:
+        raise InvalidLevel(game, name, _problems(merged)) from None
+    if after.order != before.order:
+        taken = select(levels.c.name).where(
+            levels.c.game == game, levels.c.position == after.order, levels.c.name != name
+        )
+        other = (await conn.execute(taken)).scalar()
+        if other is not None:
+            raise InvalidLevel(game, name, [f"order {after.order} is taken by {other!r}"])
+    await conn.execute(
+        update(levels)
+        .where(levels.c.game == game, levels.c.name == name)
+        .values(position=after.order, settings=_settings_of(after), updated_at=now)
+    )
+    await insert_level_audit(
+        conn, game, name, actor, "update", before.to_dict(), after.to_dict(), now
+    )
+    return before, after, version
+
+
+async def insert_level_audit(
+    conn: AsyncConnection,
+    game: str,
+    level: str,
+    actor: str,
+    action: str,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+    now: float,
+) -> None:
+    await conn.execute(
+        level_audit.insert().values(
+            game=game, level=level, actor=actor, action=action, before=before, after=after,
+            created_at=now,
+        )
+    )  # fmt: skip
+
+
+async def list_level_audit(
+    conn: AsyncConnection, game: str | None = None, limit: int = 100
+) -> list[dict[str, Any]]:
+    """Audit entries, newest first: dicts with id, game, level, actor, action, before, after,
+    created_at (``before``/``after`` as ``Level.to_dict``)."""
+    stmt = select(level_audit).order_by(level_audit.c.id.desc()).limit(limit)
+    if game is not None:
+        stmt = stmt.where(level_audit.c.game == game)
+    return [dict(row._mapping) for row in await conn.execute(stmt)]
+
+
+async def read_levels_version(conn: AsyncConnection) -> int:
+    """The levels' version counter (0 if the row is missing)."""
+    stmt = select(levels_version.c.version).where(levels_version.c.id == 1)
+    return int((await conn.execute(stmt)).scalar() or 0)
+
+
+async def bump_levels_version(conn: AsyncConnection, now: float) -> int:
+    """Add one to the version counter (creating it if missing) and return the new value."""
+    stmt = (
+        update(levels_version)
+        .where(levels_version.c.id == 1)
+        .values(version=levels_version.c.version + 1, updated_at=now)
+        .returning(levels_version.c.version)
+    )
+    version = (await conn.execute(stmt)).scalar()
+    if version is None:
+        await conn.execute(levels_version.insert().values(id=1, version=1, updated_at=now))
+        return 1
+    return int(version)
+
+
+# -- calibration runs ------------------------------------------------------------------------
+
+
+async def insert_calibration_run(
+    conn: AsyncConnection,
+    run_id: str,
+    game: str,
+    actor: str,
+    games_per_pair: int,
+    seed: int,
+    pair_mode: str,
+    level_dicts: Sequence[dict[str, Any]],
+    now: float,
+) -> None:
+    """Record a run that has started (status ``running``); ``finish_calibration_run`` ends it."""
+    await conn.execute(
+        calibration_runs.insert().values(
+            id=run_id, game=game, status="running", actor=actor,
+            games_per_pair=games_per_pair, seed=seed, pair_mode=pair_mode,
+            levels=list(level_dicts), ratings=None, seconds=None, created_at=now,
+            finished_at=None,
+        )
+    )  # fmt: skip
+
+
+async def finish_calibration_run(
+    conn: AsyncConnection,
+    run_id: str,
+    status: str,
+    pairs: Sequence[dict[str, Any]],
+    ratings: Sequence[dict[str, Any]] | None,
+    seconds: float,
+    now: float,
+) -> None:
+    """Store a run's end: ``finished`` with its pair results (dicts with a, b, wins, draws,
+    losses) and ratings, or ``failed`` with whatever it had."""
+    await conn.execute(
+        update(calibration_runs)
+        .where(calibration_runs.c.id == run_id)
+        .values(
+            status=status,
+            ratings=None if ratings is None else list(ratings),
+            seconds=seconds,
+            finished_at=now,
+        )
+    )
+    if pairs:
+        await conn.execute(
+            calibration_results.insert(),
+            [
+                {
+                    "run_id": run_id,
+                    "level_a": p["a"],
+                    "level_b": p["b"],
+                    "wins": p["wins"],
+                    "draws": p["draws"],
+                    "losses": p["losses"],
+                }
+                for p in pairs
+            ],
+        )
+
+
+async def list_calibration_runs(
+    conn: AsyncConnection, game: str | None = None, limit: int = 20
+) -> list[dict[str, Any]]:
+    """Runs, newest first, each a dict of its columns plus ``pairs`` (a, b, wins, draws,
+    losses, weaker level first, in ladder order)."""
+    stmt = select(calibration_runs).order_by(calibration_runs.c.created_at.desc()).limit(limit)
+    if game is not None:
+        stmt = stmt.where(calibration_runs.c.game == game)
+    runs = [dict(row._mapping) for row in await conn.execute(stmt)]
+    if not runs:
+        return runs
+    by_run: dict[str, list[dict[str, Any]]] = {run["id"]: [] for run in runs}
+    found = select(calibration_results).where(calibration_results.c.run_id.in_(list(by_run)))
+    for row in await conn.execute(found):
+        by_run[row.run_id].append(
+            {"a": row.level_a, "b": row.level_b, "wins": row.wins, "draws": row.draws,
+             "losses": row.losses}
+        )  # fmt: skip
+    for run in runs:
+        ladder = {level["name"]: level["order"] for level in run["levels"]}
+        run["pairs"] = sorted(
+            by_run[run["id"]], key=lambda p: (ladder.get(p["a"], 0), ladder.get(p["b"], 0))
+        )
+    return runs
+
+
+# -- bot and admin tokens (only hashes are stored) -------------------------------------------
+
+
+async def insert_token(
+    conn: AsyncConnection,
+    token_id: str,
+    player_id: str,
+    name: str,
+    scope: str,
+    token_hash: str,
+    created_at: float,
+) -> None:
+    await conn.execute(
+        tokens.insert().values(
+            id=token_id,
+            player_id=player_id,
+            name=name,
+            scope=scope,
+            token_hash=token_hash,
+            created_at=created_at,
+        )
+    )
+
+
+async def find_live_token(conn: AsyncConnection, token_hash: str) -> dict[str, Any] | None:
+    """The unrevoked token with this hash, as a dict of its columns, or None."""
+    stmt = select(tokens).where(tokens.c.token_hash == token_hash, tokens.c.revoked_at.is_(None))
+    row = (await conn.execute(stmt)).first()
+    return None if row is None else dict(row._mapping)
+
+
+async def list_tokens(conn: AsyncConnection, scope: str | None = None) -> list[dict[str, Any]]:
+    stmt = select(tokens).order_by(tokens.c.created_at)
+    if scope is not None:
+        stmt = stmt.where(tokens.c.scope == scope)
+    return [dict(row._mapping) for row in await conn.execute(stmt)]
+
+
+async def touch_token(conn: AsyncConnection, token_id: str, used_at: float) -> None:
+    await conn.execute(update(tokens).where(tokens.c.id == token_id).values(last_used_at=used_at))
+
+
+async def revoke_token(conn: AsyncConnection, token_id: str, revoked_at: float) -> bool:
+    result = await conn.execute(
+        update(tokens)
+        .where(tokens.c.id == token_id, tokens.c.revoked_at.is_(None))
+        .values(revoked_at=revoked_at)
+    )
+    return bool(result.rowcount)
+
+
+# -- the durable position cache --------------------------------------------------------------
+
+
+async def find_cached_positions(
+    conn: AsyncConnection, game: str, keys: Iterable[str]
+) -> dict[str, tuple[int, int, int, str | None, bool]]:
+    """Canonical key -> (depth, score, bound, best_move, exact) for the keys that are stored."""
+    wanted = list(dict.fromkeys(keys))
+    if not wanted:
+        return {}
+    stmt = select(cache).where(cache.c.game == game, cache.c.key.in_(wanted))
+    return {
+        row.key: (row.depth, row.score, row.bound, row.best_move, bool(row.exact))
+        for row in await conn.execute(stmt)
+    }
+
+
+async def save_cached_positions(
+    conn: AsyncConnection,
+    rows: Sequence[dict[str, Any]],
+) -> None:
+    """Upsert many results in one statement; a stored result is replaced only by one that is
+    exact, or not less deep when the stored one is not exact."""
+    if not rows:
+        return
+    stmt = _insert(conn, cache).values(list(rows))
+    new = stmt.excluded
+    keep_better = or_(
+        new.exact & ~cache.c.exact,
+        (new.exact == cache.c.exact) & (new.depth >= cache.c.depth),
+    )
+    await conn.execute(
+        stmt.on_conflict_do_update(
+            index_elements=["game", "key"],
+            set_={
+                name: new[name]
+                for name in ("depth", "score", "bound", "best_move", "exact", "updated_at")
+            },
+            where=keep_better,
+        )
+    )
+
+
+# -- bot accounts (server.accounts) ----------------------------------------------------------
+
+
+async def find_token(conn: AsyncConnection, token_hash: str) -> dict[str, Any] | None:
+    """The token with this hash, revoked or not, as a dict of its columns, or None."""
+    row = (await conn.execute(select(tokens).where(tokens.c.token_hash == token_hash))).first()
+    return None if row is None else dict(row._mapping)

@@ -1,0 +1,177 @@
+"""``Store`` on SQL: PostgreSQL through asyncpg, or the embedded SQLite file through aiosqlite.
+
+Each call is its own transaction and has committed when it returns, so ``append_move``
+returning means the move survives a killed process (PostgreSQL's synchronous commit, SQLite's
+WAL with ``synchronous=FULL``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from server.storage import repository as repo
+from server.storage.config import create_engine, database_url
+from server.storage.migrate import upgrade_engine
+from server.store import DuplicateMove, GameRecord, MoveRecord, PlayerRecord
+
+
+class SqlStore:
+    """The durable ``Store``. ``open()`` upgrades the schema to the newest migration (under a
+    PostgreSQL advisory lock, so servers starting together do not race)."""
+
+    def __init__(self, url: str | None = None, *, migrate: bool = True) -> None:
+        self.url = database_url(url)
+        self._migrate = migrate
+        self._engine: AsyncEngine | None = None
+        self._batcher: _MoveBatcher | None = None
+
+    @property
+    def engine(self) -> AsyncEngine:
+        """The open engine, for the position cache and the admin/bot repositories."""
+        if self._engine is None:
+            raise RuntimeError("SqlStore.open() has not been called")
+        return self._engine
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    async def open(self) -> None:
+        if self._engine is not None:
+            return
+        engine = create_engine(self.url)
+        try:
+            if self._migrate:
+                await upgrade_engine(engine)
+        except BaseException:
+            await engine.dispose()
+            raise
+        self._engine = engine
+        self._batcher = _MoveBatcher(engine, self._append_one)
+
+    async def close(self) -> None:
+        if self._batcher is not None:
+            await self._batcher.drain()
+            self._batcher = None
+        if self._engine is not None:
+            engine, self._engine = self._engine, None
+            await engine.dispose()
+
+    async def save_player(self, player: PlayerRecord) -> None:
+        async with self.engine.begin() as conn:
+            await repo.save_player(conn, player)
+
+    async def load_player(self, player_id: str) -> PlayerRecord | None:
+        async with self.engine.connect() as conn:
+            return await repo.find_player(conn, player_id)
+
+    async def save_game(self, game: GameRecord) -> None:
+        async with self.engine.begin() as conn:
+            await repo.save_game(conn, game)
+
+    async def append_move(self, move: MoveRecord) -> None:
+        if self._batcher is None:
+            raise RuntimeError("SqlStore.open() has not been called")
+        await self._batcher.append(move)
+
+    async def _append_one(self, move: MoveRecord) -> None:
+        try:
+            async with self.engine.begin() as conn:
+                await repo.insert_move(conn, move)
+        except IntegrityError:
+            # Tell a repeated ply from any other constraint (e.g. an unknown game) by looking.
+            async with self.engine.connect() as conn:
+                if await repo.has_move(conn, move.game_id, move.ply):
+                    raise DuplicateMove(
+                        f"game {move.game_id} already has a move at ply {move.ply}"
+                    ) from None
+            raise
+
+    async def load_game(self, game_id: str) -> tuple[GameRecord, list[MoveRecord]] | None:
+        async with self.engine.connect() as conn:
+            game = await repo.find_game(conn, game_id)
+            if game is None:
+                return None
+            return game, (await repo.list_moves(conn, [game_id]))[game_id]
+
+    async def unfinished_games(self) -> list[tuple[GameRecord, list[MoveRecord]]]:
+        async with self.engine.connect() as conn:
+            found = await repo.list_unfinished_games(conn)
+            by_game = await repo.list_moves(conn, [g.id for g in found])
+        return [(g, by_game[g.id]) for g in found]
+
+    async def games_of_player(self, player_id: str, limit: int = 50) -> list[GameRecord]:
+        async with self.engine.connect() as conn:
+            return await repo.list_games_of_player(conn, player_id, limit)
+
+
+class _MoveBatcher:
+    """Group commit: moves appended while a commit is in flight go out together in the next
+    one (one multi-row INSERT, one COMMIT, one fsync), and every caller's ``append`` returns
+    only after the commit that holds its move. A single game sees no extra latency; many
+    games at once share the cost of each commit instead of queueing for it.
+
+    If a batch violates a constraint (a repeated ply), its moves are retried one by one, so
+    only the offending callers get ``DuplicateMove``.
+    """
+
+    MAX_BATCH = 256
+
+    def __init__(
+        self, engine: AsyncEngine, append_one: Callable[[MoveRecord], Awaitable[None]]
+    ) -> None:
+        self._engine = engine
+        self._append_one = append_one
+        self._queue: list[tuple[MoveRecord, asyncio.Future[None]]] = []
+        self._worker: asyncio.Task[None] | None = None
+
+    async def append(self, move: MoveRecord) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append((move, future))
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._run())
+        await future
+
+    async def drain(self) -> None:
+        """Wait until every queued move has been committed (or failed)."""
+        if self._worker is not None:
+            await asyncio.gather(self._worker, return_exceptions=True)
+
+    async def _run(self) -> None:
+        while self._queue:
+            batch = self._queue[: self.MAX_BATCH]
+            del self._queue[: self.MAX_BATCH]
+            try:
+                await self._commit(batch)
+            except BaseException as exc:  # noqa: BLE001 - handed to the callers, who raise it
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+
+    async def _commit(self, batch: list[tuple[MoveRecord, asyncio.Future[None]]]) -> None:
+        if len(batch) > 1:
+            try:
+                async with self._engine.begin() as conn:
+                    await repo.insert_moves(conn, [move for move, _ in batch])
+            except IntegrityError:
+                pass  # somebody's ply is taken: find out whose, one move at a time
+            else:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_result(None)
+                return
+        for move, future in batch:
+            try:
+                await self._append_one(move)
+            except Exception as exc:  # noqa: BLE001 - handed to that caller
+                if not future.done():
+                    future.set_exception(exc)
+            else:
+                if not future.done():
+                    future.set_result(None)

@@ -1,0 +1,261 @@
+"""The shared position cache on the real Redis and PostgreSQL (and the in-process fallback)."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aioredis
+
+import games
+from ai.limits import Iteration, Limits
+from server.storage import SqlStore, open_cache, open_sync_cache
+from server.storage import keys as redis_keys
+from server.storage.cache import (
+    DURABLE_MIN_DEPTH,
+    CachedResult,
+    PositionCache,
+    RedisTier,
+    SqlTier,
+    pv_results,
+    usable_answer,
+)
+from server.storage.symmetry import canonical
+
+C4 = games.load("connect4")
+DEEP = DURABLE_MIN_DEPTH + 2
+
+
+@pytest.fixture
+async def sql_store(pg_url: str) -> AsyncIterator[SqlStore]:
+    store = SqlStore(pg_url)
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+@pytest.fixture
+async def cache(
+    sql_store: SqlStore, redis_url: str, redis_prefix: str
+) -> AsyncIterator[PositionCache]:
+    c = await open_cache(redis_url, sql_store, prefix=redis_prefix)
+    try:
+        yield c
+    finally:
+        await c.close()
+
+
+async def forget_redis(client: aioredis.Redis, prefix: str) -> None:
+    """What a Redis restart does to our keys (only ours: the server is shared)."""
+    names = [n async for n in client.scan_iter(match=redis_keys.position_pattern(prefix))]
+    if names:
+        await client.delete(*names)
+
+
+async def test_a_saved_result_is_found_again(cache: PositionCache) -> None:
+    state = C4.parse_moves("4453")
+    await cache.save([(state, CachedResult(depth=DEEP, score=3, bound=3, move=1))])
+    assert await cache.lookup([state]) == [CachedResult(DEEP, 3, 3, 1, False)]
+    assert cache.stats()["hot_hits"] == 1
+
+
+async def test_a_mirrored_position_finds_the_result_with_its_move_mirrored(
+    cache: PositionCache,
+) -> None:
+    state, mirror = C4.parse_moves("4453"), C4.parse_moves("4435")
+    best = C4.parse_move(state, "2")
+    await cache.save([(state, CachedResult(depth=DEEP, score=-2, bound=1, move=best))])
+    [found] = await cache.lookup([mirror])
+    assert found is not None and found.move is not None
+    assert C4.format_move(found.move) == "6"  # column 2 seen in the mirror
+    assert (found.depth, found.score, found.bound) == (DEEP, -2, 1)
+
+
+async def test_lookups_of_unknown_positions_are_misses(cache: PositionCache) -> None:
+    root = C4.parse_moves("44")
+    children = [root.play(m) for m in root.legal_moves()]
+    assert await cache.lookup([root, *children]) == [None] * 8
+    assert cache.stats()["misses"] == 8 and cache.stats()["hit_rate"] == 0.0
+
+
+async def test_after_redis_forgets_results_are_refilled_from_postgres(
+    cache: PositionCache, redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    state = C4.parse_moves("4453")
+    await cache.save([(state, CachedResult(DEEP, 5, 3, 3, False))])
+    await cache.flush()
+    await forget_redis(redis_client, redis_prefix)
+
+    assert await cache.lookup([state]) == [CachedResult(DEEP, 5, 3, 3, False)]
+    assert cache.stats()["durable_hits"] == 1
+    # ... and Redis holds it again: the next lookup is a hot hit.
+    assert await cache.lookup([state]) == [CachedResult(DEEP, 5, 3, 3, False)]
+    assert cache.stats()["hot_hits"] == 1
+
+
+async def test_shallow_inexact_results_stay_out_of_postgres(
+    cache: PositionCache, redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    shallow, solved = C4.parse_moves("44"), C4.parse_moves("444")
+    await cache.save(
+        [(shallow, CachedResult(4, 1, 3, 3)), (solved, CachedResult(2, 0, 3, 3, exact=True))]
+    )
+    await cache.flush()
+    await forget_redis(redis_client, redis_prefix)
+    found = await cache.lookup([shallow, solved])
+    assert found[0] is None and found[1] is not None and found[1].exact
+
+
+async def test_a_shallower_result_never_replaces_a_deeper_one(
+    cache: PositionCache, redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    state = C4.parse_moves("4453")
+    await cache.save([(state, CachedResult(DEEP + 4, 7, 3, 3))])
+    await cache.save([(state, CachedResult(DEEP, 1, 3, 0))])
+    await cache.flush()
+    assert await cache.lookup([state]) == [CachedResult(DEEP + 4, 7, 3, 3)]
+    await forget_redis(redis_client, redis_prefix)
+    assert await cache.lookup([state]) == [CachedResult(DEEP + 4, 7, 3, 3)]
+
+
+async def test_hit_counts_are_shared_through_redis(
+    cache: PositionCache, sql_store: SqlStore, redis_url: str, redis_prefix: str
+) -> None:
+    state = C4.parse_moves("4")
+    await cache.save([(state, CachedResult(DEEP, 0, 3, 3))])
+    other = await open_cache(redis_url, sql_store, prefix=redis_prefix)
+    try:
+        await other.lookup([state, C4.parse_moves("1")])
+        shared = await cache.shared_stats()
+    finally:
+        await other.close()
+    assert (shared["lookups"], shared["hot_hits"], shared["misses"]) == (2, 1, 1)
+    assert shared["hit_rate"] == 0.5
+
+
+async def test_without_redis_an_in_process_lru_serves_and_postgres_still_keeps(
+    sql_store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    state = C4.parse_moves("4453")
+    first = await open_cache(None, sql_store)
+    await first.save([(state, CachedResult(DEEP, 2, 3, 3))])
+    assert await first.lookup([state]) == [CachedResult(DEEP, 2, 3, 3)]
+    await first.close()  # flushes to PostgreSQL
+    second = await open_cache(None, sql_store)
+    try:
+        assert await second.lookup([state]) == [CachedResult(DEEP, 2, 3, 3)]
+        assert second.stats()["durable_hits"] == 1
+    finally:
+        await second.close()
+
+
+def _worker_saves(redis_url: str, database_url: str, prefix: str) -> None:
+    cache = open_sync_cache(redis_url, database_url, prefix=prefix)
+    try:
+        state = C4.parse_moves("4453")
+        cache.save([(state, CachedResult(DEEP, 9, 3, 6))])
+    finally:
+        cache.close()
+
+
+def test_a_result_saved_by_one_worker_process_is_found_by_another(
+    pg_url: str, redis_url: str, redis_prefix: str
+) -> None:
+    async def migrate() -> None:
+        store = SqlStore(pg_url)
+        await store.open()
+        await store.close()
+
+    asyncio.run(migrate())  # the server migrates before it starts workers
+    ctx = multiprocessing.get_context("spawn")
+    proc = ctx.Process(target=_worker_saves, args=(redis_url, pg_url, redis_prefix))
+    proc.start()
+    proc.join(60)
+    assert proc.exitcode == 0
+
+    cache = open_sync_cache(redis_url, pg_url, prefix=redis_prefix)
+    try:
+        mirror = C4.parse_moves("4435")
+        [found] = cache.lookup([mirror])
+        assert found is not None and found.move is not None
+        assert C4.format_move(found.move) == "1"  # column 7 mirrored
+        assert cache.stats()["hot_hits"] == 1
+    finally:
+        cache.close()
+
+
+def test_canonical_keys_of_cached_positions_are_what_redis_holds(redis_prefix: str) -> None:
+    key = canonical("connect4", C4.cells(C4.parse_moves("4453")), 0).key
+    assert redis_keys.position(redis_prefix, "connect4", key).startswith(f"{redis_prefix}:pos:")
+
+
+OTHELLO = games.load("othello")
+
+
+@pytest.mark.parametrize(
+    ("opening", "reply"),
+    # f5 d6 (perpendicular) seen from black's three other, symmetric first moves.
+    [("f5", "d6"), ("c4", "e3"), ("e6", "f4"), ("d3", "c5")],
+)
+async def test_an_othello_result_is_found_from_each_symmetric_opening_with_its_move_turned(
+    cache: PositionCache, opening: str, reply: str
+) -> None:
+    after_f5 = OTHELLO.parse_moves("f5")
+    await cache.save([(after_f5, CachedResult(DEEP, 0, 3, OTHELLO.parse_move(after_f5, "d6")))])
+    asked = OTHELLO.parse_moves(opening)
+    [found] = await cache.lookup([asked])
+    assert found is not None and found.move is not None
+    assert OTHELLO.format_move(found.move) == reply
+
+
+async def test_a_root_and_its_children_take_one_lookup(cache: PositionCache) -> None:
+    root = OTHELLO.parse_moves("f5d6")
+    children = [root.play(m) for m in root.legal_moves()]
+    await cache.save([(children[0], CachedResult(DEEP, 4, 3, children[0].legal_moves()[0]))])
+    found = await cache.lookup([root, *children])
+    assert found[0] is None and found[1] is not None
+    assert cache.stats()["lookups"] == 1 + len(children)
+
+
+def test_a_finished_search_teaches_the_root_and_its_principal_variation() -> None:
+    root = C4.parse_moves("4453")
+    pv = tuple(C4.parse_move(root, c) for c in "2")  # first move of the PV
+    after = root.play(pv[0])
+    pv = pv + (C4.parse_move(after, "6"), )
+    it = Iteration(depth=14, score=3, move=pv[0], pv=pv, nodes=1000, seconds=0.1)
+    taught = pv_results(root, it)
+    assert [s for s, _ in taught] == [root, after]
+    assert [(r.depth, r.score, r.move) for _, r in taught] == [(14, 3, pv[0]), (13, -3, pv[1])]
+    assert all(r.bound == 3 and not r.exact for _, r in taught)
+
+
+async def test_while_redis_is_down_lookups_fall_back_to_postgres_and_nothing_raises(
+    sql_store: SqlStore, unused_tcp_port: int
+) -> None:
+    state = C4.parse_moves("4453")
+    down = aioredis.Redis.from_url(f"redis://127.0.0.1:{unused_tcp_port}/0")
+    cache = PositionCache(RedisTier(down, "discus-test-down"), SqlTier(sql_store.engine))
+    try:
+        await cache.save([(state, CachedResult(DEEP, 1, 3, 3))])
+        await cache.flush()
+        assert await cache.lookup([state]) == [CachedResult(DEEP, 1, 3, 3)]
+        assert cache.stats()["hot_errors"] >= 2 and cache.stats()["durable_hits"] == 1
+    finally:
+        await cache.close()
+
+
+def test_a_cached_answer_replaces_a_search_only_when_it_is_as_good() -> None:
+    deep = CachedResult(12, 5, 3, 2)
+    assert usable_answer(deep, Limits(depth=12)) == deep
+    assert usable_answer(deep, Limits(depth=13)) is None  # the search would go deeper
+    assert usable_answer(deep, Limits(soft_time=1.0)) is None  # depth unknown in advance
+    assert usable_answer(deep, Limits(depth=4, multipv=3)) is None  # needs several scores
+    assert usable_answer(CachedResult(12, 5, 1, 2), Limits(depth=4)) is None  # a bound
+    solved = CachedResult(3, -4, 3, 1, exact=True)
+    assert usable_answer(solved, Limits(soft_time=1.0, exact=True)) == solved
+    assert usable_answer(None, Limits(depth=1)) is None

@@ -1,0 +1,158 @@
+"""The ``Store`` contract, run against MemoryStore and SqlStore on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from server.store import (
+    DuplicateMove,
+    GameRecord,
+    MoveRecord,
+    PlayerRecord,
+    Store,
+    replace,
+)
+
+T0 = 1_763_700_000.123456
+
+
+def a_game(game_id: str, *, created_at: float = T0, players=("p1", None), **changes) -> GameRecord:
+    record = GameRecord(
+        id=game_id,
+        game="connect4",
+        players=players,
+        ai_level="level-3",
+        ai_seat=1,
+        status="active",
+        start_position="",
+        created_at=created_at,
+    )
+    return replace(record, **changes) if changes else record
+
+
+def a_move(game_id: str, ply: int, move: str = "4", **changes) -> MoveRecord:
+    return MoveRecord(
+        game_id=game_id,
+        ply=ply,
+        move=move,
+        seat=ply % 2,
+        seconds=0.25 + ply,
+        created_at=T0 + ply,
+        **changes,
+    )
+
+
+async def test_a_saved_player_loads_back_equal(store: Store) -> None:
+    player = PlayerRecord(id="p1", name="Ada", kind="guest", created_at=T0)
+    await store.save_player(player)
+    assert await store.load_player("p1") == player
+
+
+async def test_saving_a_player_again_updates_it(store: Store) -> None:
+    await store.save_player(PlayerRecord(id="p1", name="Ada", kind="guest", created_at=T0))
+    await store.save_player(PlayerRecord(id="p1", name="Ada L.", kind="admin", created_at=T0))
+    loaded = await store.load_player("p1")
+    assert loaded is not None and (loaded.name, loaded.kind) == ("Ada L.", "admin")
+
+
+async def test_an_unknown_player_or_game_is_none(store: Store) -> None:
+    assert await store.load_player("nobody") is None
+    assert await store.load_game("nothing") is None
+
+
+async def test_a_saved_game_loads_back_with_its_moves_in_ply_order(store: Store) -> None:
+    game = a_game("g1")
+    await store.save_game(game)
+    ai = {"ai_depth": 12, "ai_score": -3, "ai_nodes": 5_000_000_000}
+    moves = [a_move("g1", 0, "4"), a_move("g1", 1, "3", **ai), a_move("g1", 2, "5")]
+    for move in moves:
+        await store.append_move(move)
+    assert await store.load_game("g1") == (game, moves)
+
+
+async def test_saving_a_game_again_records_its_result_and_keeps_its_moves(store: Store) -> None:
+    await store.save_game(a_game("g1"))
+    await store.append_move(a_move("g1", 0))
+    finished = a_game("g1", status="finished", result=18, reason="four", finished_at=T0 + 60)
+    await store.save_game(finished)
+    assert await store.load_game("g1") == (finished, [a_move("g1", 0)])
+
+
+async def test_a_second_move_for_the_same_ply_is_a_duplicate(store: Store) -> None:
+    await store.save_game(a_game("g1"))
+    await store.append_move(a_move("g1", 0, "4"))
+    with pytest.raises(DuplicateMove):
+        await store.append_move(a_move("g1", 0, "5"))
+    loaded = await store.load_game("g1")
+    assert loaded is not None and [m.move for m in loaded[1]] == ["4"]
+
+
+async def test_the_same_ply_in_another_game_is_not_a_duplicate(store: Store) -> None:
+    await store.save_game(a_game("g1"))
+    await store.save_game(a_game("g2"))
+    await store.append_move(a_move("g1", 0))
+    await store.append_move(a_move("g2", 0))
+    loaded = await store.load_game("g2")
+    assert loaded is not None and len(loaded[1]) == 1
+
+
+async def test_unfinished_games_are_listed_with_their_moves(store: Store) -> None:
+    await store.save_game(a_game("waiting", status="waiting", players=(None, None)))
+    await store.save_game(a_game("active"))
+    await store.save_game(a_game("done", status="finished", result=1, finished_at=T0))
+    await store.save_game(a_game("gone", status="aborted", finished_at=T0))
+    for ply in range(3):
+        await store.append_move(a_move("active", ply))
+    await store.append_move(a_move("done", 0))
+    found = {game.id: moves for game, moves in await store.unfinished_games()}
+    assert set(found) == {"waiting", "active"}
+    assert found["waiting"] == []
+    assert [m.ply for m in found["active"]] == [0, 1, 2]
+
+
+async def test_a_players_games_come_newest_first_in_either_seat(store: Store) -> None:
+    await store.save_game(a_game("old", created_at=T0, players=("p1", "p2")))
+    await store.save_game(a_game("new", created_at=T0 + 20, players=("p3", "p1")))
+    await store.save_game(a_game("mid", created_at=T0 + 10, players=("p1", None)))
+    await store.save_game(a_game("other", created_at=T0 + 30, players=("p2", "p3")))
+    assert [g.id for g in await store.games_of_player("p1")] == ["new", "mid", "old"]
+    assert [g.id for g in await store.games_of_player("p1", limit=2)] == ["new", "mid"]
+    assert await store.games_of_player("nobody") == []
+
+
+async def test_moves_appended_at_once_in_many_games_are_all_stored_in_order(
+    store: Store,
+) -> None:
+    ids = [f"g{i}" for i in range(12)]
+    for game_id in ids:
+        await store.save_game(a_game(game_id))
+
+    async def play(game_id: str) -> None:
+        for ply in range(10):
+            await store.append_move(a_move(game_id, ply, str(ply % 7 + 1)))
+
+    await asyncio.gather(*(play(game_id) for game_id in ids))
+    for game_id in ids:
+        loaded = await store.load_game(game_id)
+        assert loaded is not None and [m.ply for m in loaded[1]] == list(range(10))
+
+
+async def test_two_moves_racing_for_one_ply_store_one_and_refuse_the_other(
+    store: Store,
+) -> None:
+    await store.save_game(a_game("g1"))
+    await store.save_game(a_game("g2"))
+    outcomes = await asyncio.gather(
+        store.append_move(a_move("g1", 0, "4")),
+        store.append_move(a_move("g1", 0, "5")),
+        store.append_move(a_move("g2", 0, "1")),
+        return_exceptions=True,
+    )
+    assert [type(o) for o in outcomes].count(DuplicateMove) == 1
+    assert outcomes[2] is None  # a bystander in the same commit is not affected
+    loaded = await store.load_game("g1")
+    assert loaded is not None and len(loaded[1]) == 1
+    winner = "4" if outcomes[0] is None else "5"
+    assert loaded[1][0].move == winner
