@@ -1,0 +1,368 @@
+"""Admin actions over the protocol: levels and their audit, live rooms, pool and cache
+figures, calibration. ``server.app`` hands every ``admin_*`` message to ``AdminDesk.handle``.
+
+A connection becomes an admin's with ``admin_login`` (a token from ``discus admins create``,
+checked by ``server.admin_accounts``); before that every admin message is refused with
+``forbidden`` and changes nothing.
+
+Levels are kept by a ``LevelBook`` on the store's database. ``refresh_levels`` runs before
+every AI move, so an edit made on any server is played from the next AI move here, with no
+restart; the book's change listener also rebuilds the levels the lobby advertises and pushes
+``admin_levels`` to this server's admin connections. A server without a database
+(``MemoryStore``) plays ``ai.levels.DEFAULT_LEVELS``, has no admin accounts, and so no admin
+can log in to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+import games
+from ai.calibrate import GameResult, pairings
+from ai.levels import Level, levels_of
+from server import errors
+from server import protocol as p
+from server.admin_accounts import AdminAccount, Admins, UnknownAdminToken
+from server.calibration import calibrate_and_store, load_levels_for_calibration
+from server.storage import repository as repo
+from server.storage.levels import EDITABLE_FIELDS, AuditEntry, LevelBook
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from server.app import DiscusServer
+
+log = logging.getLogger("discus.admin")
+
+ADMIN_MESSAGES = p.ADMIN_CLIENT_MESSAGES
+"""The client messages ``AdminDesk.handle`` answers."""
+
+_FIELD_WORDS = ("name", *EDITABLE_FIELDS)
+
+POLL_SECONDS = 5.0
+"""How often a server checks the levels' version between AI moves, so the lobby's advertised
+levels and admin pages follow another server's edit even when Redis (whose announcement
+reloads at once) is absent or lost a message."""
+
+
+class AdminDesk:
+    """The admin side of one server. ``engine`` is the SQL store's (None: no database, the
+    built-in levels, no admins). Call ``open()`` before serving and ``close()`` after."""
+
+    def __init__(self, app: DiscusServer, engine: AsyncEngine | None,
+                 redis_url: str | None = None) -> None:
+        self.app = app
+        self.engine = engine
+        self.book = LevelBook(engine, redis_url) if engine is not None else None
+        self.admins = Admins(engine) if engine is not None else None
+        self.calibration: asyncio.Task[None] | None = None
+        self._poller: asyncio.Task[None] | None = None
+
+    async def open(self) -> None:
+        """Read the stored levels and play them from now on."""
+        if self.book is None:
+            return
+        await self.book.open()
+        self.book.on_change(self._levels_changed)
+        if self.book.snapshot():
+            self.app.set_levels(self.book.snapshot())
+        self._poller = asyncio.create_task(self._poll())
+
+    async def _poll(self) -> None:
+        while True:
+            await asyncio.sleep(POLL_SECONDS)
+            await self.refresh_levels()
+
+    async def close(self) -> None:
+        for task in (self._poller, self.calibration):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        if self.book is not None:
+            await self.book.close()
+
+    async def refresh_levels(self) -> None:
+        """Before each AI move: take up any server's edit since the last one. A database
+        that fails now leaves the levels as they were (the move is still played)."""
+        if self.book is None:
+            return
+        try:
+            levels = await self.book.levels()
+        except Exception:
+            log.warning("could not check the levels; playing the ones held", exc_info=True)
+            return
+        if levels and levels is not self.app.levels:
+            self.app.set_levels(levels)
+
+    def _levels_changed(self, version: int) -> None:
+        assert self.book is not None
+        if self.book.snapshot():
+            self.app.set_levels(self.book.snapshot())
+        # Soon, not now: an editor hears ``admin_level_edited`` before the new levels.
+        asyncio.get_running_loop().call_soon(self._to_admins, self._levels_message(None))
+
+    # --- messages ----------------------------------------------------------------------
+
+    async def handle(self, client: Any, message: Any) -> None:
+        """Answer one admin message from ``client`` (a connection that said hello)."""
+        if isinstance(message, p.AdminLogin):
+            await self._login(client, message.token)
+            return
+        account: AdminAccount | None = client.admin
+        if account is None:
+            raise errors.Forbidden(
+                f"{message.type} is for admins: log in with admin_login and an admin token first"
+            )
+        if isinstance(message, p.AdminListLevels):
+            if self.book is not None:
+                await self.refresh_levels()
+            self._send(client, self._levels_message(message.game))
+        elif isinstance(message, p.AdminEditLevel):
+            self._send(client, await self._edit(account, message))
+        elif isinstance(message, p.AdminListAudit):
+            self._send(client, await self._audit(message.game, message.limit))
+        elif isinstance(message, p.AdminListRooms):
+            self._send(client, self._rooms())
+        elif isinstance(message, p.AdminGetStats):
+            self._send(client, await self._stats())
+        elif isinstance(message, p.AdminStartCalibration):
+            await self._start_calibration(account, message)
+        elif isinstance(message, p.AdminListCalibrations):
+            self._send(client, p.AdminCalibrations(
+                runs=await self._runs(message.game, message.limit)))
+        else:  # pragma: no cover - ADMIN_MESSAGES is exhaustive
+            raise errors.UnknownType(f"unhandled admin message {type(message).__name__}")
+
+    async def _login(self, client: Any, token: str) -> None:
+        if self.admins is None:
+            raise errors.BadAdminToken(
+                "this server keeps no database, so it has no admin accounts")
+        try:
+            account = await self.admins.verify(token)
+        except UnknownAdminToken as exc:
+            raise errors.BadAdminToken(str(exc)) from None
+        client.admin = account
+        self._send(client, p.AdminWelcome(
+            admin=p.AdminView(id=account.player_id, name=account.name),
+            games=list(games.names()), levels_editable=self.book is not None,
+        ))
+
+    def _levels_message(self, game: str | None) -> p.AdminLevels:
+        names = list(games.names())
+        if game is not None:
+            _check_game(game)
+            names = [game]
+        return p.AdminLevels(
+            version=self.book.version if self.book is not None else -1,
+            games=[p.GameLevels(game=name, levels=[_settings(lv) for lv in
+                                                   levels_of(name, self.app.levels)])
+                   for name in names],
+        )
+
+    async def _edit(self, account: AdminAccount, message: p.AdminEditLevel) -> p.AdminLevelEdited:
+        _check_game(message.game)
+        if self.book is None:
+            raise errors.Forbidden("this server keeps no database: its levels are the "
+                                   "built-in ones and cannot be edited")
+        try:
+            edit = await self.book.edit(message.game, message.level, message.changes,
+                                        actor=account.player_id)
+        except repo.UnknownLevel as exc:
+            raise errors.UnknownLevel(str(exc)) from None
+        except repo.InvalidLevel as exc:
+            raise errors.InvalidLevel(
+                f"{message.game} level {message.level!r} was not changed: "
+                + "; ".join(exc.problems),
+                **field_problems(exc.problems, message.changes),
+            ) from None
+        log.info("admin %s edited %s level %s: %s", account.name, message.game, message.level,
+                 message.changes)
+        return p.AdminLevelEdited(game=edit.game, before=_settings(edit.before),
+                                  after=_settings(edit.after), version=edit.version)
+
+    async def _audit(self, game: str | None, limit: int) -> p.AdminAudit:
+        if game is not None:
+            _check_game(game)
+        if self.book is None:
+            return p.AdminAudit(entries=[])
+        entries = await self.book.audit(game, limit)
+        names = await self._actor_names(e.actor for e in entries)
+        return p.AdminAudit(entries=[_audit_view(e, names.get(e.actor)) for e in entries])
+
+    async def _actor_names(self, actors: Iterable[str]) -> dict[str, str]:
+        names: dict[str, str] = {}
+        for actor in set(actors):
+            with contextlib.suppress(Exception):
+                record = await self.app.store.load_player(actor)
+                if record is not None:
+                    names[actor] = record.name
+        return names
+
+    def _rooms(self) -> p.AdminRooms:
+        rooms = sorted(self.app.lobby.rooms.values(), key=lambda r: -r.created_at)
+        return p.AdminRooms(
+            rooms=[
+                p.AdminRoom(
+                    id=room.id, game=room.game.name, opponent=room.opponent, status=room.status,
+                    ply=len(room.moves), round=room.round, seats=room.seat_views(),
+                    spectators=len(room.spectators), ai_thinking=room.ai_thinking,
+                    created_at=room.created_at, last_move_at=room.last_move_at,
+                )
+                for room in rooms
+            ],
+            players_online=len(self.app.clients),
+        )
+
+    async def _stats(self) -> p.AdminStats:
+        return p.AdminStats(
+            stats=await self.app.stats(),
+            rooms=len(self.app.lobby.rooms),
+            players_online=len(self.app.clients),
+            levels_version=self.book.version if self.book is not None else -1,
+        )
+
+    # --- calibration -------------------------------------------------------------------
+
+    async def _start_calibration(self, account: AdminAccount,
+                                 message: p.AdminStartCalibration) -> None:
+        if self.calibration is not None and not self.calibration.done():
+            raise errors.CalibrationRunning("a calibration is running on this server; "
+                                            "wait for admin_calibration_finished")
+        _check_game(message.game)
+        if self.engine is None:
+            raise errors.Forbidden("calibration stores its results: this server keeps no "
+                                   "database")
+        await self.refresh_levels()
+        known = [lv.name for lv in levels_of(message.game, self.app.levels)]
+        wanted = list(dict.fromkeys(message.levels)) if message.levels else known
+        unknown = [name for name in wanted if name not in known]
+        if unknown:
+            raise errors.UnknownLevel(
+                f"{message.game} has no level {', '.join(map(repr, unknown))}; "
+                f"levels: {', '.join(known)}")
+        if len(wanted) < 2:
+            raise errors.BadMessage("calibration needs at least two levels", field="levels")
+        ladder = await load_levels_for_calibration(self.engine, message.game, wanted,
+                                                   message.time_scale)
+        names = [lv.name for lv in ladder]
+        total = len(pairings(names, message.pairs)) * message.games_per_pair
+        self._to_admins(p.AdminCalibrationStarted(game=message.game, levels=names, total=total,
+                                                  by=account.player_id))
+        self.calibration = asyncio.create_task(self._calibrate(account, message, ladder))
+
+    async def _calibrate(self, account: AdminAccount, message: p.AdminStartCalibration,
+                         ladder: Sequence[Level]) -> None:
+        assert self.engine is not None
+        game = message.game
+
+        def progress(done: int, total: int, result: GameResult) -> None:
+            self._to_admins(p.AdminCalibrationProgress(
+                game=game, done=done, total=total, first=result.match.first,
+                second=result.match.second,
+                result=(result.result > 0) - (result.result < 0),  # type: ignore[arg-type]
+                moves=result.moves,
+            ))
+
+        try:
+            run_id, _ = await calibrate_and_store(
+                self.engine, game, ladder, message.games_per_pair, message.seed,
+                message.pairs, message.concurrency or (None if self.app.pool else 1),
+                actor=account.player_id, on_progress=progress, pool=self.app.pool,
+            )  # fmt: skip
+            run = next(r for r in await self._runs(game, 20) if r.id == run_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("calibration of %s failed", game)
+            self._to_admins(p.AdminCalibrationFailed(game=game, message=f"{exc}"))
+            return
+        self._to_admins(p.AdminCalibrationFinished(run=run))
+
+    async def _runs(self, game: str | None, limit: int) -> list[p.CalibrationRunView]:
+        if game is not None:
+            _check_game(game)
+        if self.engine is None:
+            return []
+        async with self.engine.connect() as conn:
+            rows = await repo.list_calibration_runs(conn, game, limit)
+        return [_run_view(row) for row in rows]
+
+    # --- sending -----------------------------------------------------------------------
+
+    def _send(self, client: Any, message: BaseModel) -> None:
+        self.app._send_to([client], message)
+
+    def _to_admins(self, message: BaseModel) -> None:
+        """To every admin connection of this server."""
+        admins = [c for conns in self.app.clients.values() for c in conns
+                  if c.admin is not None]
+        self.app._send_to(admins, message)
+
+
+# --- views ---------------------------------------------------------------------------------
+
+
+def _check_game(name: str) -> None:
+    if name not in games.names():
+        raise errors.UnknownGame(f"unknown game {name!r}; games: {', '.join(games.names())}")
+
+
+def _settings(level: Level | Mapping[str, Any]) -> p.LevelSettings:
+    data = level.to_dict() if isinstance(level, Level) else dict(level)
+    return p.LevelSettings(**data)
+
+
+def field_problems(problems: Sequence[str], changes: Mapping[str, Any]) -> dict[str, str]:
+    """Each refused field -> what is wrong with it (its sentences joined by '; '), for
+    ``invalid_level``'s ``detail``. A sentence names the fields it is about (``ai.levels``
+    and the repository write them so); unknown fields are named by the change itself."""
+    found: dict[str, list[str]] = {}
+    unknown = [key for key in changes if key not in _FIELD_WORDS]
+    for sentence in problems:
+        fields = [f for f in _FIELD_WORDS if re.search(rf"\b{f}\b", sentence)]
+        if sentence.startswith("unknown fields"):
+            fields = unknown
+        for field in fields or ["level"]:
+            found.setdefault(field, []).append(sentence)
+    return {field: "; ".join(sentences) for field, sentences in found.items()}
+
+
+def _audit_view(entry: AuditEntry, actor_name: str | None) -> p.AuditEntryView:
+    before, after = entry.before or {}, entry.after or {}
+    changed = [k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k)]
+    return p.AuditEntryView(
+        id=entry.id, game=entry.game, level=entry.level, actor=entry.actor,
+        actor_name=actor_name, action=entry.action,  # type: ignore[arg-type]
+        before=_settings(entry.before) if entry.before else None,
+        after=_settings(entry.after) if entry.after else None,
+        changed=changed if entry.before and entry.after else [], at=entry.at,
+    )
+
+
+def _finite(value: Any) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def _run_view(row: Mapping[str, Any]) -> p.CalibrationRunView:
+    ratings = row["ratings"]
+    return p.CalibrationRunView(
+        id=row["id"], game=row["game"], status=row["status"], actor=row["actor"],
+        games_per_pair=row["games_per_pair"], seed=row["seed"], pair_mode=row["pair_mode"],
+        levels=[_settings(level) for level in row["levels"]],
+        pairs=[p.PairResult(**pair) for pair in row["pairs"]],
+        ratings=None if ratings is None else [
+            p.LevelRating(level=r["level"], elo=_finite(r["elo"]), error=_finite(r["error"]),
+                          games=r["games"], score=r["score"])
+            for r in ratings
+        ],
+        seconds=row["seconds"], created_at=row["created_at"], finished_at=row["finished_at"],
+    )

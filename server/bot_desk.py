@@ -1,0 +1,230 @@
+"""What the server does for bots: token logins, their published limits, and challenges.
+
+``server.app`` hands this desk the few moments that concern bots: a ``hello`` with a token
+(``login``), a connection's end (``gone``), a room command or room creation by a player
+(``check_command``, ``check_games``), the ``challenge`` messages (``handle``) and a player's
+(re)connection (``greet``, which sends the challenges waiting for them after their room
+states). The rules of limits are ``server.bot_limits``'s and of challenges
+``server.challenges``'s; this module is the glue between them, the rooms and the sockets.
+
+A player is a bot for the limits when it said hello with its bot token on this server; a bot
+cannot come back by ``resume`` instead (that would slip past its limits), only by its token.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import TYPE_CHECKING, Any
+
+import games
+from server import errors
+from server import protocol as p
+from server.accounts import Accounts, RevokedToken, UnknownToken
+from server.bot_limits import BotLimiter, BotLimits, LimitExceeded
+from server.challenges import ChallengeBook, Pending
+from server.rooms import Outcome, Player, Room
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from server.app import DiscusServer
+
+
+def _refusal(exc: LimitExceeded, close: bool = False) -> errors.LimitExceeded:
+    """The protocol error for a limiter's refusal (``detail``: limit, allowed, retry_after)."""
+    refused = errors.LimitExceeded(exc.message, **exc.detail())
+    if close:
+        refused.close_code = 1008
+    return refused
+
+
+class BotDesk:
+    """The bot side of one server. ``engine`` is the SQL store's (None: a ``MemoryStore``,
+    which keeps no bot accounts, so every token is refused with ``bad_token``)."""
+
+    def __init__(self, app: DiscusServer, engine: AsyncEngine | None,
+                 limits: BotLimits | None = None) -> None:
+        self.app = app
+        self.accounts = Accounts(engine) if engine is not None else None
+        self.limiter = BotLimiter(limits or app.settings.bots)
+        self.bots: set[str] = set()
+        """Player ids that said hello with a bot token in this process."""
+        self._tokens: dict[Any, str] = {}
+        """Connection (``app._Client``) -> the token id it logged in with."""
+        self.challenges = ChallengeBook(ids=lambda: "c" + secrets.token_hex(4),
+                                        per_challenger=app.settings.max_challenges)
+
+    # --- connections -----------------------------------------------------------------------
+
+    async def login(self, client: Any, token: str) -> Player:
+        """The bot whose token this is, its connection counted. ``bad_token``,
+        ``revoked_token`` or ``limit_exceeded`` (``connections_per_token``; earlier
+        connections are kept) otherwise, each closing this connection; nothing is counted."""
+        if self.accounts is None:
+            raise errors.BadToken("this server has no bot accounts (it keeps no database)")
+        try:
+            record, account = await self.accounts.verify(token)
+        except RevokedToken as exc:
+            raise errors.RevokedToken(str(exc)) from None
+        except UnknownToken as exc:
+            raise errors.BadToken(str(exc)) from None
+        try:
+            self.limiter.open_connection(account.token_id)
+        except LimitExceeded as exc:
+            raise _refusal(exc, close=True) from None
+        self._tokens[client] = account.token_id
+        self.bots.add(record.id)
+        player = self.app.players[record.id] = Player(record.id, record.name)
+        return player
+
+    def gone(self, client: Any) -> None:
+        """A connection ended: it no longer counts against its token."""
+        token_id = self._tokens.pop(client, None)
+        if token_id is not None:
+            self.limiter.close_connection(token_id)
+
+    async def refuse_resume(self, player_id: str) -> None:
+        """A bot comes back by its token only (its limits are keyed on it)."""
+        if player_id not in self.bots and self.accounts is None:
+            return
+        record = await self.app.store.load_player(player_id)
+        if player_id in self.bots or (record is not None and record.kind == "bot"):
+            raise errors.BadResumeToken(
+                "a bot account comes back with its bot token (hello.token), not resume")
+
+    def limits(self, client: Any, base: p.ServerLimits) -> p.ServerLimits:
+        """``welcome.limits`` for this connection: with the bot's own when it is a bot's."""
+        if client not in self._tokens:
+            return base
+        bot = p.BotLimitsView(**self.limiter.limits.published())  # type: ignore[arg-type]
+        return base.model_copy(update={"bot": bot})
+
+    # --- limits ----------------------------------------------------------------------------
+
+    def _unfinished(self, player_id: str) -> list[Room]:
+        return [r for r in self.app.lobby.rooms_of(player_id)
+                if r.status != "finished" and r.seat_of(player_id) is not None]
+
+    def check_games(self, player_id: str) -> None:
+        """Before a bot takes a seat in a new game: ``limit_exceeded`` (``concurrent_games``,
+        retry once a game ends) if it already plays the most allowed. Counted from the rooms
+        themselves, so games ending any way (played out, resigned, claimed, swept) free a
+        place at once."""
+        if player_id not in self.bots:
+            return
+        allowed = self.limiter.limits.concurrent_games
+        playing = len(self._unfinished(player_id))
+        if playing >= allowed:
+            raise _refusal(LimitExceeded(
+                "concurrent_games", allowed, None,
+                f"a bot may play at most {allowed} games at once and this one plays "
+                f"{playing}; finish, resign or leave one first"))
+
+    def check_command(self, player_id: str, message: Any, room: Room) -> None:
+        """Before a room command runs: a bot's move counts against ``moves_per_minute`` (even
+        one then refused, so refusals cannot be spammed); a join, and a rematch (which starts
+        a new game in a finished room), must fit ``concurrent_games``."""
+        if player_id not in self.bots:
+            return
+        if isinstance(message, p.Move):
+            try:
+                self.limiter.take_move(player_id, time.monotonic())
+            except LimitExceeded as exc:
+                raise _refusal(exc) from None
+        elif (isinstance(message, p.JoinRoom) and room.status == "waiting"
+              and room.seat_of(player_id) is None) or (
+                isinstance(message, p.OfferRematch | p.AcceptRematch)
+                and room.status == "finished"):
+            self.check_games(player_id)
+
+    # --- challenges ------------------------------------------------------------------------
+
+    async def handle(self, client: Any, player: Player,
+                     message: p.Challenge | p.AcceptChallenge | p.DeclineChallenge) -> None:
+        now = self.app.now()
+        if isinstance(message, p.Challenge):
+            target = await self._find(message.player)
+            if target.id == player.id:
+                raise errors.BadMessage("you cannot challenge yourself", field="player")
+            if message.game not in games.names():
+                raise errors.UnknownGame(f"unknown game {message.game!r}; known games: "
+                                         f"{', '.join(games.names())}")
+            seat = self.app.lobby.rng.randrange(2) if message.seat is None else message.seat
+            made = self.challenges.make(player, target, message.game, seat, now)
+            self.app._send_to([client], p.ChallengeSent(
+                challenge=made.id, to=target.view(), game=made.game, seat=seat))  # type: ignore[arg-type]
+            self.app._send_to(self.app.clients.get(target.id, ()), self._offer(made))
+        elif isinstance(message, p.AcceptChallenge):
+            made = self.challenges.for_target(message.challenge, player.id, now)
+            await self._start(made, player)
+        else:
+            made = self.challenges.for_target(message.challenge, player.id, now)
+            self.challenges.remove(made.id)
+            self.app._send_to(self.app.clients.get(made.challenger.id, ()), p.ChallengeDeclined(
+                challenge=made.id, by=player.view(), reason=message.reason))
+
+    def greet(self, client: Any, player_id: str) -> None:
+        """After a (re)connection's room states: every challenge still waiting for the player."""
+        for made in self.challenges.waiting_for(player_id, self.app.now()):
+            self.app._send_to([client], self._offer(made))
+
+    @staticmethod
+    def _offer(made: Pending) -> p.ChallengeOffer:
+        return p.ChallengeOffer(challenge=made.id, challenger=made.challenger.view(),
+                                game=made.game, seat=1 - made.seat)  # type: ignore[arg-type]
+
+    async def _find(self, name_or_id: str) -> Player:
+        """A player id, a live bot's name, or the name of exactly one player online."""
+        app = self.app
+        known = app.players.get(name_or_id)
+        if known is not None:
+            return known
+        if self.accounts is not None:
+            for bot in await self.accounts.list_bots():
+                if not bot.revoked and name_or_id in (bot.name, bot.player_id):
+                    return app.players.get(bot.player_id) or Player(bot.player_id, bot.name)
+        online = [app.players[pid] for pid in app.clients
+                  if pid in app.players and app.players[pid].name == name_or_id]
+        if len(online) > 1:
+            raise errors.UnknownPlayer(
+                f"{len(online)} players online are called {name_or_id!r}; use the player id")
+        if online:
+            return online[0]
+        record = await app.store.load_player(name_or_id)
+        if record is not None:
+            return Player(record.id, record.name)
+        raise errors.UnknownPlayer(
+            f"nobody here is called {name_or_id!r} (give a player id, a bot's name, or the "
+            "name of a player online)")
+
+    async def _start(self, made: Pending, accepter: Player) -> None:
+        """The accepted challenge's game: both players seated, both sent its ``room_state``.
+        Limits of both sides are checked first; a refusal leaves the challenge standing."""
+        app = self.app
+        challenger = app.players.get(made.challenger.id, made.challenger)
+        self.check_games(accepter.id)
+        try:
+            self.check_games(challenger.id)
+        except errors.LimitExceeded as exc:
+            raise errors.LimitExceeded(
+                f"{challenger.name} plays as many games as a bot may now; accept later",
+                **exc.detail) from None
+        if len(self._unfinished(challenger.id)) >= app.settings.max_rooms:
+            raise errors.TooManyRooms(
+                f"{challenger.name} already plays in {app.settings.max_rooms} unfinished "
+                "rooms; accept later", limit=app.settings.max_rooms)
+        now = app.now()
+        room, _ = app.lobby.create(challenger, made.game, p.FriendOpponent(), made.seat, now)
+        try:
+            app.lobby.join(accepter, room.id, now)
+        except errors.ProtocolError:
+            app.lobby.close(room.id)
+            raise
+        self.challenges.remove(made.id)
+        out = Outcome(sends=[room.state_for(challenger.id), room.state_for(accepter.id)],
+                      save_game=True)
+        if not app.clients.get(challenger.id):
+            out.extend(room.disconnect(challenger.id, now))  # away: the grace period runs
+        async with app._lock(room.id):
+            await app._carry(room, out)

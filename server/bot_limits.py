@@ -1,0 +1,161 @@
+"""The limits published to bots, and a pure limiter that enforces them.
+
+``BotLimits`` is the one named place for the numbers (the server would publish them in
+``welcome.limits``). ``BotLimiter`` keeps the counters and buckets; it does no I/O and reads
+no clock: every call takes ``now`` (seconds, any monotonic origin). Each check raises
+``LimitExceeded`` *before* counting anything, so a refused request leaves no trace, and says
+which limit it hit and when to retry.
+
+- ``concurrent_games``: unfinished games one bot may sit in. Refused until one ends; there
+  is no clock to wait on, so ``retry_after`` is None.
+- ``moves_per_minute``: a token bucket per bot holding ``move_burst`` moves, refilled at
+  ``moves_per_minute / 60`` a second. ``retry_after`` is the time until one move is back.
+- ``connections_per_token``: websockets open at once with one token. A further connection
+  is refused with a clear error (close code 1008) and never kicks an earlier one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from server.errors import Detail
+
+
+@dataclass(frozen=True)
+class BotLimits:
+    """Published limits for bot accounts."""
+
+    concurrent_games: int = 5
+    """Unfinished games one bot may sit in at once."""
+    moves_per_minute: float = 120.0
+    """Sustained move rate per bot, over all its games and connections."""
+    move_burst: int = 20
+    """Moves allowed at once before ``moves_per_minute`` applies."""
+    connections_per_token: int = 2
+    """Websockets open at once with one token (a second one lets a bot restart without
+    waiting for the old connection to time out)."""
+
+    def published(self) -> dict[str, int | float]:
+        """The figures as a bot reads them (``welcome.limits`` once the server sends them)."""
+        return {
+            "concurrent_games": self.concurrent_games,
+            "moves_per_minute": self.moves_per_minute,
+            "move_burst": self.move_burst,
+            "connections_per_token": self.connections_per_token,
+        }
+
+
+DEFAULT_BOT_LIMITS = BotLimits()
+
+
+class LimitExceeded(ValueError):
+    """A published limit refused a request. ``limit`` names it (a ``BotLimits`` field);
+    ``allowed`` is its value; ``retry_after`` is seconds until it would pass, or None when
+    it passes only once something ends (a game, a connection).
+
+    Protocol form: ``error`` with code ``limit_exceeded`` and ``detail`` = ``detail()``.
+    """
+
+    code = "limit_exceeded"
+
+    def __init__(self, limit: str, allowed: int | float, retry_after: float | None,
+                 message: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.allowed = allowed
+        self.retry_after = retry_after
+        self.message = message
+
+    def detail(self) -> Detail:
+        return {"limit": self.limit, "allowed": self.allowed, "retry_after": self.retry_after}
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    stamp: float
+
+
+@dataclass
+class BotLimiter:
+    """Counters and buckets for every bot of one server. Keys are opaque strings: the bot's
+    player id for games and moves, its token id for connections."""
+
+    limits: BotLimits = DEFAULT_BOT_LIMITS
+    _games: dict[str, set[str]] = field(default_factory=dict)
+    _connections: dict[str, int] = field(default_factory=dict)
+    _moves: dict[str, _Bucket] = field(default_factory=dict)
+
+    # --- connections -----------------------------------------------------------------------
+
+    def open_connection(self, token_id: str) -> None:
+        """Count a new connection, or raise if the token already has the most allowed."""
+        held = self._connections.get(token_id, 0)
+        allowed = self.limits.connections_per_token
+        if held >= allowed:
+            raise LimitExceeded(
+                "connections_per_token", allowed, None,
+                f"this bot token already has {held} open connection(s), the most allowed; "
+                "close one first (earlier connections are kept)",
+            )
+        self._connections[token_id] = held + 1
+
+    def close_connection(self, token_id: str) -> None:
+        held = self._connections.get(token_id, 0) - 1
+        if held > 0:
+            self._connections[token_id] = held
+        else:
+            self._connections.pop(token_id, None)
+
+    def connections(self, token_id: str) -> int:
+        return self._connections.get(token_id, 0)
+
+    # --- games -----------------------------------------------------------------------------
+
+    def check_game(self, bot_id: str, room_id: str) -> None:
+        """Raise if ``bot_id`` may not start another game; counts nothing (call
+        ``start_game`` once the room exists). A room it already plays in always passes."""
+        playing = self._games.get(bot_id, set())
+        allowed = self.limits.concurrent_games
+        if room_id not in playing and len(playing) >= allowed:
+            raise LimitExceeded(
+                "concurrent_games", allowed, None,
+                f"a bot may play at most {allowed} games at once; finish or resign one first",
+            )
+
+    def start_game(self, bot_id: str, room_id: str) -> None:
+        self.check_game(bot_id, room_id)
+        self._games.setdefault(bot_id, set()).add(room_id)
+
+    def end_game(self, bot_id: str, room_id: str) -> None:
+        playing = self._games.get(bot_id)
+        if playing is not None:
+            playing.discard(room_id)
+            if not playing:
+                del self._games[bot_id]
+
+    def games(self, bot_id: str) -> int:
+        return len(self._games.get(bot_id, ()))
+
+    # --- moves -----------------------------------------------------------------------------
+
+    def take_move(self, bot_id: str, now: float) -> None:
+        """Count one move at ``now``, or raise with ``retry_after`` if the bucket is empty."""
+        rate = self.limits.moves_per_minute / 60.0
+        burst = float(self.limits.move_burst)
+        bucket = self._moves.get(bot_id)
+        tokens = burst if bucket is None else min(burst, bucket.tokens + (now - bucket.stamp)
+                                                  * rate)
+        if tokens < 1.0:
+            wait = math.ceil((1.0 - tokens) / rate * 1000) / 1000  # never round down to early
+            raise LimitExceeded(
+                "moves_per_minute", self.limits.moves_per_minute, wait,
+                f"a bot may make {self.limits.moves_per_minute:g} moves a minute "
+                f"(bursts of {self.limits.move_burst}); retry in {wait:g} s",
+            )
+        self._moves[bot_id] = _Bucket(tokens - 1.0, now)
+
+    def forget(self, bot_id: str) -> None:
+        """Drop a bot's move bucket (e.g. when it has no connection and no game left)."""
+        self._moves.pop(bot_id, None)

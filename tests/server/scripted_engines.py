@@ -1,0 +1,45 @@
+"""Engines that misbehave on purpose, for testing the worker pool's guarantees.
+
+Loaded by path (``scripted_engines:stuck``) inside the worker processes, which inherit the
+test run's ``sys.path``. None of these is a real engine; the real ones are ``ai.search``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+from ai.limits import Iteration, Limits
+from games.base import State
+
+
+def warm_up(game_name: str) -> float:
+    return 0.0
+
+
+def crash_on_start(game_name: str) -> float:
+    """A warm-up that kills the process (a broken engine build)."""
+    os._exit(4)
+
+
+def steady(state: State, limits: Limits) -> Iterator[Iteration]:
+    """Three iterations that all prefer the last legal move, ranked best first."""
+    legal = state.legal_moves()
+    for depth in (1, 2, 3):
+        scores = tuple((m, -i) for i, m in enumerate(reversed(legal)))
+        yield Iteration(depth=depth, score=depth, move=legal[-1], pv=(legal[-1],),
+                        nodes=10 * depth, seconds=0.001 * depth, root_scores=scores)
+
+
+def stuck(state: State, limits: Limits) -> Iterator[Iteration]:
+    """One iteration, then never returns (a search ignoring its hard deadline)."""
+    legal = state.legal_moves()
+    yield Iteration(depth=1, score=0, move=legal[-1], pv=(), nodes=1, seconds=0.0)
+    time.sleep(3600)
+
+
+def dies(state: State, limits: Limits) -> Iterator[Iteration]:
+    """The process vanishes mid-search (a crash in compiled code looks like this)."""
+    os._exit(3)
+    yield  # pragma: no cover - makes this a generator

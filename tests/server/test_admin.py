@@ -1,0 +1,314 @@
+"""Admins over real websockets: refused without a token; level edits validated, audited and
+played from the next AI move on another server sharing the database; a short calibration
+over the protocol adds up and is stored.
+
+Servers run on real databases (an SQLite file per test, and a PostgreSQL database of its
+own) with real AI worker processes where moves are searched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from wsclient import Client
+
+from server import admin as admin_module
+from server.accounts import Accounts
+from server.admin_accounts import Admins
+from server.app import running
+from server.rooms import game_id_of
+from server.storage import SqlStore
+from server.workers import AiPool
+from tests.storage.conftest import create_database, drop_database
+
+ADMIN_REQUESTS: list[dict[str, Any]] = [
+    {"type": "admin_list_levels"},
+    {"type": "admin_edit_level", "game": "connect4", "level": "easy",
+     "changes": {"max_depth": 1}},
+    {"type": "admin_list_audit"},
+    {"type": "admin_list_rooms"},
+    {"type": "admin_get_stats"},
+    {"type": "admin_start_calibration", "game": "connect4"},
+    {"type": "admin_list_calibrations"},
+]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def database_url(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+        return
+    url, name = await create_database()
+    try:
+        yield url
+    finally:
+        await drop_database(name)
+
+
+async def _make_admin(url: str, name: str = "Ann") -> tuple[str, str]:
+    """A new admin on the database at ``url``: (player id, token)."""
+    store = SqlStore(url)
+    await store.open()
+    try:
+        account, token = await Admins(store.engine).create(name)
+    finally:
+        await store.close()
+    return account.player_id, token
+
+
+async def _admin(url: str, token: str) -> Client:
+    client = await Client.open(url, name="admin page")
+    answer = await client.request("admin_login", token=token)
+    assert answer["type"] == "admin_welcome", answer
+    return client
+
+
+async def test_every_admin_message_is_refused_without_a_valid_admin_token(
+    database_url: str,
+) -> None:
+    admin_id, token = await _make_admin(database_url)
+    store = SqlStore(database_url)
+    async with running(port=0, store=store) as server:
+        bot_token = (await Accounts(store.engine).create("Robo")).token
+        guest = await Client.open(server.url)
+        for request in ADMIN_REQUESTS:
+            answer = await guest.request(**{"kind": request["type"]},
+                                         **{k: v for k, v in request.items() if k != "type"})
+            assert (answer["type"], answer["code"]) == ("error", "forbidden"), request
+        for wrong in (token + "x", bot_token, "discus_admin_" + "A" * 43):
+            answer = await guest.request("admin_login", token=wrong)
+            assert (answer["type"], answer["code"]) == ("error", "bad_admin_token")
+        # Still refused after the failed logins, and nothing was edited.
+        answer = await guest.request("admin_list_audit")
+        assert answer["code"] == "forbidden"
+        await Admins(store.engine).revoke("Ann")
+        answer = await guest.request("admin_login", token=token)
+        assert answer["code"] == "bad_admin_token"
+        async with store.engine.connect() as conn:
+            from server.storage import repository as repo
+
+            assert await repo.list_level_audit(conn) == []
+        await guest.close()
+    assert admin_id
+
+
+async def test_a_level_edit_is_validated_field_by_field_then_audited_and_advertised(
+    database_url: str,
+) -> None:
+    admin_id, token = await _make_admin(database_url)
+    async with running(port=0, store=SqlStore(database_url)) as server:
+        admin = await _admin(server.url, token)
+        watcher = await _admin(server.url, token)
+        levels = await admin.request("admin_list_levels", game="connect4")
+        (c4,) = levels["games"]
+        easy = next(lv for lv in c4["levels"] if lv["name"] == "easy")
+        assert easy["max_depth"] == 4 and easy["hard_time"] == 0.3
+
+        bad = await admin.request(
+            "admin_edit_level", id=7, game="connect4", level="easy",
+            changes={"soft_time": 2.0, "candidates": 0, "speed": 3, "rails": "yes"},
+        )  # fmt: skip
+        assert (bad["type"], bad["code"], bad["ref"]) == ("error", "invalid_level", 7)
+        assert set(bad["detail"]) == {"speed", "rails"}  # kinds are checked first
+        assert "true or false" in bad["detail"]["rails"]
+        bad = await admin.request("admin_edit_level", game="connect4", level="easy",
+                                  changes={"soft_time": 2.0, "candidates": 0})
+        assert bad["code"] == "invalid_level"
+        assert "soft_time must not exceed hard_time" in bad["detail"]["soft_time"]
+        assert "candidates must be at least 1" in bad["detail"]["candidates"]
+        assert "hard_time" in bad["detail"]
+        bad = await admin.request("admin_edit_level", game="connect4", level="easy",
+                                  changes={"order": 0})
+        assert bad["code"] == "invalid_level" and "taken by 'beginner'" in bad["detail"]["order"]
+        unknown = await admin.request("admin_edit_level", game="connect4", level="grandmaster",
+                                      changes={"max_depth": 3})
+        assert unknown["code"] == "unknown_level"
+        audit = await admin.request("admin_list_audit")
+        assert audit["entries"] == []  # refused edits change nothing
+
+        done = await admin.request(
+            "admin_edit_level", game="connect4", level="easy",
+            changes={"max_depth": 2, "description": "Retuned."},
+        )  # fmt: skip
+        assert done["type"] == "admin_level_edited"
+        assert done["before"]["max_depth"] == 4 and done["after"]["max_depth"] == 2
+        assert done["after"]["hard_time"] == 0.3  # untouched fields keep their values
+        for client in (admin, watcher):  # every admin page hears of it, the editor too
+            pushed = await client.expect("admin_levels")
+            assert pushed["version"] == done["version"]
+        pushed_easy = next(lv for g in pushed["games"] if g["game"] == "connect4"
+                           for lv in g["levels"] if lv["name"] == "easy")
+        assert pushed_easy["max_depth"] == 2
+
+        audit = await admin.request("admin_list_audit", game="connect4")
+        (entry,) = audit["entries"]
+        assert (entry["game"], entry["level"], entry["action"]) == ("connect4", "easy", "update")
+        assert (entry["actor"], entry["actor_name"]) == (admin_id, "Ann")
+        assert sorted(entry["changed"]) == ["description", "max_depth"]
+        assert entry["before"]["max_depth"] == 4 and entry["after"]["max_depth"] == 2
+        assert (await admin.request("admin_list_audit", game="othello"))["entries"] == []
+
+        # People see the new description in the lobby's levels at once.
+        person = await Client.open(server.url)
+        c4_info = next(g for g in person.welcome["games"] if g["name"] == "connect4")
+        assert next(lv for lv in c4_info["levels"] if lv["name"] == "easy")["description"] == (
+            "Retuned.")
+        for client in (admin, watcher, person):
+            await client.close()
+
+
+@pytest.fixture
+async def pool() -> AsyncIterator[AiPool]:
+    workers = AiPool(processes=1, games=("connect4",))
+    await workers.start(wait_ready=True, timeout=120)
+    try:
+        yield workers
+    finally:
+        await workers.close()
+
+
+async def _ai_reply(person: Client, room: str, ply: int, move: str) -> tuple[dict[str, Any],
+                                                                             list[int]]:
+    """Play ``move`` at ``ply``; the AI's ``move_made`` and the depths it reported."""
+    start = len(person.seen)
+    await person.send(type="move", room=room, ply=ply, move=move)
+    answer = await person.expect("move_made", timeout=20, ply=ply + 1)
+    depths = [m["depth"] for m in person.seen[start:] if m["type"] == "ai_thinking"]
+    return answer, depths
+
+
+async def test_an_edit_on_one_server_limits_the_next_ai_move_on_another(
+    database_url: str, pool: AiPool, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(admin_module, "POLL_SECONDS", 0.2)
+    _, token = await _make_admin(database_url)
+    playing_store = SqlStore(database_url)
+    async with (
+        running(port=0, store=SqlStore(database_url)) as admin_server,
+        running(port=0, store=playing_store, pool=pool) as game_server,
+    ):
+        person = await Client.open(game_server.url)
+        await person.send(type="create_room", game="connect4",
+                          opponent={"kind": "ai", "level": "medium"}, seat=0)
+        room = (await person.expect("room_state"))["room"]["id"]
+        await _ai_reply(person, room, 0, "4")
+
+        admin = await _admin(admin_server.url, token)
+        watcher = await _admin(game_server.url, token)
+        edited = await admin.request("admin_edit_level", game="connect4", level="medium",
+                                     changes={"max_depth": 1})
+        assert edited["type"] == "admin_level_edited"
+        # The other server notices by itself (no Redis here: it polls the version).
+        pushed = await watcher.expect("admin_levels", timeout=5)
+        assert pushed["version"] == edited["version"]
+        assert game_server.app.levels["connect4"][2].max_depth == 1
+
+        await _ai_reply(person, room, 2, "3")
+        loaded = await playing_store.load_game(game_id_of(room, 1))
+        assert loaded is not None
+        _, moves = loaded
+        before, after = moves[1], moves[3]
+        assert before.seat == after.seat == 1
+        assert before.ai_depth is not None and before.ai_depth > 1  # medium: up to 8 plies
+        assert after.ai_depth == 1  # the very next AI move used the edited level
+        await admin.close()
+        await watcher.close()
+        await person.close()
+
+
+async def test_a_short_calibration_over_the_protocol_adds_up_and_is_stored(
+    tmp_path: Any, pool: AiPool,
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+    admin_id, token = await _make_admin(url)
+    async with running(port=0, store=SqlStore(url), pool=pool) as server:
+        admin = await _admin(server.url, token)
+        await admin.send(type="admin_start_calibration", game="connect4",
+                         levels=["easy", "beginner"], games_per_pair=4, seed=5, time_scale=0.1)
+        started = await admin.expect("admin_calibration_started")
+        assert (started["levels"], started["total"], started["by"]) == (
+            ["beginner", "easy"], 4, admin_id)
+        busy = await admin.request("admin_start_calibration", game="othello")
+        assert busy["code"] == "calibration_running"
+        finished = await admin.expect("admin_calibration_finished", timeout=120)
+        progress = [m for m in admin.seen if m["type"] == "admin_calibration_progress"]
+        assert [m["done"] for m in progress] == [1, 2, 3, 4]
+        assert {(m["first"], m["second"]) for m in progress} == {("beginner", "easy"),
+                                                                  ("easy", "beginner")}
+        run = finished["run"]
+        assert (run["status"], run["games_per_pair"], run["pair_mode"]) == (
+            "finished", 4, "adjacent")
+        assert [lv["name"] for lv in run["levels"]] == ["beginner", "easy"]
+        assert run["levels"][0]["hard_time"] == pytest.approx(0.02)  # scaled by 0.1
+        (pair,) = run["pairs"]
+        assert (pair["a"], pair["b"]) == ("beginner", "easy")
+        assert pair["wins"] + pair["draws"] + pair["losses"] == 4
+        # The progress results add up to the table (from the weaker level's side).
+        beginner_points = sum(
+            0.5 if m["result"] == 0 else float((m["result"] > 0) == (m["first"] == "beginner"))
+            for m in progress
+        )
+        assert pair["wins"] + 0.5 * pair["draws"] == beginner_points
+        beginner, easy = run["ratings"]
+        assert (beginner["level"], beginner["elo"], easy["level"]) == ("beginner", 0.0, "easy")
+        assert beginner["games"] == easy["games"] == 4
+        assert beginner["score"] + easy["score"] == 4
+        if easy["score"] != beginner["score"]:
+            assert (easy["elo"] > 0) == (easy["score"] > beginner["score"])
+
+        listed = await admin.request("admin_list_calibrations", game="connect4")
+        assert [r["id"] for r in listed["runs"]] == [run["id"]]
+        assert listed["runs"][0]["pairs"] == run["pairs"]
+        assert listed["runs"][0]["ratings"] == run["ratings"]
+        await admin.close()
+
+
+async def test_an_admin_sees_live_rooms_and_the_pool_figures(tmp_path: Any) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+    _, token = await _make_admin(url)
+    async with running(port=0, store=SqlStore(url)) as server:
+        person = await Client.open(server.url, name="Bea")
+        await person.send(type="create_room", game="othello", opponent={"kind": "open"})
+        room = (await person.expect("room_state"))["room"]["id"]
+        admin = await _admin(server.url, token)
+        rooms = await admin.request("admin_list_rooms")
+        (seen,) = rooms["rooms"]
+        assert (seen["id"], seen["game"], seen["status"], seen["ply"]) == (
+            room, "othello", "waiting", 0)
+        assert seen["seats"][0]["player"]["name"] == "Bea"
+        assert rooms["players_online"] == 2
+        stats = await admin.request("admin_get_stats")
+        assert stats["type"] == "admin_stats"
+        assert (stats["rooms"], stats["stats"]["pool"]) == (1, None)  # no AI workers here
+        assert stats["levels_version"] >= 0
+        await admin.close()
+        await person.close()
+
+
+def test_discus_admins_prints_a_token_once_stores_only_its_hash_and_revokes_it(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str],
+) -> None:
+    import hashlib
+    import sqlite3
+
+    from server.cli import main
+
+    path = tmp_path / "discus.sqlite3"
+    url = f"sqlite+aiosqlite:///{path}"
+    assert main(["admins", "create", "Ann", "--database-url", url]) == 0
+    token = capsys.readouterr().out.strip().splitlines()[-1]
+    assert token.startswith("discus_admin_")
+    assert main(["admins", "list", "--database-url", url]) == 0
+    listed = capsys.readouterr().out
+    assert "Ann" in listed and token not in listed
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT scope, token_hash FROM tokens").fetchall()
+        kind = db.execute("SELECT kind FROM players WHERE name = 'Ann'").fetchone()
+    assert rows == [("admin", hashlib.sha256(token.encode()).hexdigest())]
+    assert kind == ("admin",)
+    assert main(["admins", "create", "Ann", "--database-url", url]) == 2  # a live name
+    assert main(["admins", "revoke", "Ann", "--database-url", url]) == 0
+    assert main(["admins", "revoke", "Ann", "--database-url", url]) == 2  # none live now
+    assert "no live admin" in capsys.readouterr().err

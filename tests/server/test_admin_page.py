@@ -1,0 +1,84 @@
+"""The admin page in Debian's headless Chromium against a real server: log in with a token,
+edit a level (a refused edit shows its errors field by field), see the audit entry, run a
+short calibration and see its table.
+
+The server runs in this test's event loop (``running``) on an SQLite file of its own with
+one real AI worker process; Chromium is the system one (never downloaded).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser, expect
+
+from server.admin_accounts import Admins
+from server.app import running
+from server.storage import SqlStore
+from server.workers import AiPool
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+
+
+
+async def test_an_admin_logs_in_retunes_a_level_sees_the_audit_and_calibrates(
+    browser: Browser, tmp_path: Path
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+    store = SqlStore(url)
+    pool = AiPool(processes=1, games=("connect4",))
+    await pool.start(wait_ready=True, timeout=120)
+    async with running(port=0, store=store, pool=pool) as server:
+        _, token = await Admins(store.engine).create("Ann")
+        problems: list[str] = []
+        context = await browser.new_context(viewport={"width": 1280, "height": 1400})
+        page = await context.new_page()
+        page.set_default_timeout(20_000)
+        page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+        await page.goto(f"http://127.0.0.1:{server.port}/admin")
+
+        await page.fill("#token", "discus_admin_not-a-real-token")
+        await page.click("#login-form button[type=submit]")
+        await expect(page.locator("#login-error")).to_contain_text("not valid")
+        await page.fill("#token", token)
+        await page.click("#login-form button[type=submit]")
+        await expect(page.locator("#desk")).to_be_visible()
+        await expect(page.locator("#who")).to_have_text("Ann")
+
+        easy = page.locator('#levels tr[data-level="easy"]')
+        await expect(easy.locator('[data-field="max_depth"]')).to_have_value("4")
+        # An impossible edit is refused and says which fields are wrong.
+        await easy.locator('[data-field="soft_time"]').fill("5")
+        await easy.locator("[data-save]").click()
+        refused = page.locator("#levels tr.problems:not([hidden])")
+        await expect(refused).to_contain_text("soft_time must not exceed hard_time")
+        await expect(easy.locator('[data-field="soft_time"]')).to_have_attribute(
+            "aria-invalid", "true")
+        await expect(page.locator("#audit tbody")).to_contain_text("No changes yet.")
+
+        await easy.locator('[data-field="soft_time"]').fill("0.1")
+        await easy.locator('[data-field="max_depth"]').fill("2")
+        await easy.locator("[data-save]").click()
+        await expect(page.locator("#audit tbody tr").first).to_contain_text("max_depth: 4 → 2")
+        await expect(page.locator("#audit tbody tr").first).to_contain_text("Ann")
+        await expect(page.locator("#levels tr.problems:not([hidden])")).to_have_count(0)
+        assert server.app.levels["connect4"][1].max_depth == 2  # the server plays it now
+
+        await page.fill("#cal-levels", "beginner,easy")
+        await page.fill("#cal-games", "2")
+        await page.fill("#cal-scale", "0.1")
+        await page.click("#cal-start")
+        await expect(page.locator("#cal-elo tbody tr")).to_have_count(2, timeout=90_000)
+        await expect(page.locator("#cal-progress")).to_have_attribute("value", "2")
+        await expect(page.locator("#cal-pairs tbody")).to_contain_text("beginner vs easy")
+        await expect(page.locator("#cal-runs li")).to_have_count(1)
+        await page.click("#stats-refresh")
+        await expect(page.locator("#stats")).to_contain_text("busy of 1")
+
+        folder = Path(os.environ.get("DISCUS_SCREENSHOTS") or tmp_path)
+        folder.mkdir(parents=True, exist_ok=True)
+        await page.screenshot(path=str(folder / "admin.png"), full_page=True)
+        await context.close()
+        assert problems == []

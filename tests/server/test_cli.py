@@ -1,0 +1,83 @@
+"""The ``discus`` command answers as the README says, checked against the shared data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from server.cli import main
+
+CONNECT4_PERFT = [7, 49, 343, 2401, 16807, 117649, 823536, 5686266]
+
+
+def last_line(capsys: pytest.CaptureFixture[str]) -> str:
+    return capsys.readouterr().out.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("depth", range(1, 9))
+def test_perft_prints_the_known_connect4_count_alone_on_the_last_line(
+    depth: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["perft", "connect4", str(depth)]) == 0
+    assert last_line(capsys) == str(CONNECT4_PERFT[depth - 1])
+
+
+@pytest.mark.parametrize("depth", range(1, 9))
+def test_perft_prints_the_shared_othello_count_alone_on_the_last_line(
+    depth: int, capsys: pytest.CaptureFixture[str], othello_perft: dict[int, int]
+) -> None:
+    assert main(["perft", "othello", str(depth)]) == 0
+    assert last_line(capsys) == str(othello_perft[depth])
+
+
+def test_analyse_solves_pons_positions_from_a_file_in_input_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], shared_data: Path
+) -> None:
+    lines = (shared_data / "connect4" / "Test_L2_R1").read_text().splitlines()[:12]
+    positions = tmp_path / "positions.txt"
+    positions.write_text("# a comment line is skipped\n" + "\n".join(lines) + "\n")
+    assert main(["analyse", "connect4", "--exact", "--positions", str(positions)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["position"] for r in rows] == [line.split()[0] for line in lines]
+    for row, line in zip(rows, lines, strict=True):
+        assert row["exact"] is True
+        assert row["score"] == int(line.split()[1]), row
+        assert row["move"] in list("1234567")
+        assert row["pv"][0] == row["move"]
+
+
+def test_analyse_takes_an_othello_board_string_and_finds_a_best_move_of_the_suite(
+    capsys: pytest.CaptureFixture[str], shared_data: Path
+) -> None:
+    # FFO #40 (20 empties): the suite lists every move with its exact score, best first.
+    line = (shared_data / "othello" / "ffo_40_59.obf").read_text().splitlines()[0]
+    board, answers = line.split(";", 1)
+    best_score = answers.split(";")[0].strip().split(":")[1]
+    assert main(["analyse", "othello", board.strip(), "--exact"]) == 0
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert row["exact"] is True
+    assert row["score"] == int(best_score)
+    assert row["move"] in {
+        a.split(":")[0].strip().lower()
+        for a in answers.split(";")
+        if a.strip() and int(a.split(":")[1]) == int(best_score)
+    }
+
+
+def test_analyse_with_a_depth_limit_reports_that_depth_and_no_proof(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["analyse", "othello", "f5d6", "--depth", "3"]) == 0
+    row = json.loads(capsys.readouterr().out.strip())
+    assert row["depth"] == 3 and row["exact"] is False
+    assert row["position"] == "f5d6"
+    assert len(row["move"]) == 2
+
+
+def test_analyse_rejects_a_bad_position_with_a_message_and_exit_code_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["analyse", "connect4", "48"]) == 2
+    assert "8" in capsys.readouterr().err

@@ -1,0 +1,316 @@
+"""The web page, driven by Debian's headless Chromium against a real ``discus serve``.
+
+The game against the AI comes last so the server's AI workers can warm up (compile or load
+their kernels) while the other tests run; until they are ready the server answers AI moves
+with its quick fallback after its queue timeout, which is slow but never stalls.
+
+The server runs as a subprocess (its own event loop and worker pool, as a person would start
+it) on a free loopback port, in a scratch directory so its embedded database stays there. The
+browser is driven with Playwright's async API inside the tests' own event loop. Chromium is
+the system one: these tests never download a browser.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, BrowserContext, Page, expect
+from wsclient import Client
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+
+REPO = Path(__file__).resolve().parents[2]
+STARTUP_SECONDS = 90.0
+"""A cold start compiles the engines' kernels (numba caches them for the next start)."""
+
+AI_MOVE_TIMEOUT_MS = 90_000
+"""Generous: on a cold start the AI workers may still be compiling when the first move is due."""
+
+MY_TURN_OR_OVER = """() => document.querySelector('#board-wrap .cell[data-move]')
+    || document.querySelector('#board-wrap')?.dataset.status === 'finished'"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def wait_until_serving(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"discus serve exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.25)
+    tail = log.read_text()[-3000:]
+    pytest.fail(f"discus serve did not answer within {STARTUP_SECONDS} s:\n{tail}")
+
+
+@pytest.fixture(scope="module")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``discus serve`` on the embedded defaults, in a scratch directory (or, to debug the page
+    against a server already running, the URL in ``DISCUS_PAGE_URL``)."""
+    if os.environ.get("DISCUS_PAGE_URL"):
+        yield os.environ["DISCUS_PAGE_URL"]
+        return
+    home = tmp_path_factory.mktemp("serve")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    log = home / "serve.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1",
+             "--port", str(port)],
+            cwd=home, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_until_serving(url, proc, log)
+        yield url
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+async def open_page(context: BrowserContext, url: str,
+                    problems: list[str]) -> Page:
+    """A page on ``url`` once the server has greeted it; script errors land in ``problems``."""
+    page = await context.new_page()
+    page.set_default_timeout(20_000)
+    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    await page.goto(url)
+    await page.wait_for_function("document.querySelector('#conn').dataset.state === 'online'")
+    return page
+
+
+async def board_discs(page: Page) -> int:
+    count: int = await page.locator("#board-wrap .disc").count()
+    return count
+
+
+DRAWN_BOARD = """cells => cells.map(c => c.querySelector('.disc.s0') ? 'X'
+    : c.querySelector('.disc.s1') ? 'O' : '-').join('')"""
+"""The board as drawn, in the protocol's board text ('-' empty, 'X' seat 0, 'O' seat 1)."""
+
+
+async def drawn_board(page: Page) -> str:
+    text: str = await page.eval_on_selector_all("#board-wrap .grid .cell", DRAWN_BOARD)
+    return text
+
+
+async def stored_game(server_url: str, game_id: str) -> dict[str, Any]:
+    """The server's record of a game, asked for over the protocol as any client would."""
+    client = await Client.open(server_url.replace("http://", "ws://") + "ws", "Checker")
+    try:
+        await client.send(type="get_game", game_id=game_id)
+        record: dict[str, Any] = (await client.expect("game_record"))["record"]
+        return record
+    finally:
+        await client.close()
+
+
+def screenshot_dir(tmp_path: Path) -> Path:
+    """Where the page's screenshots go: ``$DISCUS_SCREENSHOTS`` to keep them, else scratch."""
+    folder = Path(os.environ.get("DISCUS_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+async def test_two_people_play_through_the_share_link_and_see_each_others_moves(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx = await browser.new_context()
+    bob_ctx = await browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True)
+    eve_ctx = await browser.new_context()
+    ann = await open_page(ann_ctx, server_url, problems)
+    await ann.click("#friend-form label:has-text('Connect Four')")
+    await ann.click("#invite")
+    await ann.wait_for_selector("#share:not([hidden])")
+    link = await ann.input_value("#share-link")
+    assert "#" in link
+
+    bob = await open_page(bob_ctx, link, problems)
+    await ann.wait_for_selector("#share", state="hidden")  # the friend arrived: game on
+
+    def disc(column: int, row: int, colour: str) -> str:
+        return f"#board-wrap .cell[aria-label^='column {column}, row {row}, {colour}']"
+
+    plies = [(ann, 4, 1, "red"), (bob, 3, 1, "yellow"), (ann, 4, 2, "red")]
+    for mover, column, row, colour in plies:
+        await mover.click(f"#board-wrap .cell[data-move='{column}']")
+        for page in (ann, bob):
+            await page.wait_for_selector(disc(column, row, colour))
+    assert await bob.locator("#movelist button").count() == 3
+    assert await bob.locator("#board-wrap .cell[data-move]").count() == 7, "Bob's turn, 7 columns"
+    assert await ann.locator("#board-wrap .cell[data-move]").count() == 0, "not Ann's turn"
+
+    # A third person opening the same link finds the seats taken and watches instead.
+    eve = await open_page(eve_ctx, link, problems)
+    await eve.wait_for_selector(disc(3, 1, "yellow"))
+    assert await eve.locator("#board-wrap .cell[data-move]").count() == 0
+    await bob.click("#board-wrap .cell[data-move='5']")
+    await eve.wait_for_selector(disc(5, 1, "yellow"))
+
+    # Ann's connection drops: the page comes back with its resume token and redraws it all.
+    await ann.reload()
+    await ann.wait_for_selector(disc(5, 1, "yellow"))
+    assert await ann.locator("#board-wrap .cell[data-move]").count() == 7, "Ann's turn again"
+    assert "you" in await ann.locator(".player").first.inner_text()
+
+    assert problems == []
+    for ctx in (ann_ctx, bob_ctx, eve_ctx):
+        await ctx.close()
+
+
+def test_the_page_is_served_with_its_scripts_as_javascript(server_url: str) -> None:
+    """Module scripts only run when served with a JavaScript MIME type."""
+    for name in ("app.js", "net.js", "board.js"):
+        with urllib.request.urlopen(server_url + name, timeout=5) as answer:
+            assert "javascript" in answer.headers["Content-Type"], name
+
+
+async def test_a_person_plays_a_whole_connect_four_game_against_the_weakest_ai_by_clicking(
+    browser: Browser, server_url: str, tmp_path: Path
+) -> None:
+    problems: list[str] = []
+    context = await browser.new_context(viewport={"width": 1000, "height": 800})
+    page = await open_page(context, server_url, problems)
+    # A server error is shown as the server put it, with its stable code.
+    await page.fill("#code", "nosuchroom")
+    await page.click("#code-form button")
+    await expect(page.locator("#toast")).to_contain_text("unknown_room")
+    await page.click("#toast")
+
+    await page.click("#ai-form label:has-text('Connect Four')")
+    await page.locator("#ai-level option").first.wait_for(state="attached")
+    levels = await page.eval_on_selector_all("#ai-level option", "os => os.map(o => o.value)")
+    assert len(levels) >= 5, f"the level picker should offer the server's levels, got {levels}"
+    await page.select_option("#ai-level", index=0)  # the list is ordered weakest first
+    await page.click("#play-ai")
+    await page.wait_for_selector("#board-wrap .board.connect4")
+
+    clicks = 0
+    while True:
+        await page.wait_for_function(MY_TURN_OR_OVER, timeout=AI_MOVE_TIMEOUT_MS)
+        if await page.get_attribute("#board-wrap", "data-status") == "finished":
+            break
+        # Play like a person would: one of the columns the page offers, centre first.
+        legal = await page.eval_on_selector_all(
+            "#board-wrap .cell[data-move]", "cs => cs.map(c => c.dataset.move)"
+        )
+        assert legal, "it is my turn, so some columns must be offered"
+        column = min(legal, key=lambda c: abs(int(c) - 4))
+        before = await board_discs(page)
+        await page.click(f"#board-wrap .cell[data-move='{column}']")
+        clicks += 1
+        await page.wait_for_function(
+            f"document.querySelectorAll('#board-wrap .disc').length > {before}"
+        )
+        assert clicks <= 21, "a Connect Four game gives one player at most 21 moves"
+
+    status = page.locator("#status")
+    await expect(status).to_contain_text("Game over")
+    text = await status.inner_text()
+    assert any(word in text for word in ("You win", "You lose", "Draw")), text
+    moves = await page.locator("#movelist button").count()
+    assert moves == await board_discs(page), "every move in the list is a disc on the board"
+    assert clicks == (moves + 1) // 2, "I moved first, so I made half the moves, rounded up"
+    assert await page.locator("#board-wrap .cell.last").count() == 1
+    # Stepping back in the game just played draws the position before the last move.
+    final_board = await drawn_board(page)
+    await page.click("#r-prev")
+    await expect(page.locator("#status")).to_contain_text("Replaying")
+    before_last = await drawn_board(page)
+    assert sum(a != b for a, b in zip(before_last, final_board, strict=True)) == 1
+    await page.click("#r-last")
+    assert await drawn_board(page) == final_board
+
+    # A rematch against the AI starts at once, colours swapped: the AI now moves first.
+    await page.click("#rematch")
+    await page.wait_for_function(
+        "document.querySelector('#board-wrap').dataset.status === 'active'"
+    )
+    await expect(page.locator(".player").nth(1)).to_contain_text("you")
+    await page.wait_for_selector("#board-wrap .cell[data-move]", timeout=AI_MOVE_TIMEOUT_MS)
+    assert await board_discs(page) == 1
+
+    # Back in the lobby, the finished game is the one past game (the rematch is still on).
+    shots = screenshot_dir(tmp_path)
+    await page.click("#lobby-btn")
+    past = page.locator("#history li")
+    await expect(past).to_have_count(1)
+    await expect(past.first).to_contain_text(f"{moves} moves")
+    await expect(past.first).to_contain_text("vs Computer")
+    game_id = await past.first.get_attribute("data-game")
+    assert game_id
+    await page.screenshot(path=str(shots / "history.png"), full_page=True)
+    record = await stored_game(server_url, game_id)
+    assert len(record["moves"]) == moves and len(record["boards"]) == moves + 1
+    assert record["boards"][-2:] == [before_last, final_board]
+
+    # The replay starts from the empty board and each step draws the server's next board.
+    await past.first.get_by_role("button", name="Replay").click()
+    await page.wait_for_function(
+        "document.querySelector('#board-wrap').dataset.record === 'true'"
+    )
+    assert await page.get_attribute("#board-wrap", "data-ply") == "0"
+    assert await drawn_board(page) == record["boards"][0] == "-" * 42
+    assert await page.locator("#board-wrap .cell[data-move]").count() == 0, "nothing to play"
+    for ply in range(1, moves + 1):
+        await page.click("#r-next")
+        await page.wait_for_function(
+            f"document.querySelector('#board-wrap').dataset.ply === '{ply}'"
+        )
+        assert await drawn_board(page) == record["boards"][ply], f"after ply {ply}"
+        assert await page.locator("#board-wrap .cell.last").count() == 1
+        if ply == moves // 2:
+            await expect(page.locator("#status")).to_contain_text("Replaying")
+            await page.screenshot(path=str(shots / "replay.png"), full_page=True)
+    await expect(page.locator("#status")).to_contain_text("Game over")
+    await page.click("#r-first")
+    assert await drawn_board(page) == record["boards"][0]
+    await expect(page.locator("#export-text")).to_have_text(record["exports"]["columns"])
+    href = await page.get_attribute("#downloads a", "href")
+    assert href == f"/games/{game_id}.txt"
+    with urllib.request.urlopen(server_url.rstrip("/") + href, timeout=5) as answer:
+        assert answer.read().decode().strip() == record["exports"]["columns"]
+
+    # A replay link opens the same game on a phone, for someone who did not play it.
+    phone = await browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True)
+    other = await open_page(phone, f"{server_url}#replay/{game_id}", problems)
+    await other.wait_for_function(
+        "document.querySelector('#board-wrap')?.dataset.record === 'true'"
+    )
+    await other.click("#r-last")
+    assert await drawn_board(other) == record["boards"][-1]
+    width = await other.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, "the replay fits a phone's width"
+    await other.click("#r-prev")
+    await other.screenshot(path=str(shots / "replay-phone.png"), full_page=True)
+    await other.click("#lobby-btn")
+    await expect(other.locator("#lobby")).to_be_visible()
+    assert problems == []
+    await context.close()
+    await phone.close()

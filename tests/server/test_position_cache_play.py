@@ -1,0 +1,231 @@
+"""AI workers share what they learn through the position cache, and play the same moves.
+
+Real worker processes (``AiPool``) on the real Redis, PostgreSQL and SQLite: a second game
+from the same opening gets its AI moves from the cache without searching, and they are the
+moves the search found; without Redis each worker's LRU does the same; after Redis loses
+everything, the durable table answers and refills it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+
+import pytest
+import redis.asyncio as aioredis
+from wsclient import Client
+
+import games
+from ai.levels import DEFAULT_LEVELS, Level
+from ai.limits import Limits
+from server.app import running
+from server.storage import CachedResult, SqlStore, keys, open_cache, open_sync_cache
+from server.store import MemoryStore
+from server.workers import AiAnswer, AiJob, AiPool, CacheSettings, _cached_answer
+from tests.storage.conftest import (  # noqa: F401 - fixtures
+    REDIS_URL,
+    pg_url,
+    redis_prefix,
+    sqlite_url,
+)
+
+pytestmark = pytest.mark.slow
+
+DETERMINISTIC = Level("steady", 9, "Always the best move at depth 12.", 12, 5.0, 10.0, None,
+                      candidates=1, margin=0, rails=True)
+"""Depth-bounded and single-choice: the search's answer is the move, so a cached one may
+stand in for it (and is deep enough for the durable tier)."""
+
+PEOPLE = (3, 2, 4, 1)  # Connect Four columns (0-based) a person plays; the AI answers each
+
+
+async def _pool(cache: CacheSettings | None, processes: int = 1) -> AiPool:
+    pool = AiPool(processes=processes, games=("connect4",), cache=cache)
+    await pool.start(wait_ready=True, timeout=120)
+    return pool
+
+
+async def _opening(pool: AiPool, seed: int = 1) -> list[AiAnswer]:
+    """The person's fixed moves, each answered by the AI: the AI's answers in order."""
+    moves: list[int] = []
+    answers = []
+    for column in PEOPLE:
+        moves.append(column)
+        answer = await pool.think(AiJob("connect4", tuple(moves), DETERMINISTIC, seed))
+        assert not answer.fallback
+        answers.append(answer)
+        moves.append(answer.move)
+    return answers
+
+
+@pytest.fixture
+async def uncached_moves() -> AsyncIterator[list[int]]:
+    pool = await _pool(None)
+    try:
+        yield [a.move for a in await _opening(pool)]
+    finally:
+        await pool.close()
+
+
+async def _clear(prefix: str) -> int:
+    client = aioredis.Redis.from_url(REDIS_URL)
+    try:
+        names = [n async for n in client.scan_iter(match=keys.position_pattern(prefix))]
+        if names:
+            await client.delete(*names)
+        return len(names)
+    finally:
+        await client.aclose()
+
+
+async def test_a_second_game_from_the_same_opening_is_answered_from_redis_by_other_workers(
+    pg_url: str, redis_prefix: str, uncached_moves: list[int]  # noqa: F811
+) -> None:
+    store = SqlStore(pg_url)
+    await store.open()  # migrates: workers never do
+    await store.close()
+    settings = CacheSettings(REDIS_URL, pg_url, redis_prefix)
+    first_pool = await _pool(settings, processes=2)
+    try:
+        first = await _opening(first_pool)
+        assert not any(a.cached for a in first)
+        assert first_pool.snapshot().cache["hot_hits"] == 0
+    finally:
+        await first_pool.close()
+    second_pool = await _pool(settings, processes=2)  # new processes: only Redis remembers
+    try:
+        second = await _opening(second_pool)
+        stats = second_pool.snapshot()
+    finally:
+        await second_pool.close()
+    assert all(a.cached for a in second) and stats.from_cache == len(PEOPLE)
+    assert stats.cache["hot_hits"] >= len(PEOPLE) and stats.cache["durable_hits"] == 0
+    assert [a.move for a in first] == [a.move for a in second] == uncached_moves
+    assert all(a.nodes == 0 and a.depth == DETERMINISTIC.max_depth for a in second)
+
+
+async def test_after_redis_loses_everything_postgres_answers_and_refills_it(
+    pg_url: str, redis_prefix: str  # noqa: F811
+) -> None:
+    store = SqlStore(pg_url)
+    await store.open()
+    await store.close()
+    settings = CacheSettings(REDIS_URL, pg_url, redis_prefix)
+    pool = await _pool(settings)
+    try:
+        first = await _opening(pool)
+    finally:
+        await pool.close()  # the workers flush their durable batch as they stop
+    assert await _clear(redis_prefix) > 0
+    pool = await _pool(settings)
+    try:
+        refilled = await _opening(pool)
+        after_refill = dict(pool.snapshot().cache)
+        again = await _opening(pool)
+        stats = pool.snapshot()
+    finally:
+        await pool.close()
+    assert all(a.cached for a in refilled) and all(a.cached for a in again)
+    assert after_refill["durable_hits"] >= len(PEOPLE)
+    assert stats.cache["hot_hits"] - after_refill["hot_hits"] >= len(PEOPLE)
+    assert stats.cache["durable_hits"] == after_refill["durable_hits"], "Redis was refilled"
+    assert [a.move for a in first] == [a.move for a in refilled] == [a.move for a in again]
+
+
+async def test_a_level_that_chooses_among_moves_always_searches(
+    sqlite_url: str, redis_prefix: str  # noqa: F811
+) -> None:
+    varied = DEFAULT_LEVELS["connect4"][2]  # medium: three candidates
+    assert varied.candidates > 1
+    store = SqlStore(sqlite_url)
+    await store.open()
+    await store.close()
+    pool = await _pool(CacheSettings(REDIS_URL, sqlite_url, redis_prefix))
+    try:
+        for _ in range(2):
+            answer = await pool.think(AiJob("connect4", (3,), varied, seed=5))
+            assert not answer.cached and answer.nodes
+    finally:
+        await pool.close()
+
+
+async def _play_against(client: Client, level: str) -> list[str]:
+    await client.send(type="create_room", game="connect4", seat=0,
+                      opponent={"kind": "ai", "level": level})
+    state = await client.expect("room_state")
+    room = state["room"]["id"]
+    played = []
+    for ply, column in enumerate(PEOPLE):
+        await client.send(type="move", room=room, ply=2 * ply, move=str(column + 1))
+        await client.expect("move_made", ply=2 * ply)
+        played.append((await client.expect("move_made", ply=2 * ply + 1, timeout=30))["move"])
+    await client.send(type="resign", room=room)
+    await client.expect("game_over")
+    return played
+
+
+async def test_without_redis_each_worker_keeps_an_lru_and_stats_show_its_hits(
+    uncached_moves: list[int],
+) -> None:
+    # A memory store: no durable tier, so only the LRU can remember (and the levels stay
+    # the ones set here rather than a database's).
+    store = MemoryStore()
+    pool = await _pool(CacheSettings(None, None))
+    cache = await open_cache(None, store)
+    async with running(port=0, store=store, pool=pool, cache=cache) as server:
+        levels: dict[str, Sequence[Level]] = dict(DEFAULT_LEVELS)
+        levels["connect4"] = (*DEFAULT_LEVELS["connect4"], DETERMINISTIC)
+        server.app.set_levels(levels)
+        ann = await Client.open(server.url, "Ann")
+        first = await _play_against(ann, DETERMINISTIC.name)
+        before = await ann.request("stats")
+        second = await _play_against(ann, DETERMINISTIC.name)
+        after = await ann.request("stats")
+    assert first == second == [str(m + 1) for m in uncached_moves]
+    assert before["pool"]["from_cache"] == 0 and after["pool"]["from_cache"] == len(PEOPLE)
+    assert after["pool"]["jobs"] == 2 * len(PEOPLE) and after["pool"]["workers"] == 1
+    assert after["pool"]["move_seconds_p50"] > 0
+    assert [t["tier"] for t in after["cache"]["tiers"]] == ["lru"]
+    assert after["cache"]["tiers"][0]["hits"] >= len(PEOPLE) and after["cache"]["hit_rate"] > 0
+    assert after["shared_cache"] is None  # nothing shared without Redis
+
+
+def test_a_position_whose_children_are_all_solved_is_answered_as_solved() -> None:
+    rules = games.load("connect4")
+    state = rules.initial().play(3).play(2)  # not mirror-symmetric: children all differ
+    legal = state.legal_moves()
+    # Scores from each child's side to move: the child after column 1 (index 1) is the worst
+    # for the opponent, so it is the root's best move, proven.
+    scores = {m: (-5 if i == 1 else 2 + i) for i, m in enumerate(legal)}
+    cache = open_sync_cache(None, durable=False)
+    try:
+        children = [state.play(m) for m in legal]
+        cache.save([(child, CachedResult(20, scores[m], 3, child.legal_moves()[0], exact=True))
+                    for m, child in zip(legal, children, strict=True)])
+        answer, counts = _cached_answer(cache, state, Limits(depth=12))
+        assert answer is not None and answer.exact
+        assert answer.move == legal[1] and answer.score == 5 and answer.depth == 21
+        assert counts == (1 + len(legal), len(legal), 0, 1)
+        refused, none = _cached_answer(cache, state, Limits(depth=12, multipv=2))
+        assert refused is None and none == (0, 0, 0, 0)
+    finally:
+        cache.close()
+
+
+async def test_with_redis_stats_also_show_the_counters_every_process_shares(
+    redis_prefix: str,  # noqa: F811
+) -> None:
+    store = MemoryStore()
+    pool = await _pool(CacheSettings(REDIS_URL, None, redis_prefix))
+    cache = await open_cache(REDIS_URL, store, prefix=redis_prefix)
+    async with running(port=0, store=store, pool=pool, cache=cache) as server:
+        levels: dict[str, Sequence[Level]] = dict(DEFAULT_LEVELS)
+        levels["connect4"] = (*DEFAULT_LEVELS["connect4"], DETERMINISTIC)
+        server.app.set_levels(levels)
+        ann = await Client.open(server.url, "Ann")
+        for _ in range(2):
+            await _play_against(ann, DETERMINISTIC.name)
+        stats = await ann.request("stats")
+    mine, shared = stats["cache"], stats["shared_cache"]
+    assert [t["tier"] for t in mine["tiers"]] == ["redis"]
+    assert mine["hits"] >= len(PEOPLE) and stats["pool"]["from_cache"] == len(PEOPLE)
+    assert shared["lookups"] == mine["lookups"] and shared["hits"] == mine["hits"]

@@ -1,0 +1,407 @@
+"""Rooms without sockets: commands in, messages and effects out, errors before any change."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from server import errors
+from server import protocol as p
+from server.rooms import AiTurn, Lobby, Outcome, Player, Room
+
+ANN = Player("ann", "Ann")
+BOB = Player("bob", "Bob")
+CY = Player("cy", "Cy")
+GRACE = 30.0
+
+# A Connect Four game where the first player wins with a vertical four in column 1.
+VERTICAL_WIN = ["1", "2", "1", "2", "1", "2", "1"]
+
+
+def make_lobby(max_rooms: int = 10) -> Lobby:
+    counter = itertools.count()
+    return Lobby(
+        levels={"connect4": ["easy", "hard"], "othello": ["easy"]},
+        ids=lambda: f"id{next(counter)}",
+        grace=GRACE,
+        max_rooms=max_rooms,
+        rng=random.Random(1),
+    )
+
+
+def friend_room(lobby: Lobby, seat: int | None = 0) -> Room:
+    room, _ = lobby.create(ANN, "connect4", p.FriendOpponent(), seat, now=0.0)
+    lobby.join(BOB, room.id, now=1.0)
+    return room
+
+
+def play(room: Room, player: Player, text: str, now: float = 2.0) -> Outcome:
+    plan = room.check_move(player.id, len(room.moves), text, now)
+    return room.apply_move(plan, now)
+
+
+def play_line(room: Room, moves: list[str]) -> Outcome:
+    out = Outcome()
+    for text in moves:
+        seat = room.state.to_move
+        player = room.seats[seat].player
+        assert player is not None
+        out = play(room, player, text)
+    return out
+
+
+def messages(out: Outcome, kind: type) -> list:
+    return [s.message for s in out.sends if isinstance(s.message, kind)]
+
+
+def snapshot(room: Room) -> object:
+    return room.view().model_dump(), room.round, room.game_id
+
+
+# --- creating and joining -----------------------------------------------------------------
+
+
+def test_creating_a_friend_room_seats_the_creator_and_waits_for_a_second_player() -> None:
+    lobby = make_lobby()
+    room, out = lobby.create(ANN, "connect4", p.FriendOpponent(), 0, now=0.0)
+    state = messages(out, p.RoomState)[0]
+    assert out.sends[0].to == ("ann",)
+    assert state.you == 0 and state.room.status == "waiting"
+    assert state.room.seats[0].player == p.PlayerView(id="ann", name="Ann")
+    assert state.room.seats[1].kind == "empty"
+    assert out.save_game and out.ai is None
+
+
+def test_joining_sends_the_full_state_to_the_joiner_first_and_the_event_to_the_others() -> None:
+    lobby = make_lobby()
+    room, _ = lobby.create(ANN, "connect4", p.FriendOpponent(), 1, now=0.0)
+    out = lobby.join(BOB, room.id, now=1.0)
+    assert out.sends[0].to == ("bob",)
+    first = out.sends[0].message
+    assert isinstance(first, p.RoomState) and first.you == 0 and first.room.status == "active"
+    event = out.sends[1].message
+    assert isinstance(event, p.RoomEvent) and event.event == "joined" and event.seat == 0
+    assert out.sends[1].to == ("ann",)
+
+
+def test_a_third_player_cannot_join_a_full_room_but_may_spectate() -> None:
+    lobby = make_lobby()
+    room = friend_room(lobby)
+    before = snapshot(room)
+    with pytest.raises(errors.RoomFull):
+        lobby.join(CY, room.id, now=2.0)
+    assert snapshot(room) == before
+    out = lobby.spectate(CY, room.id)
+    state = messages(out, p.RoomState)[0]
+    assert state.you is None and state.room.spectators == 1
+    assert "cy" in room.members()
+
+
+def test_a_seated_player_cannot_join_again() -> None:
+    lobby = make_lobby()
+    room, _ = lobby.create(ANN, "connect4", p.FriendOpponent(), 0, now=0.0)
+    with pytest.raises(errors.AlreadySeated):
+        lobby.join(ANN, room.id, now=1.0)
+
+
+def test_unknown_games_levels_and_rooms_are_refused_by_their_own_errors() -> None:
+    lobby = make_lobby()
+    with pytest.raises(errors.UnknownGame):
+        lobby.create(ANN, "chess", p.FriendOpponent(), 0, now=0.0)
+    with pytest.raises(errors.UnknownLevel):
+        lobby.create(ANN, "connect4", p.AiOpponent(level="godlike"), 0, now=0.0)
+    with pytest.raises(errors.UnknownRoom):
+        lobby.join(ANN, "nope", now=0.0)
+    with pytest.raises(errors.UnknownRoom):
+        lobby.spectate(ANN, "nope")
+    assert lobby.rooms == {}
+
+
+def test_a_player_may_sit_in_at_most_max_rooms_unfinished_rooms() -> None:
+    lobby = make_lobby(max_rooms=2)
+    lobby.create(ANN, "connect4", p.FriendOpponent(), 0, now=0.0)
+    lobby.create(ANN, "connect4", p.OpenOpponent(), 0, now=0.0)
+    with pytest.raises(errors.TooManyRooms):
+        lobby.create(ANN, "connect4", p.OpenOpponent(), 0, now=0.0)
+    assert len(lobby.rooms) == 2
+
+
+def test_only_open_waiting_rooms_are_listed() -> None:
+    lobby = make_lobby()
+    open_room, _ = lobby.create(ANN, "connect4", p.OpenOpponent(), 0, now=0.0)
+    lobby.create(ANN, "connect4", p.FriendOpponent(), 0, now=1.0)
+    lobby.create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=2.0)
+    assert [r.id for r in lobby.open_rooms().rooms] == [open_room.id]
+    lobby.join(BOB, open_room.id, now=3.0)
+    assert lobby.open_rooms().rooms == []
+
+
+def test_a_random_seat_choice_gives_either_seat() -> None:
+    lobby = make_lobby()
+    seats = {lobby.create(ANN, "connect4", p.OpenOpponent(), None, now=0.0)[0].seat_of("ann")
+             for _ in range(8)}
+    assert seats == {0, 1}
+
+
+# --- moves ----------------------------------------------------------------------------------
+
+
+def test_a_move_is_checked_without_change_and_applied_only_when_asked() -> None:
+    room = friend_room(make_lobby())
+    before = snapshot(room)
+    plan = room.check_move("ann", 0, "4", now=5.0)
+    assert snapshot(room) == before
+    assert (plan.record.ply, plan.record.move, plan.record.seat) == (0, "4", 0)
+    assert plan.record.game_id == room.game_id
+    out = room.apply_move(plan, now=5.0)
+    made = messages(out, p.MoveMade)[0]
+    assert (made.ply, made.move, made.seat, made.position.ply) == (0, "4", 0, 1)
+    assert made.position.to_move == 1 and made.position.last_move == "4"
+    assert set(out.sends[0].to) == {"ann", "bob"}
+    assert room.view().moves == ["4"]
+
+
+def test_a_repeated_move_at_the_same_ply_is_refused_not_played_again() -> None:
+    room = friend_room(make_lobby())
+    play(room, ANN, "4")
+    before = snapshot(room)
+    with pytest.raises(errors.StalePly) as caught:
+        room.check_move("ann", 0, "4", now=3.0)
+    assert caught.value.detail == {"expected": 1}
+    assert snapshot(room) == before
+
+
+def test_a_move_from_the_future_is_also_stale() -> None:
+    room = friend_room(make_lobby())
+    with pytest.raises(errors.StalePly):
+        room.check_move("ann", 5, "4", now=3.0)
+
+
+def test_a_plan_that_went_stale_before_it_was_applied_is_refused() -> None:
+    room = friend_room(make_lobby())
+    plan = room.check_move("ann", 0, "4", now=3.0)
+    play(room, ANN, "3")
+    with pytest.raises(errors.StalePly):
+        room.apply_move(plan, now=4.0)
+    assert room.view().moves == ["3"]
+
+
+def test_out_of_turn_illegal_and_garbled_moves_each_get_their_own_error() -> None:
+    room = friend_room(make_lobby())
+    before = snapshot(room)
+    with pytest.raises(errors.NotYourTurn):
+        room.check_move("bob", 0, "4", now=3.0)
+    with pytest.raises(errors.InvalidNotation):
+        room.check_move("ann", 0, "x", now=3.0)
+    with pytest.raises(errors.InvalidNotation):
+        room.check_move("ann", 0, "8", now=3.0)
+    assert snapshot(room) == before
+    play_line(room, ["1"] * 6)
+    with pytest.raises(errors.IllegalMove):
+        room.check_move("ann", 6, "1", now=3.0)
+
+
+def test_spectators_and_strangers_cannot_move() -> None:
+    lobby = make_lobby()
+    room = friend_room(lobby)
+    lobby.spectate(CY, room.id)
+    with pytest.raises(errors.NotSeated):
+        room.check_move("cy", 0, "4", now=3.0)
+    with pytest.raises(errors.NotSeated):
+        room.check_move("zed", 0, "4", now=3.0)
+
+
+def test_no_move_before_the_second_player_arrives() -> None:
+    room, _ = make_lobby().create(ANN, "connect4", p.FriendOpponent(), 0, now=0.0)
+    with pytest.raises(errors.GameNotStarted):
+        room.check_move("ann", 0, "4", now=1.0)
+
+
+def test_a_game_played_to_a_win_ends_with_the_rules_score_and_refuses_more_moves() -> None:
+    room = friend_room(make_lobby())
+    out = play_line(room, VERTICAL_WIN)
+    made = messages(out, p.MoveMade)[0]
+    assert made.status == "finished" and made.position.to_move is None
+    assert made.position.legal_moves == []
+    over = messages(out, p.GameOver)[0]
+    # Pons' convention: 22 minus the winner's 4 stones, from the first player's side.
+    assert over.result == p.Result(winner=0, score=18, reason="end")
+    assert out.save_game
+    assert room.record().status == "finished" and room.record().result == 18
+    with pytest.raises(errors.GameFinished):
+        room.check_move("bob", 7, "3", now=9.0)
+
+
+def test_the_move_record_times_the_thinking_since_the_previous_move() -> None:
+    room = friend_room(make_lobby())
+    play(room, ANN, "4", now=10.0)
+    plan = room.check_move("bob", 1, "4", now=13.5)
+    assert plan.record.seconds == pytest.approx(3.5)
+
+
+# --- resign, leave, disconnect, claim ---------------------------------------------------
+
+
+def test_resigning_gives_the_game_to_the_other_seat() -> None:
+    room = friend_room(make_lobby())
+    out = room.resign("bob", now=3.0)
+    assert messages(out, p.GameOver)[0].result == p.Result(winner=0, reason="resigned")
+    with pytest.raises(errors.GameFinished):
+        room.resign("ann", now=4.0)
+
+
+def test_leaving_an_active_game_loses_it_and_tells_the_others() -> None:
+    lobby = make_lobby()
+    room = friend_room(lobby)
+    out = lobby.leave("ann", room.id, now=3.0)
+    assert messages(out, p.GameOver)[0].result == p.Result(winner=1, reason="left")
+    event = messages(out, p.RoomEvent)[0]
+    assert event.event == "left" and event.seat == 0
+    assert room.seat_of("ann") is None
+    assert room.id in lobby.rooms  # Bob is still there to see the result
+
+
+def test_leaving_a_waiting_room_closes_it() -> None:
+    lobby = make_lobby()
+    room, _ = lobby.create(ANN, "connect4", p.OpenOpponent(), 0, now=0.0)
+    lobby.leave("ann", room.id, now=1.0)
+    assert room.id not in lobby.rooms
+    with pytest.raises(errors.UnknownRoom):
+        lobby.join(BOB, room.id, now=2.0)
+
+
+def test_leaving_a_room_you_are_not_in_is_refused() -> None:
+    lobby = make_lobby()
+    room = friend_room(lobby)
+    with pytest.raises(errors.NotInRoom):
+        lobby.leave("cy", room.id, now=2.0)
+
+
+def test_a_dropped_player_keeps_the_seat_and_comes_back_to_the_full_state() -> None:
+    lobby = make_lobby()
+    room = friend_room(lobby)
+    play(room, ANN, "4")
+    out = lobby.disconnect("bob", now=10.0)
+    event = messages(out, p.RoomEvent)[0]
+    assert event.event == "disconnected" and event.seat == 1 and event.grace_seconds == GRACE
+    assert out.sends[0].to == ("ann",)
+    assert room.seat_views()[1].connected is False
+    back = lobby.reconnect("bob")
+    assert isinstance(back.sends[0].message, p.RoomState)
+    assert back.sends[0].to == ("bob",)
+    assert back.sends[0].message.room.moves == ["4"]
+    assert back.sends[0].message.you == 1
+    assert messages(back, p.RoomEvent)[0].event == "reconnected"
+    assert room.seat_views()[1].connected is True
+
+
+def test_the_opponent_can_claim_only_after_the_grace_period() -> None:
+    lobby = make_lobby()
+    room = friend_room(lobby)
+    with pytest.raises(errors.CannotClaim):
+        room.claim("ann", now=5.0)
+    lobby.disconnect("bob", now=10.0)
+    with pytest.raises(errors.CannotClaim) as caught:
+        room.claim("ann", now=10.0 + GRACE - 5)
+    assert caught.value.detail["retry_after"] == pytest.approx(5.0)
+    assert room.status == "active"
+    out = room.claim("ann", now=10.0 + GRACE)
+    assert messages(out, p.GameOver)[0].result == p.Result(winner=0, reason="abandoned")
+
+
+def test_rooms_everyone_left_are_swept_after_the_grace_period() -> None:
+    lobby = make_lobby()
+    room, _ = lobby.create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=0.0)
+    lobby.disconnect("ann", now=1.0)
+    assert lobby.sweep(now=1.0 + GRACE - 1) == []
+    [(closed, out)] = lobby.sweep(now=1.0 + GRACE)
+    assert closed is room and room.id not in lobby.rooms
+    assert messages(out, p.GameOver)[0].result == p.Result(winner=1, reason="abandoned")
+    assert room.record().status == "finished"
+
+
+def test_a_spectator_who_drops_stops_watching() -> None:
+    lobby = make_lobby()
+    room = friend_room(lobby)
+    lobby.spectate(CY, room.id)
+    out = lobby.disconnect("cy", now=3.0)
+    assert messages(out, p.RoomEvent)[0].event == "spectator_left"
+    assert "cy" not in room.members()
+
+
+# --- the AI seat ------------------------------------------------------------------------------
+
+
+def test_an_ai_room_starts_at_once_and_asks_the_ai_when_it_moves_first() -> None:
+    room, out = make_lobby().create(ANN, "connect4", p.AiOpponent(level="hard"), 1, now=0.0)
+    assert room.status == "active"
+    assert isinstance(out.ai, AiTurn)
+    assert (out.ai.seat, out.ai.ply, out.ai.level, out.ai.round) == (0, 0, "hard", 1)
+    assert room.ai_thinking and messages(out, p.RoomState)[0].room.ai_thinking
+
+
+def test_the_ai_answers_the_human_move_and_its_move_carries_its_figures() -> None:
+    room, out = make_lobby().create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=0.0)
+    assert out.ai is None
+    out = play(room, ANN, "4")
+    assert out.ai is not None and out.ai.ply == 1 and room.view().ai_thinking
+    with pytest.raises(errors.NotYourTurn):
+        room.check_move("ann", 1, "4", now=3.0)
+    thinking = room.ai_progress(out.ai.round, 1, depth=3, score=5, nodes=99, seconds=0.01)
+    assert messages(thinking, p.AiThinking)[0].depth == 3
+    plan = room.check_ai_move(out.ai.round, 1, 3, now=3.0, depth=3, score=5, nodes=99)
+    assert (plan.record.ai_depth, plan.record.ai_score, plan.record.ai_nodes) == (3, 5, 99)
+    done = room.apply_move(plan, now=3.0)
+    assert messages(done, p.MoveMade)[0].seat == 1
+    assert not room.ai_thinking and done.ai is None
+
+
+def test_a_late_ai_answer_for_an_old_ply_or_round_is_refused_and_its_progress_dropped() -> None:
+    room, _ = make_lobby().create(ANN, "connect4", p.AiOpponent(level="easy"), 1, now=0.0)
+    with pytest.raises(errors.StalePly):
+        room.check_ai_move(round=2, ply=0, move=3, now=1.0)
+    with pytest.raises(errors.StalePly):
+        room.check_ai_move(round=1, ply=1, move=3, now=1.0)
+    with pytest.raises(errors.IllegalMove):
+        room.check_ai_move(round=1, ply=0, move=9, now=1.0)
+    assert room.ai_progress(2, 0, 1, 0, 1, 0.0).sends == []
+
+
+# --- rematch --------------------------------------------------------------------------------
+
+
+def test_a_rematch_needs_a_finished_game_and_an_offer_from_the_other_seat() -> None:
+    lobby = make_lobby()
+    room = friend_room(lobby)
+    with pytest.raises(errors.GameNotFinished):
+        room.offer_rematch("ann", "g2", now=1.0)
+    room.resign("bob", now=2.0)
+    with pytest.raises(errors.NoRematchOffer):
+        room.accept_rematch("ann", "g2", now=3.0)
+    out = room.offer_rematch("ann", "g2", now=3.0)
+    assert messages(out, p.RoomEvent)[0].event == "rematch_offered"
+    with pytest.raises(errors.NoRematchOffer):
+        room.accept_rematch("ann", "g2", now=3.0)
+    out = room.accept_rematch("bob", "g2", now=4.0)
+    states = {s.to[0]: s.message for s in out.sends if isinstance(s.message, p.RoomState)}
+    assert states["ann"].you == 1 and states["bob"].you == 0  # colours swapped
+    assert states["ann"].room.round == 2 and states["ann"].room.moves == []
+    assert room.game_id == "g2" and room.status == "active"
+
+
+def test_a_rematch_against_the_ai_starts_at_once_and_the_ai_opens_it() -> None:
+    room, _ = make_lobby().create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=0.0)
+    room.resign("ann", now=1.0)
+    out = room.offer_rematch("ann", "g2", now=2.0)
+    assert out.ai is not None and out.ai.seat == 0 and out.ai.round == 2
+    assert room.seat_of("ann") == 1
+
+
+def test_no_rematch_once_the_opponent_has_left() -> None:
+    lobby = make_lobby()
+    room = friend_room(lobby)
+    lobby.leave("bob", room.id, now=2.0)
+    with pytest.raises(errors.NoRematchOffer):
+        room.offer_rematch("ann", "g2", now=3.0)

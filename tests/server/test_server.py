@@ -1,0 +1,223 @@
+"""The server over real websockets on a loopback port: games, spectators, reconnects."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+from collections.abc import AsyncIterator
+
+import pytest
+from wsclient import Client, friends_game
+
+from server.app import Running, Settings, running
+from server.store import MemoryStore
+from server.workers import AiPool
+
+VERTICAL_WIN = ["1", "2", "1", "2", "1", "2", "1"]
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[Running]:
+    async with running(port=0, store=MemoryStore(), settings=Settings(grace_seconds=0.5)) as srv:
+        yield srv
+
+
+async def two_players(server: Running) -> tuple[Client, Client, str]:
+    return await friends_game(server.url)
+
+
+async def move(client: Client, room: str, ply: int, text: str) -> dict:
+    await client.send(type="move", room=room, ply=ply, move=text)
+    return await client.expect("move_made", ply=ply)
+
+
+def http_get(port: int, path: str) -> tuple[int, str, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    conn.request("GET", path)
+    response = conn.getresponse()
+    return response.status, response.getheader("Content-Type") or "", response.read()
+
+
+async def test_the_page_and_its_files_are_served_on_the_websocket_port(server: Running) -> None:
+    status, kind, body = await asyncio.to_thread(http_get, server.port, "/")
+    assert status == 200 and kind.startswith("text/html") and b"<html" in body.lower()
+    status, kind, _ = await asyncio.to_thread(http_get, server.port, "/net.js")
+    assert status == 200 and "javascript" in kind
+    status, _, _ = await asyncio.to_thread(http_get, server.port, "/../server/app.py")
+    assert status == 404
+    status, _, _ = await asyncio.to_thread(http_get, server.port, "/nothing-here.txt")
+    assert status == 404
+
+
+async def test_hello_is_answered_with_limits_games_and_levels(server: Running) -> None:
+    client = await Client.open(server.url, "Ann")
+    welcome = client.welcome
+    assert welcome["version"] == 1 and welcome["player"]["name"] == "Ann"
+    assert welcome["limits"]["max_message_bytes"] == 4096
+    assert {g["name"] for g in welcome["games"]} == {"connect4", "othello"}
+    for game in welcome["games"]:
+        assert len(game["levels"]) >= 5
+    assert len(welcome["resume"]) >= 24
+
+
+async def test_a_full_game_between_two_clients_with_a_spectator(server: Running) -> None:
+    ann, bob, room = await two_players(server)
+    watcher = await Client.open(server.url, "Cy")
+    await watcher.send(type="spectate", room=room)
+    assert (await watcher.expect("room_state"))["you"] is None
+    players = [ann, bob]
+    for ply, text in enumerate(VERTICAL_WIN):
+        made = await move(players[ply % 2], room, ply, text)
+        assert made["seat"] == ply % 2 and made["position"]["ply"] == ply + 1
+        other = await players[1 - ply % 2].expect("move_made", ply=ply)
+        assert other == made
+    for client in (ann, bob, watcher):
+        over = await client.expect("game_over")
+        assert over["result"] == {"winner": 0, "score": 18, "reason": "end"}
+    # The watcher saw every move, in order.
+    assert [m["move"] for m in watcher.seen if m["type"] == "move_made"] == VERTICAL_WIN
+    record = await server.app.store.load_game(server.app.lobby.room(room).game_id)
+    assert record is not None
+    assert [m.move for m in record[1]] == VERTICAL_WIN and record[0].status == "finished"
+
+
+async def test_a_move_is_stored_before_anyone_hears_of_it(server: Running) -> None:
+    ann, bob, room = await two_players(server)
+    await ann.send(type="move", room=room, ply=0, move="4")
+    await bob.expect("move_made", ply=0)
+    stored = await server.app.store.load_game(server.app.lobby.room(room).game_id)
+    assert stored is not None and [m.move for m in stored[1]] == ["4"]
+
+
+async def test_a_game_against_the_ai_is_played_to_the_end(server: Running) -> None:
+    ann = await Client.open(server.url, "Ann")
+    await ann.send(type="create_room", game="connect4",
+                   opponent={"kind": "ai", "level": "beginner"}, seat=0)
+    state = (await ann.expect("room_state"))["room"]
+    room = state["id"]
+    position = state["position"]
+    while True:
+        ply = position["ply"]
+        await ann.send(type="move", room=room, ply=ply, move=position["legal_moves"][0])
+        made = await ann.expect("move_made", ply=ply)
+        if made["status"] == "finished":
+            break
+        reply = await ann.expect("move_made", ply=ply + 1)
+        assert reply["seat"] == 1
+        position = reply["position"]
+        if reply["status"] == "finished":
+            break
+    over = await ann.expect("game_over")
+    assert over["result"]["reason"] == "end"
+
+
+async def test_a_player_who_drops_comes_back_with_the_resume_token(server: Running) -> None:
+    ann, bob, room = await two_players(server)
+    await move(ann, room, 0, "4")
+    await bob.expect("move_made", ply=0)
+    token = bob.welcome["resume"]
+    await bob.close()
+    away = await ann.expect("room_event", event="disconnected")
+    assert away["seat"] == 1 and away["seats"][1]["connected"] is False
+    back = await Client.open(server.url, resume=token)
+    assert back.player_id == bob.player_id
+    state = await back.expect("room_state")
+    assert back.seen[0]["type"] == "welcome" and back.seen[1] is state  # full state first
+    assert state["you"] == 1 and state["room"]["moves"] == ["4"]
+    await ann.expect("room_event", event="reconnected")
+    made = await move(back, room, 1, "4")
+    assert made["seat"] == 1
+
+
+async def test_after_the_grace_period_the_opponent_may_claim_the_game(server: Running) -> None:
+    ann, bob, room = await two_players(server)
+    await bob.close()
+    await ann.expect("room_event", event="disconnected")
+    early = await ann.request("claim", room=room)
+    assert early["code"] == "cannot_claim" and early["detail"]["retry_after"] > 0
+    await asyncio.sleep(0.6)
+    await ann.send(type="claim", room=room)
+    over = await ann.expect("game_over")
+    assert over["result"] == {"winner": 0, "score": None, "reason": "abandoned"}
+
+
+async def test_open_rooms_are_listed_and_can_be_joined(server: Running) -> None:
+    ann = await Client.open(server.url, "Ann")
+    await ann.send(type="create_room", game="othello", opponent={"kind": "open"}, seat=1)
+    room = (await ann.expect("room_state"))["room"]["id"]
+    bob = await Client.open(server.url, "Bob")
+    rooms = await bob.request("list_rooms")
+    assert [r["id"] for r in rooms["rooms"]] == [room]
+    await bob.send(type="join_room", room=room)
+    state = await bob.expect("room_state")
+    assert state["you"] == 0 and state["room"]["status"] == "active"
+    assert state["room"]["position"]["legal_moves"] == ["d3", "c4", "f5", "e6"]
+
+
+async def test_a_rematch_swaps_colours(server: Running) -> None:
+    ann, bob, room = await two_players(server)
+    await ann.send(type="resign", room=room)
+    await bob.expect("game_over")
+    await ann.send(type="offer_rematch", room=room)
+    await bob.expect("room_event", event="rematch_offered")
+    await bob.send(type="accept_rematch", room=room)
+    assert (await ann.expect("room_state"))["you"] == 1
+    state = await bob.expect("room_state")
+    assert state["you"] == 0 and state["room"]["round"] == 2
+
+
+async def test_games_against_the_real_engines_in_a_worker_stream_their_thinking() -> None:
+    pool = AiPool(processes=1, games=("connect4", "othello"))
+    await pool.start(wait_ready=True, timeout=120)
+    async with running(port=0, store=MemoryStore(), pool=pool) as server:
+        ann = await Client.open(server.url, "Ann")
+        await ann.send(type="create_room", game="connect4",
+                       opponent={"kind": "ai", "level": "easy"}, seat=1)
+        state = await ann.expect("room_state")
+        assert state["you"] == 1 and state["room"]["ai_thinking"] is True
+        thinking = await ann.expect("ai_thinking", ply=0)
+        assert thinking["depth"] >= 1
+        position = (await ann.expect("move_made", ply=0))["position"]
+        while True:
+            ply = position["ply"]
+            await ann.send(type="move", room=state["room"]["id"], ply=ply,
+                           move=position["legal_moves"][-1])
+            made = await ann.expect("move_made", ply=ply)
+            if made["status"] == "finished":
+                break
+            reply = await ann.expect("move_made", ply=ply + 1, timeout=10)
+            position = reply["position"]
+            if reply["status"] == "finished":
+                break
+        over = await ann.expect("game_over")
+        # Always dropping in the last column loses to an AI that sees simple threats.
+        assert over["result"]["winner"] == 0 and over["result"]["reason"] == "end"
+        game_id = server.app.lobby.room(state["room"]["id"]).game_id
+        stored = await server.app.store.load_game(game_id)
+        assert stored is not None
+        ai_moves = [m for m in stored[1] if m.seat == 0]
+        assert ai_moves and all(m.ai_depth is not None and m.ai_depth >= 1 for m in ai_moves)
+        # The Othello engine opens as Black with one of the four legal first moves.
+        await ann.send(type="create_room", game="othello",
+                       opponent={"kind": "ai", "level": "beginner"}, seat=1)
+        opening = await ann.expect("move_made", ply=0, timeout=10)
+        assert opening["seat"] == 0 and opening["move"] in {"d3", "c4", "f5", "e6"}
+        assert pool.snapshot().fallbacks == 0
+
+
+async def test_replaced_levels_are_offered_and_used_without_a_restart(server: Running) -> None:
+    import dataclasses
+
+    from ai.levels import DEFAULT_LEVELS
+
+    novice = dataclasses.replace(DEFAULT_LEVELS["connect4"][0], name="novice")
+    server.app.set_levels({**DEFAULT_LEVELS, "connect4": (novice,)})
+    client = await Client.open(server.url)
+    connect4 = next(g for g in client.welcome["games"] if g["name"] == "connect4")
+    assert [lv["name"] for lv in connect4["levels"]] == ["novice"]
+    await client.send(type="create_room", game="connect4",
+                      opponent={"kind": "ai", "level": "beginner"})
+    assert (await client.expect("error"))["code"] == "unknown_level"
+    await client.send(type="create_room", game="connect4",
+                      opponent={"kind": "ai", "level": "novice"}, seat=1)
+    assert (await client.expect("move_made", ply=0))["seat"] == 0

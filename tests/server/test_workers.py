@@ -1,0 +1,119 @@
+"""The AI pool answers every job with a legal move, even when a worker hangs or dies."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+import games
+from ai.levels import Level
+from server.workers import AiJob, AiPool, Progress, quick_move
+
+C4 = games.load("connect4")
+FAST = Level("test", 0, "", None, 0.1, 0.2, None, candidates=1, margin=0, rails=False)
+
+
+async def started_pool(search: str, margin: float = 0.3) -> AiPool:
+    pool = AiPool(processes=1, games=("connect4",), margin=margin,
+                  search=f"scripted_engines:{search}", warm_up="scripted_engines:warm_up")
+    await pool.start(wait_ready=True, timeout=60)
+    return pool
+
+
+@pytest.fixture
+async def steady_pool() -> AsyncIterator[AiPool]:
+    pool = await started_pool("steady")
+    yield pool
+    await pool.close()
+
+
+async def test_a_job_gets_the_engines_move_and_streams_each_iteration(steady_pool: AiPool) -> None:
+    seen: list[Progress] = []
+    answer = await steady_pool.think(AiJob("connect4", (3, 3), FAST, seed=1), seen.append)
+    assert answer.move == 6 and not answer.fallback
+    assert [p.depth for p in seen] == [1, 2, 3]
+    assert answer.depth == 3 and answer.nodes == 60
+
+
+async def test_jobs_queue_behind_a_busy_worker_and_all_get_answers(steady_pool: AiPool) -> None:
+    jobs = [AiJob("connect4", (m,), FAST, seed=m) for m in range(7)]
+    answers = await asyncio.gather(*(steady_pool.think(job) for job in jobs))
+    assert all(a.move == 6 and not a.fallback for a in answers)
+    assert steady_pool.snapshot().jobs == 7
+
+
+async def test_a_stuck_worker_is_replaced_and_the_move_is_made_anyway() -> None:
+    pool = await started_pool("stuck", margin=0.3)
+    try:
+        old = pool.pids()
+        ticks = 0
+
+        async def heartbeat() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        beat = asyncio.create_task(heartbeat())
+        started = time.monotonic()
+        answer = await pool.think(AiJob("connect4", (), FAST, seed=1))
+        waited = time.monotonic() - started
+        beat.cancel()
+        assert answer.fallback and answer.move in C4.initial().legal_moves()
+        assert 0.4 <= waited < 2.0  # hard time 0.2 s + margin 0.3 s, then a quick answer
+        assert ticks > 20, "the event loop kept running while the worker was stuck"
+        assert pool.pids() != old and pool.snapshot().restarts == 1
+    finally:
+        await pool.close()
+
+
+async def test_a_worker_that_dies_mid_search_is_replaced_and_the_game_goes_on() -> None:
+    pool = await started_pool("dies")
+    try:
+        old = pool.pids()
+        answer = await asyncio.wait_for(pool.think(AiJob("connect4", (), FAST, seed=1)), 5)
+        assert answer.fallback and answer.move in C4.initial().legal_moves()
+        assert pool.pids() != old
+        await asyncio.sleep(0)
+        assert pool.snapshot().workers == 1
+    finally:
+        await pool.close()
+
+
+async def test_closing_the_pool_answers_what_is_still_queued() -> None:
+    pool = await started_pool("stuck", margin=5.0)
+    waiting = [asyncio.create_task(pool.think(AiJob("connect4", (), FAST, seed=s)))
+               for s in range(3)]
+    await asyncio.sleep(0.1)
+    await pool.close()
+    answers = await asyncio.gather(*waiting)
+    assert all(a.fallback for a in answers)
+    assert pool.pids() == []
+
+
+async def test_workers_that_die_while_warming_up_are_given_up_and_moves_still_come() -> None:
+    pool = AiPool(processes=1, games=("connect4",), queue_timeout=0.5,
+                  search="scripted_engines:steady", warm_up="scripted_engines:crash_on_start")
+    await pool.start()
+    try:
+        answer = await asyncio.wait_for(pool.think(AiJob("connect4", (), FAST, seed=1)), 30)
+        assert answer.fallback and answer.move in C4.initial().legal_moves()
+        for _ in range(300):
+            if not pool.pids():
+                break
+            await asyncio.sleep(0.05)
+        assert pool.pids() == [] and pool.snapshot().restarts == 2
+    finally:
+        await pool.close()
+
+
+def test_the_quick_answer_takes_a_win_in_one() -> None:
+    assert quick_move(C4.parse_moves("121212"), seed=5) == 0
+
+
+def test_the_quick_answer_blocks_a_win_in_one() -> None:
+    for seed in range(10):
+        assert quick_move(C4.parse_moves("12121"), seed=seed) == 0

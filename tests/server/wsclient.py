@@ -1,0 +1,70 @@
+"""A small protocol client for the server tests (and a model of what a bot does)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+
+
+class Client:
+    """One websocket connection; ``expect`` reads until a message of the wanted type,
+    keeping what it skipped in ``seen`` so tests can check order."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.seen: list[dict[str, Any]] = []
+        self.welcome: dict[str, Any] = {}
+
+    @classmethod
+    async def open(cls, url: str, name: str | None = "tester", resume: str | None = None,
+                   hello: bool = True) -> Client:
+        client = cls(await connect(url, max_size=None))
+        if hello:
+            await client.send(type="hello", version=1, name=name, resume=resume)
+            client.welcome = await client.expect("welcome")
+        return client
+
+    @property
+    def player_id(self) -> str:
+        return str(self.welcome["player"]["id"])
+
+    async def send(self, **message: Any) -> None:
+        await self.ws.send(json.dumps(message))
+
+    async def recv(self, timeout: float = 5.0) -> dict[str, Any]:
+        frame = await asyncio.wait_for(self.ws.recv(), timeout)
+        message: dict[str, Any] = json.loads(frame)
+        self.seen.append(message)
+        return message
+
+    async def expect(self, kind: str, timeout: float = 5.0, **fields: Any) -> dict[str, Any]:
+        """The next message of type ``kind`` whose ``fields`` match; others are skipped."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            message = await self.recv(max(0.01, deadline - loop.time()))
+            if message["type"] == kind and all(message.get(k) == v for k, v in fields.items()):
+                return message
+
+    async def request(self, kind: str, **message: Any) -> dict[str, Any]:
+        """Send and return the very next message, which must answer it."""
+        await self.send(type=kind, **message)
+        return await self.recv()
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+async def friends_game(url: str, game: str = "connect4") -> tuple[Client, Client, str]:
+    """Ann (seat 0) and Bob (seat 1) seated in a new room of ``game``; returns both and the room."""
+    ann = await Client.open(url, "Ann")
+    bob = await Client.open(url, "Bob")
+    await ann.send(type="create_room", game=game, opponent={"kind": "friend"}, seat=0)
+    room = (await ann.expect("room_state"))["room"]["id"]
+    await bob.send(type="join_room", room=room)
+    await bob.expect("room_state")
+    await ann.expect("room_event", event="joined")
+    return ann, bob, room
