@@ -77,16 +77,26 @@ class AdminDesk:
         self._poller = asyncio.create_task(self._poll())
 
     async def _poll(self) -> None:
-        while True:
-            await asyncio.sleep(POLL_SECONDS)
+        """Refresh the levels every ``POLL_SECONDS`` until the server is stopping (told, not
+        cancelled: a cancelled database read can wedge the driver's connection)."""
+        stopping = self.app.stopping
+        while not stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), POLL_SECONDS)
+                return
             await self.refresh_levels()
 
     async def close(self) -> None:
-        for task in (self._poller, self.calibration):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        """After the server has set ``stopping``: the poller ends by itself, a calibration
+        under way is cancelled (it records itself as failed)."""
+        if self._poller is not None:
+            self.app.stopping.set()
+            with contextlib.suppress(Exception):
+                await self._poller
+        if self.calibration is not None:
+            self.calibration.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.calibration
         if self.book is not None:
             await self.book.close()
 
