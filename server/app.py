@@ -634,13 +634,15 @@ class DiscusServer:
         connection from a task of its own, and with the CPU busy that close was seen never to
         finish (the event loop then hung at exit: 8 of 25 runs of a bot test), so nothing here
         is cancelled while it may be using the store: the sweeper and the AI
-        tasks are told to stop, the pool answers what is still thinking at once (answers that
+        tasks are told to stop, the admin desk cancels a calibration under way (recorded as
+        failed) before the pool answers what is still thinking at once (answers that
         ``_ai_move`` drops), and the tasks are awaited. A task still running after
         ``SHUTDOWN_SECONDS`` is cancelled as a last resort.
         """
         self.stopping.set()
         ws_server.close()
         await ws_server.wait_closed()
+        await self.desk.close()  # before the pool: a calibration must not finish on quick moves
         if self.pool is not None:
             await self.pool.close()
         pending = [sweeper, *self.ai_tasks]
@@ -745,7 +747,6 @@ async def running(
         yield Running(app, ws_server, host, actual_port)
     finally:
         await app.shut_down(ws_server, sweeper)
-        await app.desk.close()
         if cache is not None:
             await cache.close()
         await store.close()
