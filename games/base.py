@@ -85,6 +85,12 @@ class Game(Protocol):
         """Owner (0, 1) or None of every cell, row by row from the top as a person sees it."""
         ...
 
+    def winning_line(self, state: State) -> list[int]:
+        """The cells (``cells`` indices, ascending) of the line that won, so a board can show
+        it: the winner's fours in Connect Four; empty for a draw, a game still going, or a
+        game won by count (Othello)."""
+        ...
+
     def perft(self, state: State, depth: int) -> int:
         """Leaves at ``depth`` (forced pass = one ply, a finished game = one leaf), compiled."""
         ...

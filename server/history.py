@@ -123,6 +123,7 @@ def replay(record: GameRecord, moves: Sequence[MoveRecord],
         finished_at=record.finished_at,
         moves=[m.move for m in ordered],
         boards=boards,
+        winning=game.winning_line(state),
         exports=exports(record, ordered, seat_names(seats)),
         downloads={ext: download_path(record.id, ext) for ext in DOWNLOADS.get(record.game, ())},
     )

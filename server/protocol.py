@@ -455,6 +455,10 @@ class Position(_Message):
     flipped: list[int] = Field(
         default_factory=list, description="The cells the last move turned over (Othello)."
     )
+    winning: list[int] = Field(
+        default_factory=list,
+        description="The cells of the four in a row that won (Connect Four); empty otherwise.",
+    )
 
 
 class RoomView(_Message):
@@ -565,6 +569,11 @@ class GameReplay(_Message):
     boards: list[str] = Field(
         description="The board before any move and after each ply (`len(moves) + 1`), "
         "as in `room.boards`."
+    )
+    winning: list[int] = Field(
+        default_factory=list,
+        description="The cells of the four in a row that won, on the last board (Connect "
+        "Four); empty otherwise.",
     )
     exports: dict[str, str] = Field(
         description="The game as text people know: `columns` (Connect Four, e.g. '4453'); "

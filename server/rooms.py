@@ -199,6 +199,7 @@ class Room:
             last_move=self.game.format_move(self.moves[-1]) if self.moves else None,
             placed=placed,
             flipped=flipped,
+            winning=self.game.winning_line(self.state) if over else [],
         )
 
     def seat_views(self) -> list[p.SeatView]:

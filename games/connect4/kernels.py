@@ -74,6 +74,18 @@ def alignment(stones: np.uint64) -> bool:
     return False
 
 
+@njit(cache=True, nogil=True)
+def four_lines(stones: np.uint64) -> np.uint64:
+    """Every stone of ``stones`` that is part of a four in a row (0 when there is none)."""
+    cells = _U(0)
+    for shift in (_U(1), _U(6), _U(7), _U(8)):
+        pairs = stones & (stones >> shift)
+        starts = pairs & (pairs >> (shift + shift))
+        cells |= starts | (starts << shift) | (starts << (shift + shift))
+        cells |= starts << (shift + shift + shift)
+    return cells
+
+
 @njit(cache=True, nogil=True, inline="always")
 def winning_cells(stones: np.uint64, mask: np.uint64) -> np.uint64:
     """Empty cells (playable now or later) that would complete four for ``stones``."""

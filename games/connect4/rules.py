@@ -152,6 +152,16 @@ class Connect4:
                     out.append(side if mine & bit else 1 - side)
         return out
 
+    def winning_line(self, state: object) -> list[int]:
+        state = _connect4(state)
+        stones = int(kernels.four_lines(_U(state.current ^ state.mask)))
+        return [
+            (kernels.HEIGHT - 1 - row) * kernels.WIDTH + col
+            for row in reversed(range(kernels.HEIGHT))
+            for col in range(kernels.WIDTH)
+            if stones >> (7 * col + row) & 1
+        ]
+
     def perft(self, state: object, depth: int) -> int:
         if depth < 0:
             raise ValueError(f"depth must be at least 0, got {depth}")

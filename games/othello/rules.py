@@ -217,6 +217,10 @@ class Othello:
                 out.append(None)
         return out
 
+    def winning_line(self, state: object) -> list[int]:
+        _othello(state)
+        return []  # won by count, not by a line
+
     def perft(self, state: object, depth: int) -> int:
         if depth < 0:
             raise ValueError(f"depth must be at least 0, got {depth}")

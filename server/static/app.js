@@ -262,7 +262,7 @@ function openRecord(rec) {
     moves: rec.moves, boards: rec.boards, result: rec.result, ai_thinking: false,
     rematch_offered_by: null, round: 1,
     position: { ply: rec.moves.length, cells: last, to_move: null, legal_moves: [],
-      last_move: rec.moves.at(-1) ?? null, placed, flipped },
+      last_move: rec.moves.at(-1) ?? null, placed, flipped, winning: rec.winning ?? [] },
   };
   S.rooms.set(rec.id, { view, you: mySeatIn(rec.seats), thinking: null, away: [0, 0], sent: null,
     record: rec });
@@ -451,8 +451,10 @@ function shownPosition(r) {
   const { placed, flipped } = S.viewPly === null
     ? { placed: v.position.placed ?? null, flipped: v.position.flipped ?? [] }
     : changes(before, cells);
+  // The winning four belongs to the last position only, live or replayed.
+  const winning = ply === v.moves.length ? v.position.winning ?? [] : [];
   // Seats alternate plies (an Othello pass is a ply of its own).
-  const pos = { cells, last: placed, flipped, toMove: ply % 2 };
+  const pos = { cells, last: placed, flipped, winning, toMove: ply % 2 };
   return { pos, prev: before && { cells: before }, ply };
 }
 

@@ -18,7 +18,7 @@ function holeOf(cells, column) {
 }
 
 /**
- * opts: {game, pos: {cells, last (cell index or null), flipped (cell indices)}, prev, legal (notation list, [] when you may not move), side (the seat
+ * opts: {game, pos: {cells, last (cell index or null), flipped (cell indices), winning (cell indices)}, prev, legal (notation list, [] when you may not move), side (the seat
  * whose hints to show), animate, onMove(notation)}
  */
 export function drawBoard(root, opts) {
@@ -70,6 +70,7 @@ function connect4({ pos, prev, legal, side, animate, onMove }) {
     if (legal.includes(cell.dataset.col)) cell.classList.add("legal");
     else cell.setAttribute("aria-disabled", "true");
     if (i === pos.last) { cell.classList.add("last"); extra.push("last move"); }
+    if (pos.winning && pos.winning.includes(i)) { cell.classList.add("win"); extra.push("winning four"); }
     if (owner !== null) {
       const fresh = animate && i === pos.last && (!prev || prev.cells[i] === null);
       const d = disc(owner, fresh ? "drop" : "");

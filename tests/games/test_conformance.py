@@ -87,6 +87,21 @@ def test_cells_show_every_square_and_agree_with_the_key(game: Game) -> None:
         assert previous == cells
 
 
+def test_a_winning_line_appears_only_at_the_end_and_holds_only_the_winners_discs(
+    game: Game,
+) -> None:
+    rng = random.Random(13)
+    for _ in range(PLAYOUTS):
+        *before, last = playout(game, rng)
+        assert all(game.winning_line(state) == [] for state in before)
+        line = game.winning_line(last)
+        assert line == sorted(set(line))
+        if line:
+            cells = game.cells(last)
+            assert last.result() != 0
+            assert {cells[i] for i in line} == {0 if last.result() > 0 else 1}
+
+
 def test_the_same_board_reached_by_different_orders_is_the_same_value(game: Game) -> None:
     by_board: dict[tuple[object, ...], list[State]] = {}
     frontier = [game.initial()]

@@ -118,6 +118,39 @@ def test_a_full_board_without_four_is_a_draw() -> None:
     assert None not in GAME.cells(state)
 
 
+def test_the_winning_line_is_the_four_that_won() -> None:
+    # .......
+    # .......
+    # .......
+    # .......
+    # OOO....
+    # XXXX...   X's fourth disc, in column 4, wins along the bottom row
+    assert GAME.winning_line(GAME.parse_moves("1122334")) == [35, 36, 37, 38]
+    assert GAME.winning_line(GAME.parse_moves("112233")) == []  # not won yet
+
+
+def test_one_disc_completing_two_lines_shows_both() -> None:
+    # .......
+    # .......
+    # XXXX...   the last X, in column 4, completes this row
+    # OOOX...   and column 4 from the bottom
+    # XOOX...
+    # OOXX..O
+    state = GAME.parse_moves("41424233111332274")
+    assert state.winner() == 0
+    assert board("41424233111332274")[2:] == ["XXXX...", "OOOX...", "XOOX...", "OOXX..O"]
+    assert GAME.winning_line(state) == [14, 15, 16, 17, 24, 31, 38]
+
+
+def test_a_last_square_win_shows_the_winners_line_and_a_draw_none() -> None:
+    won = GAME.parse_moves("371674536743224664352465711623117147355522")
+    line = GAME.winning_line(won)
+    cells = GAME.cells(won)
+    assert len(line) >= 4 and 1 in line  # it runs through the last disc (column 2, top row)
+    assert all(cells[i] == 1 for i in line)
+    assert GAME.winning_line(GAME.parse_moves("413343241175423173751556345146577766662222")) == []
+
+
 def test_a_full_column_rejects_another_disc() -> None:
     state = GAME.parse_moves("111111")
     assert 0 not in state.legal_moves()

@@ -146,6 +146,9 @@ async def test_a_replay_has_the_board_after_every_ply_as_the_rules_give_it(
     final = c4.parse_moves(record["exports"]["columns"])
     assert board_text(c4.cells(final)) == boards[-1]
     assert record["exports"] == {"columns": "1212121"}
+    # Column 1's four, from the third row from the top down, as the players were shown it.
+    assert record["winning"] == made[-1]["position"]["winning"] == [14, 21, 28, 35]
+    assert all(made[ply]["position"]["winning"] == [] for ply in range(len(made) - 1))
     assert record["downloads"] == {"txt": f"/games/{game_id}.txt"}
 
 

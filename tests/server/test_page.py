@@ -238,12 +238,17 @@ async def test_a_person_plays_a_whole_connect_four_game_against_the_weakest_ai_b
     assert moves == await board_discs(page), "every move in the list is a disc on the board"
     assert clicks == (moves + 1) // 2, "I moved first, so I made half the moves, rounded up"
     assert await page.locator("#board-wrap .cell.last").count() == 1
+    # A won game rings its four (a disc may close two lines at once); a draw rings nothing.
+    ringed = await page.locator("#board-wrap .cell.win .disc").count()
+    assert (ringed == 0) if "Draw" in text else (ringed >= 4), (text, ringed)
+    await page.screenshot(path=str(screenshot_dir(tmp_path) / "game_over.png"))
     # Stepping back in the game just played draws the position before the last move.
     final_board = await drawn_board(page)
     await page.click("#r-prev")
     await expect(page.locator("#status")).to_contain_text("Replaying")
     before_last = await drawn_board(page)
     assert sum(a != b for a, b in zip(before_last, final_board, strict=True)) == 1
+    assert await page.locator("#board-wrap .cell.win").count() == 0, "nobody had won yet"
     await page.click("#r-last")
     assert await drawn_board(page) == final_board
 
@@ -289,6 +294,7 @@ async def test_a_person_plays_a_whole_connect_four_game_against_the_weakest_ai_b
             await expect(page.locator("#status")).to_contain_text("Replaying")
             await page.screenshot(path=str(shots / "replay.png"), full_page=True)
     await expect(page.locator("#status")).to_contain_text("Game over")
+    assert await page.locator("#board-wrap .cell.win").count() == len(record["winning"])
     await page.click("#r-first")
     assert await drawn_board(page) == record["boards"][0]
     await expect(page.locator("#export-text")).to_have_text(record["exports"]["columns"])
