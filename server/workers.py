@@ -65,6 +65,11 @@ level's, not the cache's)."""
 CACHE_SAVE_SECONDS = 1.0
 """A job-end save slower than this is dropped (the answer has already been sent)."""
 
+STOP_SECONDS = 10.0
+"""How long ``AiPool.close`` waits for its workers to exit by themselves before killing them:
+a stopping worker first writes its buffered durable cache rows, which took over 2 s on a
+loaded machine (the earlier limit, which lost them)."""
+
 COUNTED = ("lookups", "hot_hits", "durable_hits", "misses")
 """The cache counters each ``done`` message carries, in this order."""
 
@@ -547,7 +552,7 @@ class AiPool:
                 worker.conn.send(None)
             except OSError:
                 pass
-        deadline = time.monotonic() + 2.0
+        deadline = time.monotonic() + STOP_SECONDS
         for worker in self._workers:
             await asyncio.to_thread(worker.process.join, max(0.0, deadline - time.monotonic()))
             if worker.process.is_alive():

@@ -47,6 +47,11 @@ class SqlStore:
         try:
             if self._migrate:
                 await upgrade_engine(engine)
+            else:
+                # Connect now: a worker's first cache lookup must not pay for the connection
+                # (and the dialect's first-connect queries) inside its 0.3 s lookup budget.
+                async with engine.connect():
+                    pass
         except BaseException:
             await engine.dispose()
             raise
