@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import asyncpg
@@ -84,6 +85,29 @@ async def database_url(backend: str, tmp_path: Path) -> AsyncIterator[str | None
             yield url
         finally:
             await drop_database(name)
+
+
+@asynccontextmanager
+async def opened_sql_store(url: str) -> AsyncIterator[SqlStore]:
+    """A migrated ``SqlStore`` at ``url``, closed afterwards."""
+    store = SqlStore(url)
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+@pytest.fixture(params=["sqlite_url", "pg_url"])
+def sql_url(request: pytest.FixtureRequest) -> str:
+    """A fresh SQLite file, then a fresh PostgreSQL database: the two SQL backends."""
+    return str(request.getfixturevalue(request.param))
+
+
+@pytest.fixture
+async def sql_store(sql_url: str) -> AsyncIterator[SqlStore]:
+    async with opened_sql_store(sql_url) as store:
+        yield store
 
 
 @pytest.fixture

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from server.accounts import (
@@ -24,21 +22,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.fixture(params=["sqlite_url", "pg_url"])
-def url(request: pytest.FixtureRequest) -> str:
-    return str(request.getfixturevalue(request.param))
-
-
-@pytest.fixture
-async def sql_store(url: str) -> AsyncIterator[SqlStore]:
-    store = SqlStore(url)
-    await store.open()
-    try:
-        yield store
-    finally:
-        await store.close()
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from server.storage.cache import (
     usable_answer,
 )
 from server.storage.symmetry import canonical
+from tests.storage.conftest import opened_sql_store
 
 C4 = games.load("connect4")
 DEEP = DURABLE_MIN_DEPTH + 2
@@ -30,12 +31,9 @@ DEEP = DURABLE_MIN_DEPTH + 2
 
 @pytest.fixture
 async def sql_store(pg_url: str) -> AsyncIterator[SqlStore]:
-    store = SqlStore(pg_url)
-    await store.open()
-    try:
+    """PostgreSQL only: the durable tier's batching is what these tests look at."""
+    async with opened_sql_store(pg_url) as store:
         yield store
-    finally:
-        await store.close()
 
 
 @pytest.fixture

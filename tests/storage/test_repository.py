@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator
 
 import pytest
 from sqlalchemy.exc import IntegrityError
@@ -11,21 +10,6 @@ from sqlalchemy.exc import IntegrityError
 from server.storage import SqlStore
 from server.storage import repository as repo
 from server.store import PlayerRecord
-
-
-@pytest.fixture(params=["sqlite_url", "pg_url"])
-def url(request: pytest.FixtureRequest) -> str:
-    return str(request.getfixturevalue(request.param))
-
-
-@pytest.fixture
-async def sql_store(url: str) -> AsyncIterator[SqlStore]:
-    store = SqlStore(url)
-    await store.open()
-    try:
-        yield store
-    finally:
-        await store.close()
 
 
 async def test_levels_come_back_weakest_first_and_saving_again_edits_one(
