@@ -114,14 +114,17 @@ def _level(name: str, order: int, description: str, depth: int | None, soft: flo
 # for a quicker one), Othello scores are the evaluation's disc-like units.
 DEFAULT_LEVELS: Mapping[str, tuple[Level, ...]] = {
     "connect4": (
+        # Depth alone barely separates the weak levels (pure depth 2 scored 55% against pure
+        # depth 8 over 20 games: shallow searches reach the same parity-decided endings), so
+        # their margins, in evaluation units (a threat is worth 10), do most of the weakening.
         _level("beginner", 0, "Looks two moves ahead and often picks a lesser move.",
-               2, 0.05, 0.2, candidates=7, margin=8, rails=False),
+               2, 0.05, 0.2, candidates=7, margin=60, rails=False),
         _level("easy", 1, "Sees simple threats, still makes mistakes.",
-               4, 0.1, 0.3, candidates=4, margin=4, rails=True),
+               4, 0.1, 0.3, candidates=4, margin=25, rails=True),
         _level("medium", 2, "Plays solid moves with a little variety.",
-               8, 0.2, 0.6, candidates=3, margin=2, rails=True),
+               8, 0.2, 0.6, candidates=3, margin=8, rails=True),
         _level("hard", 3, "Searches deep; rarely strays from the best move.",
-               16, 0.5, 1.5, candidates=2, margin=1, rails=True),
+               16, 0.5, 1.5, candidates=2, margin=2, rails=True),
         _level("expert", 4, "Best move found in its time, solving endgames exactly.",
                None, 1.5, 3.0, candidates=1, margin=0, rails=True),
     ),

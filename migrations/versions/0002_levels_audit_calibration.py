@@ -26,13 +26,13 @@ SEEDED_AT = 1795305600.0  # 2026-11-22T00:00:00Z
 #  margin, rails): ai.levels.DEFAULT_LEVELS as of this migration.
 DEFAULT_LEVELS = (
     ("connect4", "beginner", 0, "Looks two moves ahead and often picks a lesser move.",
-     2, 0.05, 0.2, None, 7, 8, False),
+     2, 0.05, 0.2, None, 7, 60, False),
     ("connect4", "easy", 1, "Sees simple threats, still makes mistakes.",
-     4, 0.1, 0.3, None, 4, 4, True),
+     4, 0.1, 0.3, None, 4, 25, True),
     ("connect4", "medium", 2, "Plays solid moves with a little variety.",
-     8, 0.2, 0.6, None, 3, 2, True),
+     8, 0.2, 0.6, None, 3, 8, True),
     ("connect4", "hard", 3, "Searches deep; rarely strays from the best move.",
-     16, 0.5, 1.5, None, 2, 1, True),
+     16, 0.5, 1.5, None, 2, 2, True),
     ("connect4", "expert", 4, "Best move found in its time, solving endgames exactly.",
      None, 1.5, 3.0, None, 1, 0, True),
     ("othello", "beginner", 0, "Looks one move ahead and often picks a lesser move.",
