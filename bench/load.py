@@ -1,13 +1,15 @@
 """Load run on loopback: N websocket clients each playing Connect Four against a fast AI level.
 
-``python -m bench.load --clients 1000 [--seconds 30] [--think 3] [--workers 2]`` starts the
+``python -m bench.load --clients 1000 [--seconds 30] [--think 3] [--workers 2]
+[--store memory|sqlite|postgres]`` starts the
 server in a child process (so its memory can be read alone), connects N clients, lets them
 play for ``--seconds`` (each waits a random 0..2*think seconds before each of its moves, like
 a person), and prints:
 
 - connections held to the end, moves per second (the clients' and the AI's),
 - p50/p99 latency from a client's move sent to that move's ``move_made`` arriving back
-  (the acknowledgement: stored and announced; the AI's thinking is not in it),
+  (the acknowledgement: stored and announced; the AI's thinking is not in it; with
+  ``--store sqlite`` or ``postgres`` it includes the durable commit of the move),
 - the server process's memory per connection (RSS growth from idle to all connected).
 
 Bounded: at most ``--clients`` connections, ``--seconds`` of play plus the time to connect
@@ -27,6 +29,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -66,8 +69,9 @@ def rss_bytes(pid: int) -> int:
 # --- the server child ---------------------------------------------------------------------------
 
 
-async def _serve(port: int, workers: int) -> None:
+async def _serve(port: int, workers: int, database_url: str | None) -> None:
     from server.app import Settings, running, tune_gc
+    from server.storage import SqlStore
     from server.workers import AiPool
 
     pauses: list[float] = []
@@ -89,8 +93,9 @@ async def _serve(port: int, workers: int) -> None:
     pool = AiPool(processes=workers, games=("connect4",))
     await pool.start(wait_ready=True, timeout=600)
     settings = Settings(messages_per_second=50.0, burst=100)
-    async with running("127.0.0.1", port, pool=pool, settings=settings, backlog=4096,
-                       ping_interval=None) as server:
+    store = SqlStore(database_url) if database_url else None
+    async with running("127.0.0.1", port, store=store, pool=pool, settings=settings,
+                       backlog=4096, ping_interval=None) as server:
         tune_gc()
         print(f"READY {server.port}", flush=True)
         await stop.wait()
@@ -231,19 +236,46 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="mean seconds a client waits before each of its moves")
     parser.add_argument("--workers", type=int, default=None, help="AI processes (default: cores)")
     parser.add_argument("--connect-timeout", type=float, default=120.0)
+    parser.add_argument("--store", choices=("memory", "sqlite", "postgres"), default="memory",
+                        help="where the server stores every move before acknowledging it: "
+                        "nowhere (default), a scratch SQLite file, or a scratch PostgreSQL "
+                        "database (dropped afterwards)")
+    parser.add_argument("--database-url", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     limit = raise_fd_limit(2 * args.clients + 256)
     if args.serve:
-        asyncio.run(_serve(args.port, args.workers or os.cpu_count() or 1))
+        asyncio.run(_serve(args.port, args.workers or os.cpu_count() or 1, args.database_url))
         return 0
     if limit < args.clients + 64:
         print(f"open-file limit {limit} is too low for {args.clients} clients")
         return 2
+    with tempfile.TemporaryDirectory() as scratch:
+        url, drop = _scratch_database(args.store, scratch)
+        try:
+            return _run(args, url)
+        finally:
+            if drop is not None:
+                asyncio.run(drop())
+
+
+def _scratch_database(kind: str, folder: str) -> tuple[str | None, Any]:
+    """The server's database URL for ``--store`` and how to drop it afterwards."""
+    if kind == "sqlite":
+        return f"sqlite+aiosqlite:///{folder}/discus.sqlite3", None
+    if kind == "postgres":
+        from bench.storage import scratch_postgres
+
+        return asyncio.run(scratch_postgres())
+    return None, None
+
+
+def _run(args: argparse.Namespace, database_url: str | None) -> int:
     child = subprocess.Popen(
         [sys.executable, "-m", "bench.load", "--serve", "--clients", str(args.clients)]
-        + (["--workers", str(args.workers)] if args.workers else []),
+        + (["--workers", str(args.workers)] if args.workers else [])
+        + (["--database-url", database_url] if database_url else []),
         stdout=subprocess.PIPE, text=True,
     )
     try:
@@ -254,7 +286,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         port = int(line.split()[1])
         print(f"server pid {child.pid} on port {port}; {args.clients} clients, "
-              f"{args.seconds:g}s of play, think {args.think:g}s", flush=True)
+              f"{args.seconds:g}s of play, think {args.think:g}s, store {args.store}",
+              flush=True)
         report = asyncio.run(_drive(f"ws://127.0.0.1:{port}/ws", args.clients, args.seconds,
                                     args.think, args.connect_timeout, child.pid))
     finally:

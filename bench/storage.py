@@ -84,7 +84,7 @@ async def _append_moves(url: str, moves: int, games: int) -> tuple[list[float], 
         await store.close()
 
 
-async def _scratch_postgres() -> tuple[str, Callable[[], Awaitable[None]]]:
+async def scratch_postgres() -> tuple[str, Callable[[], Awaitable[None]]]:
     import asyncpg
 
     name = f"discus_bench_{uuid.uuid4().hex[:12]}"
@@ -271,7 +271,7 @@ async def _main(moves: int, games: int, rounds: int, ai_depth: int) -> None:
         alone, together = await _append_moves(url, moves, games)
         print(_row("SQLite (WAL, synchronous=FULL), one game", alone))
         print(_row(f"SQLite, {games} games at once", together))
-    pg_url, drop = await _scratch_postgres()
+    pg_url, drop = await scratch_postgres()
     try:
         alone, together = await _append_moves(pg_url, moves, games)
         print(_row("PostgreSQL, one game", alone))
