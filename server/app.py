@@ -301,12 +301,11 @@ class DiscusServer:
         # ``limit`` past ones.
         records = await self.store.games_of_player(player_id, limit + self.settings.max_rooms)
         past = [r for r in records if r.status in history.PAST_STATUSES][:limit]
+        counts = await self.store.count_moves([r.id for r in past])
         lines = []
         for record in past:
-            loaded = await self.store.load_game(record.id)
-            count = len(loaded[1]) if loaded is not None else 0
             names = await self._names(record.players)
-            lines.append(history.past_game(record, count, names))
+            lines.append(history.past_game(record, counts[record.id], names))
         return p.History(player=player_id, games=lines)
 
     async def _replay(self, game_id: str) -> p.GameReplay:

@@ -8,6 +8,7 @@ move is durable, so the server announces a move only after it returns. The SQL v
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -92,6 +93,10 @@ class Store(Protocol):
         """The player's games, newest first."""
         ...
 
+    async def count_moves(self, game_ids: Sequence[str]) -> dict[str, int]:
+        """How many moves each game has (0 for an unknown id), in one query."""
+        ...
+
 
 class MemoryStore:
     """``Store`` kept in dictionaries: for tests and for a server started without a database."""
@@ -140,6 +145,9 @@ class MemoryStore:
         mine = [g for g in self._games.values() if player_id in g.players]
         mine.sort(key=lambda g: g.created_at, reverse=True)
         return mine[:limit]
+
+    async def count_moves(self, game_ids: Sequence[str]) -> dict[str, int]:
+        return {game_id: len(self._moves.get(game_id, ())) for game_id in game_ids}
 
 
 def replace(record: GameRecord, **changes: object) -> GameRecord:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from types import SimpleNamespace
 from typing import Any, cast
 
-from sqlalchemy import Row, Table, delete, or_, select, update
+from sqlalchemy import Row, Table, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -147,6 +147,19 @@ _INSERT_MOVE = moves.insert()
 async def has_move(conn: AsyncConnection, game_id: str, ply: int) -> bool:
     stmt = select(moves.c.ply).where(moves.c.game_id == game_id, moves.c.ply == ply)
     return (await conn.execute(stmt)).first() is not None
+
+
+async def count_moves(conn: AsyncConnection, game_ids: Sequence[str]) -> dict[str, int]:
+    """Moves stored for each game (every id present, 0 when it has none)."""
+    counts = {game_id: 0 for game_id in game_ids}
+    if game_ids:
+        stmt = (
+            select(moves.c.game_id, func.count())
+            .where(moves.c.game_id.in_(list(game_ids)))
+            .group_by(moves.c.game_id)
+        )
+        counts.update({game_id: n for game_id, n in (await conn.execute(stmt)).all()})
+    return counts
 
 
 async def find_game(conn: AsyncConnection, game_id: str) -> GameRecord | None:

@@ -8,7 +8,7 @@ WAL with ``synchronous=FULL``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -112,6 +112,10 @@ class SqlStore:
     async def games_of_player(self, player_id: str, limit: int = 50) -> list[GameRecord]:
         async with self.engine.connect() as conn:
             return await repo.list_games_of_player(conn, player_id, limit)
+
+    async def count_moves(self, game_ids: Sequence[str]) -> dict[str, int]:
+        async with self.engine.connect() as conn:
+            return await repo.count_moves(conn, game_ids)
 
 
 class _MoveBatcher:

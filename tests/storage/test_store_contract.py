@@ -122,6 +122,16 @@ async def test_a_players_games_come_newest_first_in_either_seat(store: Store) ->
     assert await store.games_of_player("nobody") == []
 
 
+async def test_move_counts_come_for_many_games_at_once(store: Store) -> None:
+    await store.save_game(a_game("played"))
+    await store.save_game(a_game("empty"))
+    for ply in range(3):
+        await store.append_move(a_move("played", ply, str(ply + 1)))
+    assert await store.count_moves(["played", "empty", "unknown"]) == {
+        "played": 3, "empty": 0, "unknown": 0}
+    assert await store.count_moves([]) == {}
+
+
 async def test_moves_appended_at_once_in_many_games_are_all_stored_in_order(
     store: Store,
 ) -> None:
