@@ -76,6 +76,7 @@ async def _serve(port: int, workers: int, database_url: str | None) -> None:
 
     pauses: list[float] = []
     cpu: list[float] = []
+    longest_by_generation = [0.0, 0.0, 0.0]
     started = [0.0, 0.0]
 
     def timed(phase: str, info: dict[str, int]) -> None:
@@ -84,6 +85,9 @@ async def _serve(port: int, workers: int, database_url: str | None) -> None:
         else:
             pauses.append(time.perf_counter() - started[0])
             cpu.append(time.process_time() - started[1])
+            generation = info["generation"]
+            longest_by_generation[generation] = max(longest_by_generation[generation],
+                                                    pauses[-1])
 
     gc.callbacks.append(timed)
     stop = asyncio.Event()
@@ -103,8 +107,9 @@ async def _serve(port: int, workers: int, database_url: str | None) -> None:
         print(f"POOL jobs={stats.jobs} fallbacks={stats.fallbacks} restarts={stats.restarts}",
               flush=True)
         print(f"GC collections={len(pauses)} longest_ms={max(pauses, default=0) * 1000:.1f} "
-              f"total_ms={sum(pauses) * 1000:.0f} longest_cpu_ms={max(cpu, default=0) * 1000:.1f}",
-              flush=True)
+              f"total_ms={sum(pauses) * 1000:.0f} longest_cpu_ms={max(cpu, default=0) * 1000:.1f} "
+              "longest_ms_by_generation="
+              + "/".join(f"{t * 1000:.0f}" for t in longest_by_generation), flush=True)
 
 
 # --- the clients --------------------------------------------------------------------------------
