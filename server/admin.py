@@ -149,6 +149,17 @@ class AdminDesk:
         elif isinstance(message, p.AdminListCalibrations):
             self._send(client, p.AdminCalibrations(
                 runs=await self._runs(message.game, message.limit)))
+        elif isinstance(message, p.AdminListBots):
+            self._send(client, await self.app.bots.list_accounts())
+        elif isinstance(message, p.AdminCreateBot):
+            created = await self.app.bots.create_account(message.name)
+            log.info("admin %s created bot %s", account.name, created.bot.name)
+            self._send(client, created)
+        elif isinstance(message, p.AdminRevokeBot):
+            revoked = await self.app.bots.revoke_account(message.bot)
+            log.info("admin %s revoked bot %s (%d connections closed)", account.name,
+                     message.bot, revoked.closed)
+            self._send(client, revoked)
         else:  # pragma: no cover - ADMIN_MESSAGES is exhaustive
             raise errors.UnknownType(f"unhandled admin message {type(message).__name__}")
 

@@ -653,7 +653,8 @@ class DiscusServer:
             await asyncio.wait(late, timeout=SHUTDOWN_SECONDS)
 
     async def sweep_forever(self) -> None:
-        """Close abandoned rooms every few seconds until ``stopping`` is set."""
+        """Every few seconds until ``stopping`` is set: close abandoned rooms, and cut the
+        connections of bots whose token was revoked elsewhere."""
         while not self.stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), self.settings.sweep_seconds)
@@ -664,6 +665,10 @@ class DiscusServer:
                 except Exception:
                     log.exception("failed to close room %s", room.id)
                 self.locks.pop(room.id, None)
+            try:
+                await self.bots.cut_revoked()
+            except Exception:
+                log.exception("failed to check the bot tokens for revocations")
 
 
 def _cache_view(counts: Mapping[str, int], tiers: tuple[str, str], durable: bool

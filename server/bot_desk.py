@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any
 import games
 from server import errors
 from server import protocol as p
-from server.accounts import Accounts, RevokedToken, UnknownToken
+from server.accounts import (
+    Accounts,
+    BadBotName,
+    BotAccount,
+    RevokedToken,
+    UnknownBot,
+    UnknownToken,
+)
 from server.bot_limits import BotLimiter, BotLimits, LimitExceeded
 from server.challenges import ChallengeBook, Pending
 from server.rooms import Outcome, Player, Room
@@ -83,6 +90,56 @@ class BotDesk:
         token_id = self._tokens.pop(client, None)
         if token_id is not None:
             self.limiter.close_connection(token_id)
+
+    # --- accounts, for admins -----------------------------------------------------------
+
+    def _view(self, account: BotAccount) -> p.BotAccountView:
+        live = sum(1 for token_id in self._tokens.values() if token_id == account.token_id)
+        return p.BotAccountView(
+            token_id=account.token_id, player_id=account.player_id, name=account.name,
+            created_at=account.created_at, last_used_at=account.last_used_at,
+            revoked_at=account.revoked_at, connections=live,
+        )
+
+    def _accounts(self) -> Accounts:
+        if self.accounts is None:
+            raise errors.Forbidden("this server keeps no database, so it has no bot accounts")
+        return self.accounts
+
+    async def list_accounts(self) -> p.AdminBots:
+        return p.AdminBots(bots=[self._view(a) for a in await self._accounts().list_bots()])
+
+    async def create_account(self, name: str) -> p.AdminBotCreated:
+        try:
+            made = await self._accounts().create(name)
+        except BadBotName as exc:
+            raise errors.BadBotName(str(exc)) from None
+        return p.AdminBotCreated(bot=self._view(made.account), token=made.token)
+
+    async def revoke_account(self, name_or_id: str) -> p.AdminBotRevoked:
+        """Revoke, then close this server's connections that logged in with those tokens."""
+        try:
+            revoked = await self._accounts().revoke(name_or_id)
+        except UnknownBot as exc:
+            raise errors.UnknownBot(str(exc)) from None
+        closed = self._cut({a.token_id for a in revoked})
+        return p.AdminBotRevoked(bots=[self._view(a) for a in revoked], closed=closed)
+
+    async def cut_revoked(self) -> int:
+        """Close connections whose token was revoked elsewhere (``discus bots revoke``,
+        another server's admin); the server's sweeper calls this every few seconds."""
+        if not self._tokens or self.accounts is None:
+            return 0
+        revoked = {a.token_id for a in await self.accounts.list_bots() if a.revoked}
+        return self._cut(revoked & set(self._tokens.values()))
+
+    def _cut(self, token_ids: set[str]) -> int:
+        doomed = [c for c, token_id in self._tokens.items() if token_id in token_ids]
+        for client in doomed:
+            exc = errors.RevokedToken("an admin revoked this bot token; ask for a new one")
+            self.app._refuse(client, exc, None)
+            client.close(exc.close_code, exc.code)
+        return len(doomed)
 
     async def refuse_resume(self, player_id: str) -> None:
         """A bot comes back by its token only (its limits are keyed on it)."""

@@ -258,6 +258,18 @@ class RevokedToken(ProtocolError):
     close_code = 1008
 
 
+class BadBotName(ProtocolError):
+    """``admin_create_bot.name`` is empty, too long, not printable, or a live bot's."""
+
+    code = "bad_bot_name"
+
+
+class UnknownBot(ProtocolError):
+    """``admin_revoke_bot.bot`` names no live bot (by name, token id or player id)."""
+
+    code = "unknown_bot"
+
+
 class LimitExceeded(ProtocolError):
     """A published bot limit refused the request; ``detail`` says which (``limit``), its
     value (``allowed``) and when to retry (``retry_after`` seconds, null: once a game ends).
@@ -312,6 +324,8 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     CalibrationRunning,
     BadToken,
     RevokedToken,
+    BadBotName,
+    UnknownBot,
     LimitExceeded,
     UnknownPlayer,
     UnknownChallenge,

@@ -70,6 +70,8 @@ ErrorCode = Literal[
     "calibration_running",
     "bad_token",
     "revoked_token",
+    "bad_bot_name",
+    "unknown_bot",
     "limit_exceeded",
     "unknown_player",
     "unknown_challenge",
@@ -367,9 +369,33 @@ class AdminListCalibrations(_ClientMessage):
     limit: int = Field(default=20, ge=1, le=100)
 
 
+class AdminListBots(_ClientMessage):
+    """Ask for every bot token ever issued, revoked ones included; answered by
+    ``admin_bots``."""
+
+    type: Literal["admin_list_bots"] = "admin_list_bots"
+
+
+class AdminCreateBot(_ClientMessage):
+    """Make a bot account; answered by ``admin_bot_created``, which holds its token, shown
+    this once (``bad_bot_name`` if the name is empty, too long or a live bot's)."""
+
+    type: Literal["admin_create_bot"] = "admin_create_bot"
+    name: str = Field(min_length=1, max_length=64)
+
+
+class AdminRevokeBot(_ClientMessage):
+    """Revoke a bot's live tokens; answered by ``admin_bot_revoked`` (``unknown_bot`` if
+    none is live). Its connections to this server are closed at once (1008), those to other
+    servers within their sweep (about 5 s)."""
+
+    type: Literal["admin_revoke_bot"] = "admin_revoke_bot"
+    bot: str = Field(min_length=1, max_length=64, description="Name, token id or player id.")
+
+
 ADMIN_CLIENT_MESSAGES = (AdminLogin, AdminListLevels, AdminEditLevel, AdminListAudit,
                          AdminListRooms, AdminGetStats, AdminStartCalibration,
-                         AdminListCalibrations)
+                         AdminListCalibrations, AdminListBots, AdminCreateBot, AdminRevokeBot)
 
 
 ClientMessage = Annotated[
@@ -398,7 +424,10 @@ ClientMessage = Annotated[
     | AdminListRooms
     | AdminGetStats
     | AdminStartCalibration
-    | AdminListCalibrations,
+    | AdminListCalibrations
+    | AdminListBots
+    | AdminCreateBot
+    | AdminRevokeBot,
     Field(discriminator="type"),
 ]
 
@@ -973,6 +1002,43 @@ class AdminCalibrations(_Message):
     runs: list[CalibrationRunView]
 
 
+class BotAccountView(_Message):
+    """One bot token as an admin sees it: never the token itself. Times are epoch seconds."""
+
+    token_id: str
+    player_id: str
+    name: str
+    created_at: float
+    last_used_at: float | None = None
+    revoked_at: float | None = None
+    connections: int = Field(description="Its live connections to this server.")
+
+
+class AdminBots(_Message):
+    """Answer to ``admin_list_bots``: every bot token, oldest first."""
+
+    type: Literal["admin_bots"] = "admin_bots"
+    bots: list[BotAccountView]
+
+
+class AdminBotCreated(_Message):
+    """Answer to ``admin_create_bot``: the account and its token. The server keeps only a
+    hash: this is the one time the token is shown."""
+
+    type: Literal["admin_bot_created"] = "admin_bot_created"
+    bot: BotAccountView
+    token: str
+
+
+class AdminBotRevoked(_Message):
+    """Answer to ``admin_revoke_bot``: the tokens revoked and how many connections to this
+    server were closed."""
+
+    type: Literal["admin_bot_revoked"] = "admin_bot_revoked"
+    bots: list[BotAccountView]
+    closed: int
+
+
 ServerMessage = Annotated[
     Welcome
     | RoomState
@@ -999,7 +1065,10 @@ ServerMessage = Annotated[
     | AdminCalibrationProgress
     | AdminCalibrationFinished
     | AdminCalibrationFailed
-    | AdminCalibrations,
+    | AdminCalibrations
+    | AdminBots
+    | AdminBotCreated
+    | AdminBotRevoked,
     Field(discriminator="type"),
 ]
 

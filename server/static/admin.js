@@ -137,6 +137,20 @@ const HANDLERS = {
     $("#cal-text").textContent = `failed: ${msg.message}`;
   },
   admin_calibrations(msg) { renderRuns(msg.runs); },
+  admin_bots(msg) { renderBots(msg.bots); },
+  admin_bot_created(msg) {
+    $("#bot-token").hidden = false;
+    $("#bot-token-name").textContent = msg.bot.name;
+    $("#bot-token-value").value = msg.token;
+    $("#bot-token-value").select();
+    $("#bot-name").value = "";
+    send({ type: "admin_list_bots" });
+  },
+  admin_bot_revoked(msg) {
+    const names = msg.bots.map((b) => b.name).join(", ");
+    $("#bots-note").textContent = `revoked ${names}; ${msg.closed} connection${msg.closed === 1 ? "" : "s"} closed`;
+    send({ type: "admin_list_bots" });
+  },
 };
 
 function showLogin(error) {
@@ -153,6 +167,7 @@ function refreshAll() {
   send({ type: "admin_list_rooms" });
   send({ type: "admin_get_stats" });
   send({ type: "admin_list_calibrations", limit: 20 });
+  send({ type: "admin_list_bots" });
 }
 
 // --- levels ----------------------------------------------------------------------------------
@@ -246,6 +261,31 @@ function renderAudit(entries) {
       el("td", { text: changes.join("; ") || e.action })));
   }
   if (!entries.length) body.append(el("tr", {}, el("td", { colspan: 4, class: "muted", text: "No changes yet." })));
+}
+
+function renderBots(bots) {
+  const body = $("#bots tbody");
+  body.replaceChildren();
+  for (const b of bots) {
+    const revoke = b.revoked_at === null
+      ? el("button", { type: "button", class: "danger", text: "Revoke", "aria-label": `Revoke bot ${b.name}` })
+      : el("span");
+    if (b.revoked_at === null) {
+      revoke.addEventListener("click", () => {
+        if (confirm(`Revoke ${b.name}? Its connections close now and its token stops working.`)) {
+          send({ type: "admin_revoke_bot", bot: b.token_id });
+        }
+      });
+    }
+    body.append(el("tr", { "data-bot": b.name },
+      el("td", { text: b.name }),
+      el("td", { text: when(b.created_at) }),
+      el("td", { text: b.last_used_at === null ? "never" : when(b.last_used_at) }),
+      el("td", { text: String(b.connections) }),
+      el("td", { text: b.revoked_at === null ? "live" : `revoked ${when(b.revoked_at)}` }),
+      el("td", {}, revoke)));
+  }
+  if (!bots.length) body.append(el("tr", {}, el("td", { colspan: 6, class: "muted", text: "No bots yet." })));
 }
 
 function seatText(seat) {
@@ -359,6 +399,12 @@ $("#logout").addEventListener("click", () => {
 $("#audit-refresh").addEventListener("click", () => send({ type: "admin_list_audit", limit: 50 }));
 $("#rooms-refresh").addEventListener("click", () => send({ type: "admin_list_rooms" }));
 $("#stats-refresh").addEventListener("click", () => send({ type: "admin_get_stats" }));
+$("#bots-refresh").addEventListener("click", () => send({ type: "admin_list_bots" }));
+$("#bot-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  send({ type: "admin_create_bot", name: $("#bot-name").value.trim() },
+    (err) => toast(`${err.message} (${err.code})`));
+});
 $("#cal-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const names = $("#cal-levels").value.split(",").map((s) => s.trim()).filter(Boolean);

@@ -12,12 +12,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
 from server import admin as admin_module
 from server.accounts import Accounts
 from server.admin_accounts import Admins
-from server.app import running
+from server.app import Settings, running
 from server.rooms import game_id_of
 from server.storage import SqlStore
 from server.workers import AiPool
@@ -32,6 +33,9 @@ ADMIN_REQUESTS: list[dict[str, Any]] = [
     {"type": "admin_get_stats"},
     {"type": "admin_start_calibration", "game": "connect4"},
     {"type": "admin_list_calibrations"},
+    {"type": "admin_list_bots"},
+    {"type": "admin_create_bot", "name": "Sneaky"},
+    {"type": "admin_revoke_bot", "bot": "Robo"},
 ]
 
 
@@ -312,3 +316,68 @@ def test_discus_admins_prints_a_token_once_stores_only_its_hash_and_revokes_it(
     assert main(["admins", "revoke", "Ann", "--database-url", url]) == 0
     assert main(["admins", "revoke", "Ann", "--database-url", url]) == 2  # none live now
     assert "no live admin" in capsys.readouterr().err
+
+
+async def _bot(url: str, token: str) -> tuple[Client, dict[str, Any]]:
+    """A connection that said hello with a bot token: (client, its first answer)."""
+    client = await Client.open(url, hello=False)
+    await client.send(type="hello", version=1, token=token)
+    return client, await client.recv()
+
+
+async def _closed_with(client: Client) -> tuple[list[str], int | None]:
+    """Read until the server closes: the error codes seen on the way, and the close code."""
+    codes = []
+    with pytest.raises(ConnectionClosed):
+        while True:
+            message = await client.recv(timeout=10)
+            if message["type"] == "error":
+                codes.append(message["code"])
+    return codes, client.ws.close_code
+
+
+async def test_an_admin_makes_a_bot_lists_it_and_revoking_it_cuts_its_connection(
+    database_url: str,
+) -> None:
+    _, token = await _make_admin(database_url)
+    async with running(port=0, store=SqlStore(database_url)) as server:
+        admin = await _admin(server.url, token)
+        made = await admin.request("admin_create_bot", name="Randy")
+        assert made["type"] == "admin_bot_created" and made["bot"]["name"] == "Randy"
+        assert made["token"].startswith("discus_bot_") and made["bot"]["connections"] == 0
+        taken = await admin.request("admin_create_bot", name="Randy")
+        assert (taken["type"], taken["code"]) == ("error", "bad_bot_name")
+
+        bot, welcome = await _bot(server.url, made["token"])
+        assert welcome["type"] == "welcome" and welcome["player"]["name"] == "Randy"
+        (listed,) = (await admin.request("admin_list_bots"))["bots"]
+        assert listed["token_id"] == made["bot"]["token_id"] and listed["connections"] == 1
+        assert listed["last_used_at"] is not None and listed["revoked_at"] is None
+        assert "token" not in listed
+
+        revoked = await admin.request("admin_revoke_bot", bot="Randy")
+        assert revoked["type"] == "admin_bot_revoked" and revoked["closed"] == 1
+        assert revoked["bots"][0]["revoked_at"] is not None
+        assert await _closed_with(bot) == (["revoked_token"], 1008)
+        again, refused = await _bot(server.url, made["token"])
+        assert (refused["type"], refused["code"]) == ("error", "revoked_token")
+        unknown = await admin.request("admin_revoke_bot", bot="Randy")
+        assert (unknown["type"], unknown["code"]) == ("error", "unknown_bot")
+        (listed,) = (await admin.request("admin_list_bots"))["bots"]
+        assert listed["connections"] == 0 and listed["revoked_at"] is not None
+        await admin.close()
+
+
+async def test_a_token_revoked_from_the_command_line_loses_its_connection_at_the_sweep(
+    database_url: str,
+) -> None:
+    store = SqlStore(database_url)
+    async with running(port=0, store=store, settings=Settings(sweep_seconds=0.2)) as server:
+        accounts = Accounts(store.engine)
+        kept, cut = (await accounts.create("Keeper")).token, (await accounts.create("Goner")).token
+        keeper, _ = await _bot(server.url, kept)
+        goner, _ = await _bot(server.url, cut)
+        await accounts.revoke("Goner")  # as ``discus bots revoke`` does, from another process
+        assert await _closed_with(goner) == (["revoked_token"], 1008)
+        assert (await keeper.request("ping"))["type"] == "pong"
+        await keeper.close()

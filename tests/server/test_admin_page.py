@@ -1,6 +1,6 @@
 """The admin page in Debian's headless Chromium against a real server: log in with a token,
 edit a level (a refused edit shows its errors field by field), see the audit entry, run a
-short calibration and see its table.
+short calibration and see its table, make a bot and revoke it.
 
 The server runs in this test's event loop (``running``) on an SQLite file of its own with
 one real AI worker process; Chromium is the system one (never downloaded).
@@ -8,11 +8,13 @@ one real AI worker process; Chromium is the system one (never downloaded).
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, expect
+from wsclient import Client
 
 from server.admin_accounts import Admins
 from server.app import running
@@ -76,6 +78,26 @@ async def test_an_admin_logs_in_retunes_a_level_sees_the_audit_and_calibrates(
         await expect(page.locator("#cal-runs li")).to_have_count(1)
         await page.click("#stats-refresh")
         await expect(page.locator("#stats")).to_contain_text("busy of 1")
+
+        # A bot made on the page: its token shown once, its live connection counted, and
+        # revoking it (after the confirmation) closes that connection.
+        await page.fill("#bot-name", "PageBot")
+        await page.click("#bot-create")
+        await expect(page.locator("#bot-token")).to_be_visible()
+        bot_token = await page.input_value("#bot-token-value")
+        bot = await Client.open(f"ws://127.0.0.1:{server.port}/ws", hello=False)
+        await bot.send(type="hello", version=1, token=bot_token)
+        assert (await bot.recv())["player"]["name"] == "PageBot"
+        await page.click("#bots-refresh")
+        row = page.locator('#bots tr[data-bot="PageBot"]')
+        await expect(row.locator("td").nth(3)).to_have_text("1")
+        page.once("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+        await row.get_by_role("button", name="Revoke bot PageBot").click()
+        await expect(row.locator("td").nth(4)).to_contain_text("revoked")
+        await expect(row.locator("td").nth(3)).to_have_text("0")
+        assert (await bot.expect("error"))["code"] == "revoked_token"
+        await bot.ws.wait_closed()
+        assert bot.ws.close_code == 1008
 
         folder = Path(os.environ.get("DISCUS_SCREENSHOTS") or tmp_path)
         folder.mkdir(parents=True, exist_ok=True)
