@@ -62,11 +62,12 @@ _ROOM_COMMANDS = (p.JoinRoom, p.Spectate, p.Move, p.Resign, p.OfferRematch, p.Ac
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
 GC_THRESHOLDS = (50_000, 20, 100)
-SHUTDOWN_SECONDS = 10.0
-"""How long shutdown waits for AI moves and room sweeps already under way to be stored."""
 """Cyclic-GC generation thresholds (CPython's default is 700, 10, 10). Thousands of live
 connections make each full collection long; collecting far less often keeps the event loop
 responsive (see the ``gc`` line of ``python -m bench.load``)."""
+
+SHUTDOWN_SECONDS = 10.0
+"""How long shutdown waits for AI moves and room sweeps already under way to be stored."""
 
 
 @dataclass(frozen=True)
@@ -632,11 +633,11 @@ class DiscusServer:
         A task cancelled in the middle of a database call makes SQLAlchemy close its aiosqlite
         connection from a task of its own, and with the CPU busy that close was seen never to
         finish (the event loop then hung at exit: 8 of 25 runs of a bot test), so nothing here
-        is cancelled while it may be using the store: the sweeper and the AI
-        tasks are told to stop, the admin desk cancels a calibration under way (recorded as
-        failed) before the pool answers what is still thinking at once (answers that
-        ``_ai_move`` drops), and the tasks are awaited. A task still running after
-        ``SHUTDOWN_SECONDS`` is cancelled as a last resort.
+        is cancelled while it may be using the store. The sweeper and the AI tasks are told to
+        stop; the admin desk cancels a calibration under way (recorded as failed) before the
+        pool answers what is still thinking at once (answers that ``_ai_move`` drops); then
+        the tasks are awaited. One still running after ``SHUTDOWN_SECONDS`` is cancelled as a
+        last resort.
         """
         self.stopping.set()
         ws_server.close()
