@@ -283,18 +283,19 @@ class DiscusServer:
 
     # --- history ---------------------------------------------------------------------------
 
-    async def _names(self, player_ids: Iterable[str | None]) -> dict[str, str]:
-        names = {}
+    async def _people(self, player_ids: Iterable[str | None]) -> dict[str, Player]:
+        """The players behind stored ids: those online as they are, others from the store."""
+        people: dict[str, Player] = {}
         for player_id in player_ids:
-            if player_id is None or player_id in names:
+            if player_id is None or player_id in people:
                 continue
             known = self.players.get(player_id)
-            if known is not None:
-                names[player_id] = known.name
-            else:
+            if known is None:
                 stored = await self.store.load_player(player_id)
-                names[player_id] = stored.name if stored is not None else "Player"
-        return names
+                known = (Player(player_id, stored.name, bot=stored.kind == "bot")
+                         if stored is not None else Player(player_id, "Player"))
+            people[player_id] = known
+        return people
 
     async def _history(self, player_id: str, limit: int) -> p.History:
         """The player's finished games, newest first (unfinished ones are in the lobby)."""
@@ -305,8 +306,8 @@ class DiscusServer:
         counts = await self.store.count_moves([r.id for r in past])
         lines = []
         for record in past:
-            names = await self._names(record.players)
-            lines.append(history.past_game(record, counts[record.id], names))
+            people = await self._people(record.players)
+            lines.append(history.past_game(record, counts[record.id], people))
         return p.History(player=player_id, games=lines)
 
     async def _replay(self, game_id: str) -> p.GameReplay:
@@ -314,7 +315,7 @@ class DiscusServer:
         if loaded is None:
             raise errors.UnknownGameId(f"there is no stored game {game_id!r}")
         record, moves = loaded
-        return history.replay(record, moves, await self._names(record.players))
+        return history.replay(record, moves, await self._people(record.players))
 
     # --- sending ---------------------------------------------------------------------------
 
@@ -510,7 +511,8 @@ class DiscusServer:
             record = await self.store.load_player(player_id)
             if record is None:
                 raise errors.BadResumeToken("that player is unknown here; say hello without it")
-            player = self.players[player_id] = Player(record.id, record.name)
+            player = self.players[player_id] = Player(record.id, record.name,
+                                                      bot=record.kind == "bot")
         return player
 
     async def restore(self) -> int:
@@ -521,14 +523,11 @@ class DiscusServer:
         """
         count = 0
         for record, moves in await self.store.unfinished_games():
-            names = {}
-            for player_id in record.players:
-                if player_id is not None:
-                    stored = await self.store.load_player(player_id)
-                    names[player_id] = stored.name if stored is not None else "Player"
-                    self.players.setdefault(player_id, Player(player_id, names[player_id]))
+            people = await self._people(record.players)
+            for player in people.values():
+                self.players.setdefault(player.id, player)
             try:
-                room, out = self.lobby.restore(record, moves, names, self.now())
+                room, out = self.lobby.restore(record, moves, people, self.now())
             except (ValueError, KeyError):
                 log.exception("cannot restore game %s", record.id)
                 continue

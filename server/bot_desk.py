@@ -82,7 +82,7 @@ class BotDesk:
             raise _refusal(exc, close=True) from None
         self._tokens[client] = account.token_id
         self.bots.add(record.id)
-        player = self.app.players[record.id] = Player(record.id, record.name)
+        player = self.app.players[record.id] = Player(record.id, record.name, bot=True)
         return player
 
     def gone(self, client: Any) -> None:
@@ -240,7 +240,8 @@ class BotDesk:
         if self.accounts is not None:
             for bot in await self.accounts.list_bots():
                 if not bot.revoked and name_or_id in (bot.name, bot.player_id):
-                    return app.players.get(bot.player_id) or Player(bot.player_id, bot.name)
+                    return (app.players.get(bot.player_id)
+                            or Player(bot.player_id, bot.name, bot=True))
         online = [app.players[pid] for pid in app.clients
                   if pid in app.players and app.players[pid].name == name_or_id]
         if len(online) > 1:
@@ -250,7 +251,7 @@ class BotDesk:
             return online[0]
         record = await app.store.load_player(name_or_id)
         if record is not None:
-            return Player(record.id, record.name)
+            return Player(record.id, record.name, bot=record.kind == "bot")
         raise errors.UnknownPlayer(
             f"nobody here is called {name_or_id!r} (give a player id, a bot's name, or the "
             "name of a player online)")

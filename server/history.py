@@ -1,6 +1,6 @@
 """Past games as the protocol shows them: history lines, replays with every board, exports.
 
-Pure functions from stored records (``GameRecord``, ``MoveRecord``) and player names to
+Pure functions from stored records (``GameRecord``, ``MoveRecord``) and the players to
 protocol views; no I/O. The boards come from replaying the stored moves through the game's
 own rules (``games.load``), so the page that steps through a replay draws positions the server
 computed and never needs rules of its own.
@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import games
 from server import export
 from server import protocol as p
-from server.rooms import COLOURS
+from server.rooms import COLOURS, Player
 from server.store import GameRecord, MoveRecord
 
 PAST_STATUSES = frozenset({"finished", "aborted"})
@@ -38,8 +38,8 @@ def result_of(record: GameRecord) -> p.Result | None:
     return p.Result(winner=winner, score=score, reason=record.reason)  # type: ignore[arg-type]
 
 
-def seats_of(record: GameRecord, names: Mapping[str, str]) -> list[p.PastSeat]:
-    """Both seats of a stored game; ``names`` maps the player ids it holds to display names."""
+def seats_of(record: GameRecord, people: Mapping[str, Player]) -> list[p.PastSeat]:
+    """Both seats of a stored game; ``people`` maps the player ids it holds to players."""
     game = games.load(record.game)
     colours = COLOURS.get(record.game, game.players)
     seats = []
@@ -50,18 +50,19 @@ def seats_of(record: GameRecord, names: Mapping[str, str]) -> list[p.PastSeat]:
         elif player_id is None:
             seats.append(p.PastSeat(seat=seat, colour=colours[seat], kind="empty"))  # type: ignore[arg-type]
         else:
-            who = p.PlayerView(id=player_id, name=names.get(player_id, "Player"))
+            who = (people.get(player_id) or Player(player_id, "Player")).view()
             seats.append(p.PastSeat(seat=seat, colour=colours[seat], kind="human",  # type: ignore[arg-type]
                                     player=who))
     return seats
 
 
-def past_game(record: GameRecord, move_count: int, names: Mapping[str, str]) -> p.PastGame:
+def past_game(record: GameRecord, move_count: int, people: Mapping[str, Player]
+              ) -> p.PastGame:
     """One line of a history list."""
     return p.PastGame(
         id=record.id,
         game=record.game,
-        seats=seats_of(record, names),
+        seats=seats_of(record, people),
         status=record.status,
         result=result_of(record),
         started_at=record.created_at,
@@ -99,7 +100,7 @@ def exports(record: GameRecord, moves: Sequence[MoveRecord],
 
 
 def replay(record: GameRecord, moves: Sequence[MoveRecord],
-           names: Mapping[str, str]) -> p.GameReplay:
+           people: Mapping[str, Player]) -> p.GameReplay:
     """The whole game with the board after every ply. Raises ``ValueError`` (the games'
     ``InvalidNotation``/``IllegalMove``) if the stored moves do not replay."""
     game = games.load(record.game)
@@ -110,7 +111,7 @@ def replay(record: GameRecord, moves: Sequence[MoveRecord],
     for stored in ordered:
         state = state.play(game.parse_move(state, stored.move))
         boards.append(p.board_text(game.cells(state)))
-    seats = seats_of(record, names)
+    seats = seats_of(record, people)
     return p.GameReplay(
         id=record.id,
         game=record.game,

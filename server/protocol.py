@@ -438,6 +438,7 @@ ClientMessage = Annotated[
 class PlayerView(_Message):
     id: str = Field(description="Public player id (never the resume token).")
     name: str
+    bot: bool = Field(default=False, description="A bot account (it says hello with a token).")
 
 
 class SeatView(_Message):

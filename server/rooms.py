@@ -40,13 +40,15 @@ SeatKind = Literal["human", "ai", "empty"]
 
 @dataclass(frozen=True)
 class Player:
-    """A person or bot as rooms see it: a public id and a display name."""
+    """A person or bot as rooms see it: a public id, a display name, and whether it is a bot
+    account (so people can tell whom they play)."""
 
     id: str
     name: str
+    bot: bool = False
 
     def view(self) -> p.PlayerView:
-        return p.PlayerView(id=self.id, name=self.name)
+        return p.PlayerView(id=self.id, name=self.name, bot=self.bot)
 
 
 @dataclass
@@ -665,7 +667,7 @@ class Lobby:
         return room, Outcome(sends=[room.state_for(player.id)]).extend(started)
 
     def restore(self, record: GameRecord, moves: Sequence[MoveRecord],
-                names: Mapping[str, str], now: float) -> tuple[Room, Outcome]:
+                people: Mapping[str, Player], now: float) -> tuple[Room, Outcome]:
         """Rebuild an unfinished game from storage after a restart.
 
         Its people count as disconnected since ``now`` (their grace period starts again);
@@ -681,7 +683,7 @@ class Lobby:
             if record.ai_seat == seat and record.ai_level is not None:
                 room.seat_ai(seat, record.ai_level)
             elif player_id is not None:
-                room.sit(seat, Player(player_id, names.get(player_id, "Player")))
+                room.sit(seat, people.get(player_id) or Player(player_id, "Player"))
                 room.seats[seat].connected = False
                 room.seats[seat].away_since = now
                 self._of_player.setdefault(player_id, set()).add(room_id)

@@ -387,7 +387,8 @@ function showLevelNote() {
 function seatName(seat) {
   if (seat.kind === "ai") return `Computer (${seat.level})`;
   if (seat.kind === "empty") return "Waiting…";
-  return seat.player ? seat.player.name : "Player";
+  if (!seat.player) return "Player";
+  return seat.player.bot ? `${seat.player.name} (bot)` : seat.player.name;
 }
 
 function renderLobby() {

@@ -162,6 +162,33 @@ async def test_connections_past_the_published_limit_are_refused_and_earlier_ones
     assert again.welcome["player"]["id"] == kept[1].player_id
 
 
+async def test_people_see_which_player_is_a_bot_live_and_in_the_history(
+    server: Running,
+) -> None:
+    bot = await connect(server, await new_bot(server, "Botty"))
+    assert bot.welcome["player"]["bot"] is True
+    await bot.send(type="create_room", game="connect4", opponent={"kind": "open"}, seat=0)
+    room = (await bot.expect("room_state"))["room"]["id"]
+    ann = await Client.open(server.url, "Ann")
+    assert ann.welcome["player"]["bot"] is False
+    await ann.send(type="join_room", room=room)
+    seats = (await ann.expect("room_state"))["room"]["seats"]
+    assert [(s["player"]["name"], s["player"]["bot"]) for s in seats] == [
+        ("Botty", True), ("Ann", False)]
+    await bot.send(type="resign", room=room)
+    await ann.expect("game_over", room=room)
+    await ann.send(type="list_history")
+    (past,) = (await ann.expect("history"))["games"]
+    assert [s["player"]["bot"] for s in past["seats"]] == [True, False]
+    # Once the bot is forgotten here (as after a restart), the stored account still says so.
+    await bot.close()
+    server.app.players.pop(bot.welcome["player"]["id"])
+    await ann.send(type="list_history")
+    (past,) = (await ann.expect("history"))["games"]
+    assert [(s["player"]["name"], s["player"]["bot"]) for s in past["seats"]] == [
+        ("Botty", True), ("Ann", False)]
+
+
 # --- limits ------------------------------------------------------------------------------------
 
 
@@ -264,7 +291,7 @@ async def test_a_challenge_waits_for_an_offline_bot_and_comes_after_its_room_sta
     bot = await connect(server, token)
     offer = await bot.expect("challenge")
     assert offer["challenge"] == sent["challenge"] and offer["seat"] == 1 - sent["seat"]
-    assert offer["challenger"] == {"id": ann.player_id, "name": "Ann"}
+    assert offer["challenger"] == {"id": ann.player_id, "name": "Ann", "bot": False}
     await bot.send(type="create_room", game="connect4",
                    opponent={"kind": "ai", "level": "beginner"}, seat=0)
     room = (await bot.expect("room_state"))["room"]["id"]

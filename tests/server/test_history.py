@@ -18,7 +18,7 @@ from server import history as past
 from server.app import Running, Settings, running
 from server.export import parse_ggf
 from server.protocol import board_text
-from server.rooms import Lobby, changes
+from server.rooms import Lobby, Player, changes
 from server.storage import open_store
 from server.store import GameRecord, GameStatus, MemoryStore, MoveRecord, Store
 
@@ -279,7 +279,8 @@ def stored(game: str, moves: list[str], status: GameStatus = "finished"
 def test_a_pass_is_a_ply_whose_board_is_unchanged_and_the_move_list_leaves_it_out() -> None:
     moves = random_othello_game_with_a_pass()
     record, rows = stored("othello", moves)
-    replayed = past.replay(record, rows, {"ann": "Ann", "bob": "Bob"})
+    replayed = past.replay(record, rows, {"ann": Player("ann", "Ann"),
+                                          "bob": Player("bob", "Bob")})
     assert len(replayed.boards) == len(moves) + 1
     for ply, move in enumerate(moves):
         placed, flipped = changes(replayed.boards[ply], replayed.boards[ply + 1])
@@ -298,7 +299,8 @@ def test_a_room_restored_from_storage_has_the_same_boards_as_the_replay() -> Non
     moves = random_othello_game_with_a_pass()[:-1]  # one short of the end: still active
     record, rows = stored("othello", moves, status="active")
     lobby = Lobby(levels={}, ids=lambda: "unused")
-    room, _ = lobby.restore(record, rows, {"ann": "Ann", "bob": "Bob"}, now=0.0)
+    people = {"ann": Player("ann", "Ann"), "bob": Player("bob", "Bob")}
+    room, _ = lobby.restore(record, rows, people, now=0.0)
     view = room.view()
     assert view.boards == past.replay(record, rows, {}).boards
     assert view.boards[-1] == board_text(view.position.cells)
