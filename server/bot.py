@@ -55,6 +55,10 @@ FATAL_CODES = frozenset({"bad_token", "revoked_token", "unsupported_version"})
 RETRY_CODES = frozenset({"rate_limited", "limit_exceeded"})
 """Error codes that carry ``detail.retry_after``: send the same message again after it."""
 
+QUIET_TICKS_AFTER_DECLINE = 5
+"""Ticks (one per poll, 2 s by default) the bot lets pass after a start was refused or a
+challenge declined, before it asks again: a busy opponent is not asked every poll."""
+
 
 # --- engines ---------------------------------------------------------------------------------
 
@@ -139,10 +143,12 @@ Action = BaseModel | Think | Later
 
 @dataclass(frozen=True)
 class CreateSpec:
-    """What ``--create GAME/LEVEL`` asks for: a room against an AI level, or an open room."""
+    """How the bot starts its games: ``--create GAME/LEVEL`` (a room against an AI level),
+    ``--create GAME/open`` (a room for anyone), or ``--challenge PLAYER/GAME`` (a challenge
+    to a named bot or player; ``level`` then holds the player)."""
 
     game: str
-    opponent: Literal["ai", "open"]
+    opponent: Literal["ai", "open", "challenge"]
     level: str | None = None
 
     @classmethod
@@ -154,7 +160,17 @@ class CreateSpec:
             return cls(game, "open")
         return cls(game, "ai", level)
 
-    def message(self, ref: str) -> p.CreateRoom:
+    @classmethod
+    def challenge(cls, text: str) -> CreateSpec:
+        player, _, game = text.rpartition("/")
+        if not player or not game:
+            raise ValueError(f"--challenge wants PLAYER/GAME (e.g. RandyBot/connect4), "
+                             f"not {text!r}")
+        return cls(game, "challenge", player)
+
+    def message(self, ref: str) -> p.CreateRoom | p.Challenge:
+        if self.opponent == "challenge":
+            return p.Challenge(id=ref, player=self.level or "", game=self.game)
         opponent: p.AiOpponent | p.OpenOpponent = (
             p.OpenOpponent() if self.opponent == "open" else p.AiOpponent(level=self.level or "")
         )
@@ -239,6 +255,7 @@ class BotCore:
         """Set by an error that reconnecting cannot cure (a bad or revoked token)."""
         self._refs = 0
         self._left: set[str] = set()
+        self._quiet_ticks = 0
 
     # --- life cycle ------------------------------------------------------------------------
 
@@ -275,6 +292,9 @@ class BotCore:
         """Call every few seconds: looks for more games if the bot has room for them."""
         if not self.synced:
             return []
+        if self._quiet_ticks > 0:
+            self._quiet_ticks -= 1
+            return []
         return self._top_up(poll=True)
 
     # --- input -----------------------------------------------------------------------------
@@ -307,6 +327,12 @@ class BotCore:
             return self._join_some(message.rooms)
         if isinstance(message, p.ChallengeOffer):
             return self._answer(message)
+        if isinstance(message, p.ChallengeDeclined):
+            # Ours was turned down (busy, say): ask again after a few quiet ticks.
+            self.pending_creates = max(0, self.pending_creates - 1)
+            self._quiet_ticks = QUIET_TICKS_AFTER_DECLINE
+            log.info("%s declined the challenge: %s", message.by.name, message.reason)
+            return []
         if isinstance(message, p.Pong):
             return self._synced() if message.id == SYNC_ID else []
         if isinstance(message, p.Error):
@@ -408,6 +434,7 @@ class BotCore:
             return []  # stale_ply, not_your_turn: the events on their way resync us
         if kind in ("create", "accept"):
             self.pending_creates = max(0, self.pending_creates - 1)
+            self._quiet_ticks = QUIET_TICKS_AFTER_DECLINE
         elif kind == "join":
             self.pending_joins.discard(rest)
         log.warning("server refused %s: %s (%s)", ref or "a request", message.code,
@@ -669,7 +696,10 @@ def main_bot(args: argparse.Namespace) -> int:
     games are over; prints one line per finished game."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     engine = engine_from(args.engine)
-    create = CreateSpec.parse(args.create) if args.create else None
+    if args.create and args.challenge:
+        raise ValueError("give --create or --challenge, not both")
+    create = (CreateSpec.parse(args.create) if args.create
+              else CreateSpec.challenge(args.challenge) if args.challenge else None)
     core = BotCore(token=args.token, name=args.name or "RefBot", games=args.games,
                    create=create, stop_after=args.stop_after)
 

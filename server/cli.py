@@ -141,6 +141,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--create", default=None, metavar="GAME/LEVEL",
                    help="create rooms: connect4/beginner vs an AI level, connect4/open for "
                    "anyone; default: join open rooms")
+    p.add_argument("--challenge", default=None, metavar="PLAYER/GAME",
+                   help="challenge a bot (by name) or player (by id) to games of GAME, e.g. "
+                   "RandyBot/connect4; asks again a while after a decline")
     p.add_argument("--stop-after", type=int, default=None, metavar="N",
                    help="exit after N finished games (default: play until stopped)")
     p.add_argument("--name", default=None, help="display name when no token is given")

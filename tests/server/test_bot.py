@@ -71,6 +71,17 @@ async def test_two_bots_play_a_whole_game_against_each_other(server: Running) ->
     assert {mine.outcome, theirs.outcome} in ({"won", "lost"}, {"draw"})
 
 
+async def test_a_bot_challenges_another_by_name_and_they_play_it_out(server: Running) -> None:
+    target = BotCore(name="Target", stop_after=1)  # accepts challenges while it wants a game
+    caller = BotCore(name="Caller", create=CreateSpec.challenge("Target/connect4"), stop_after=1)
+    runs = [BotRunner(server.url, target, RandomEngine(), poll_seconds=0.1).run(),
+            BotRunner(server.url, caller, RandomEngine(), poll_seconds=0.1).run()]
+    (theirs,), (mine,) = await asyncio.wait_for(asyncio.gather(*runs), 60)
+    assert mine.room == theirs.room and mine.seat != theirs.seat
+    assert mine.result == theirs.result and mine.result is not None
+    assert mine.result.reason == "end"
+
+
 async def test_several_games_are_played_at_once(server: Running) -> None:
     core = BotCore(name="Multi", games=3, create=CreateSpec.parse("connect4/beginner"),
                    stop_after=3)

@@ -8,7 +8,16 @@ import random
 import pytest
 
 from server import protocol as p
-from server.bot import SYNC_ID, Backoff, BotCore, CreateSpec, Later, Think, engine_from
+from server.bot import (
+    QUIET_TICKS_AFTER_DECLINE,
+    SYNC_ID,
+    Backoff,
+    BotCore,
+    CreateSpec,
+    Later,
+    Think,
+    engine_from,
+)
 from server.bot import parse_server_message as parse_frame
 
 LIMITS = p.ServerLimits(max_message_bytes=4096, messages_per_second=20, burst=40,
@@ -193,6 +202,31 @@ def test_create_spec_reads_ai_levels_and_open_rooms() -> None:
     assert CreateSpec.parse("connect4/open") == CreateSpec("connect4", "open")
     with pytest.raises(ValueError):
         CreateSpec.parse("connect4")
+
+
+def test_a_challenging_bot_asks_again_only_a_few_quiet_ticks_after_a_decline() -> None:
+    core = BotCore(create=CreateSpec.challenge("RandyBot/othello"))
+    (challenge,) = started(core)
+    assert isinstance(challenge, p.Challenge)
+    assert (challenge.player, challenge.game) == ("RandyBot", "othello")
+    assert core.tick() == []  # still waiting for the answer
+    declined = p.ChallengeDeclined(challenge="c1", by=p.PlayerView(id="b", name="RandyBot"),
+                                   reason="busy")
+    assert core.receive(declined) == []
+    quiet = [core.tick() for _ in range(QUIET_TICKS_AFTER_DECLINE)]
+    assert quiet == [[]] * QUIET_TICKS_AFTER_DECLINE
+    (again,) = core.tick()
+    assert isinstance(again, p.Challenge) and again.id != challenge.id
+    # Accepted: the new room's state takes the place of the pending challenge.
+    core.receive(room_state("r9", [], you=1))
+    assert core.tick() == []
+
+
+def test_challenge_specs_name_the_player_then_the_game() -> None:
+    assert CreateSpec.challenge("Randy/Bot/connect4") == CreateSpec("connect4", "challenge",
+                                                                    "Randy/Bot")
+    with pytest.raises(ValueError, match="PLAYER/GAME"):
+        CreateSpec.challenge("connect4")
 
 
 def test_engines_are_named_random_or_ai_level() -> None:
