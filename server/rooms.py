@@ -707,10 +707,13 @@ class Lobby:
         return out
 
     def leave(self, player_id: str, room_id: str, now: float) -> Outcome:
+        """A spectator just stops watching; a seated player leaving a waiting room (nobody
+        left to play) or the last person leaving closes the room."""
         room = self.room(room_id)
+        seated = room.seat_of(player_id) is not None
         out = room.leave(player_id, now)
         self._forget(player_id, room)
-        if room.status == "waiting" or not room.humans():
+        if seated and (room.status == "waiting" or not room.humans()):
             self.close(room.id)
         return out
 

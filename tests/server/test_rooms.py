@@ -272,6 +272,19 @@ def test_leaving_a_waiting_room_closes_it() -> None:
         lobby.join(BOB, room.id, now=2.0)
 
 
+def test_a_spectator_leaving_a_waiting_room_leaves_it_open_for_a_player() -> None:
+    lobby = make_lobby()
+    room, _ = lobby.create(ANN, "connect4", p.OpenOpponent(), 0, now=0.0)
+    lobby.spectate(CY, room.id)
+    out = lobby.leave("cy", room.id, now=1.0)
+    assert messages(out, p.RoomEvent)[0].event == "spectator_left"
+    assert "cy" not in room.members()
+    assert room.id in lobby.rooms and room.status == "waiting"
+    assert [r.id for r in lobby.open_rooms().rooms] == [room.id]
+    lobby.join(BOB, room.id, now=2.0)
+    assert room.status == "active"
+
+
 def test_leaving_a_room_you_are_not_in_is_refused() -> None:
     lobby = make_lobby()
     room = friend_room(lobby)
