@@ -3,12 +3,16 @@
 ``search(state, limits)`` yields one ``Iteration`` per finished midgame depth and, when the
 position is solved, a last exact one. How it decides:
 
-- ``limits.exact``: a few midgame iterations to order the root moves (at most
-  ``empties - 10`` plies, never more than ``PRE_SOLVE_DEPTH``), then the exact solve.
-- otherwise: midgame iterations until a limit; and when the empties are at most
-  ``weights.AUTO_SOLVE_EMPTIES`` and ``limits.depth`` (if any) reaches the end of the game, it
-  finishes with an exact solve too (it costs milliseconds there), so positions near the end
-  are always played perfectly.
+- ``limits.exact``, or a ``limits.depth`` that reaches the end of the game (at least the
+  number of empty squares): a few midgame iterations to order the root moves (at most
+  ``empties - 10`` plies, never more than ``PRE_SOLVE_DEPTH``), then the exact solve. A
+  midgame search that deep would cost more than the solve and still prove nothing.
+- no depth and at most ``weights.AUTO_SOLVE_EMPTIES`` empties: the same, so positions near
+  the end are always played perfectly (the solve costs milliseconds there).
+- otherwise: midgame iterations until a limit, never one as deep as the empties: where the
+  next iteration would reach the end of the game, the exact solve runs instead (if the soft
+  time allows starting it; the hard deadline still stops it, and then the last midgame
+  iteration stands).
 
 The first iteration runs without the clock or the node budget (depth 1 costs a few dozen
 nodes), so a move always comes back even when the deadline has passed. Midgame scores are in
@@ -104,15 +108,17 @@ def search(state: OthelloState, limits: Limits) -> Iterator[Iteration]:
     multipv = min(limits.multipv, len(legal))
     started = time.perf_counter()
 
-    solve = limits.exact or (
-        empties <= AUTO_SOLVE_EMPTIES and (limits.depth is None or limits.depth >= empties)
-    )
-    if limits.exact:
+    if limits.depth is None:
+        solve_first = limits.exact or empties <= AUTO_SOLVE_EMPTIES
+        solve = True  # when the iterations reach the end of the game
+    else:
+        solve_first = solve = limits.exact or limits.depth >= empties
+    if solve_first:
         max_mid = max(1, min(PRE_SOLVE_DEPTH, empties - 10))
     else:
-        max_mid = min(limits.depth or MAX_DEPTH, MAX_DEPTH)
-        if solve:
-            max_mid = min(max_mid, max(1, empties - 10))
+        # An iteration as deep as the empties would search to the end of the game: that one
+        # is the exact solve (much cheaper), so the midgame stops one ply short of it.
+        max_mid = max(1, min(limits.depth or MAX_DEPTH, empties - 1))
 
     order = np.array(legal, dtype=np.int64)
     flag = StopFlag(limits.hard_time)

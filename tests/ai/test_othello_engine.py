@@ -141,6 +141,43 @@ def test_the_solvers_line_from_ffo_40_ends_with_the_suites_score(shared_data: Pa
     assert state.result() == scored[0][1]
 
 
+def test_a_depth_that_reaches_the_end_of_ffo_40_solves_it(shared_data: Path) -> None:
+    # FFO #40 has 20 empties: a depth of 20 or more reaches the end of the game, so the search
+    # must answer as the solver does (proven score, a best move) instead of running a midgame
+    # search twenty plies deep that proves nothing and costs far more.
+    state, scored = ffo(shared_data, 40)
+    best_moves = {move for move, score in scored if score == scored[0][1]}
+    solved = ai.best(state, Limits(exact=True))
+    for depth in (20, 30):
+        last = ai.best(state, Limits(depth=depth))
+        assert last.exact, depth
+        assert last.score == solved.score == scored[0][1]
+        assert GAME.format_move(last.move) in best_moves
+
+
+def test_a_timed_search_never_iterates_deeper_than_the_game_can_last() -> None:
+    # 17 empties (FFO #40 four plies on, a pass among them): more than the automatic solve
+    # threshold, so the midgame iterates; where the next iteration would reach the end of the
+    # game, the solver takes over and the answer is proven.
+    state = GAME.parse_position(
+        "OOXXXXXXXOXXXXXXOOXOOOOXOOXOOOXXOOOOOOXX---OOOOX----O--X-------- X"
+    )
+    empties = 17
+    iterations = list(ai.search(state, Limits(soft_time=20, hard_time=40)))
+    assert all(it.depth < empties for it in iterations[:-1] if not it.exact)
+    assert iterations[-1].exact and iterations[-1].depth == empties
+    assert iterations[-1].score == ai.best(state, Limits(exact=True)).score
+
+
+def test_a_hard_deadline_still_cuts_a_solve_asked_for_by_depth(shared_data: Path) -> None:
+    # The solve of FFO #41 (22 empties) takes seconds; a 0.2 s deadline must end it with the
+    # last midgame iteration's move, not proven.
+    state, _ = ffo(shared_data, 41)
+    last = ai.best(state, Limits(depth=22, hard_time=0.2))
+    assert not last.exact and last.move in state.legal_moves()
+    assert last.seconds < 2.0
+
+
 def test_depth_limited_searches_report_every_iteration_up_to_the_depth() -> None:
     state = GAME.parse_moves("f5d6c3d3c4f4")
     iterations = list(ai.search(state, Limits(depth=4)))
