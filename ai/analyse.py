@@ -2,13 +2,17 @@
 
 Positions arrive in each game's text form (as in the shared reference files) and answers
 leave as one JSON object per position, in input order, so the output can be diffed against a
-reference file line by line.
+reference file line by line. In a positions file, a line that cannot be answered (malformed,
+illegal, or a finished game) gets a line with its ``position`` and an ``error`` instead of a
+move, and the lines after it are still answered.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Iterator
+from typing import TextIO
 
 import ai
 import games
@@ -76,11 +80,45 @@ def analyse(game: Game, text: str, limits: Limits) -> dict[str, object]:
 def analyse_lines(
     game_name: str, lines: Iterable[str], limits: Limits, raw: bool = False
 ) -> Iterator[str]:
-    """One JSON line per position; ``raw`` lines are positions as they are (no file fields)."""
+    """One JSON line per position; ``raw`` lines are positions as they are (no file fields).
+
+    Raw positions are the caller's own: the first bad one raises ``ValueError``. Lines of a
+    file get an error line each instead (see ``answer_file``).
+    """
+    for answer in _answers(game_name, lines, limits, raw):
+        yield json.dumps(answer)
+
+
+def answer_file(
+    game_name: str, lines: Iterable[str], limits: Limits, out: TextIO | None = None
+) -> int:
+    """Print the answer to every position of a positions file, in input order, as it comes.
+
+    Returns the exit status for the command: 1 if any line got an ``error`` instead of a
+    move, else 0; one bad line never keeps the later lines from being answered.
+    """
+    out = sys.stdout if out is None else out
+    status = 0
+    for answer in _answers(game_name, lines, limits, raw=False):
+        if "error" in answer:
+            status = 1
+        print(json.dumps(answer), file=out, flush=True)
+    return status
+
+
+def _answers(
+    game_name: str, lines: Iterable[str], limits: Limits, raw: bool
+) -> Iterator[dict[str, object]]:
     game = games.load(game_name)
     ai.warm_up(game_name)
     for line in lines:
         text = line.strip() if raw else position_field(game_name, line)
         if text is None:
             continue
-        yield json.dumps(analyse(game, text, limits))
+        if raw:
+            yield analyse(game, text, limits)
+            continue
+        try:
+            yield analyse(game, text, limits)
+        except ValueError as error:
+            yield {"position": text, "error": str(error)}

@@ -20,13 +20,12 @@ def _perft(args: argparse.Namespace) -> int:
 
 
 def _analyse(args: argparse.Namespace) -> int:
-    from ai.analyse import analyse_lines, limits_from
+    from ai.analyse import analyse_lines, answer_file, limits_from
 
     limits = limits_from(depth=args.depth, time=args.time, exact=args.exact)
     if args.positions:
         with open(args.positions, encoding="utf-8") as lines:
-            for row in analyse_lines(args.game, lines, limits):
-                print(row, flush=True)
+            return answer_file(args.game, lines, limits)
     else:
         for row in analyse_lines(args.game, [args.position or ""], limits, raw=True):
             print(row, flush=True)
