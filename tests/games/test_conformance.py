@@ -62,6 +62,60 @@ def test_random_playouts_keep_every_promise_of_the_protocol(game: Game) -> None:
         assert replayed == state and replayed.key() == state.key()
 
 
+def fours(cells: list[int | None], rows: int, cols: int) -> set[int]:
+    """The players (0, 1) owning four cells in a row in any direction on the drawn board."""
+    owners: set[int] = set()
+    for r in range(rows):
+        for c in range(cols):
+            for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+                end_r, end_c = r + 3 * dr, c + 3 * dc
+                if not (0 <= end_r < rows and 0 <= end_c < cols):
+                    continue
+                line = {cells[(r + i * dr) * cols + c + i * dc] for i in range(4)}
+                owner = line.pop()
+                if not line and owner is not None:
+                    owners.add(owner)
+    return owners
+
+
+def expected_result(game: Game, states: list[State]) -> int:
+    """The final score of a finished playout worked out from its drawn board alone (and, for
+    Connect Four, who moved last), as the rules of each game define it for the first player."""
+    last = states[-1]
+    cells = game.cells(last)
+    first, second, empty = cells.count(0), cells.count(1), cells.count(None)
+    if game.name == "othello":
+        # Disc difference; the empty squares go to the winner.
+        diff = first - second
+        return diff + empty if diff > 0 else diff - empty if diff < 0 else 0
+    assert game.name == "connect4", "a new game needs its own expected result here"
+    winners = fours(cells, game.rows, game.cols)
+    if not winners:
+        assert empty == 0, "a game without four in a row ends only on a full board"
+        return 0
+    # Only the player who made the last move can have won, with their last stone.
+    mover = states[-2].to_move
+    assert winners == {mover}
+    stones = first if mover == 0 else second
+    return 22 - stones if mover == 0 else stones - 22
+
+
+def test_results_name_the_winner_the_final_board_shows(game: Game) -> None:
+    rng = random.Random(20261122)
+    signs = set()
+    early_ends = 0
+    for _ in range(3 * PLAYOUTS):
+        states = playout(game, rng)
+        result = states[-1].result()
+        assert result == expected_result(game, states), game.format_position(states[-1])
+        if game.name == "connect4" and result:
+            assert 1 <= abs(result) <= 21
+        signs.add((result > 0) - (result < 0))
+        early_ends += None in game.cells(states[-1])
+    assert {-1, 1} <= signs, "random playouts are won by either side"
+    assert early_ends, "some playouts end before the board is full (empties to the winner)"
+
+
 def test_result_is_refused_before_the_end(game: Game) -> None:
     with pytest.raises(ValueError):
         game.initial().result()
