@@ -47,7 +47,7 @@ from server.admin import ADMIN_MESSAGES, AdminDesk
 from server.bot_desk import BotDesk
 from server.bot_limits import DEFAULT_BOT_LIMITS, BotLimits
 from server.rooms import AiTurn, Lobby, Outcome, Player, Room, game_id_of
-from server.store import DuplicateMove, MemoryStore, PlayerRecord, Store
+from server.store import DuplicateMove, MemoryStore, MoveRecord, PlayerRecord, Store
 from server.workers import COUNTED, AiJob, AiPool, Progress, quick_move
 
 log = logging.getLogger("discus.server")
@@ -92,6 +92,10 @@ class Settings:
     """Challenges one player may have waiting for an answer."""
     bots: BotLimits = DEFAULT_BOT_LIMITS
     """The limits of bot accounts (``welcome.limits.bot`` on a bot's connection)."""
+    store_retry_seconds: tuple[float, ...] = (0.1, 0.5, 2.0)
+    """Pauses before each new attempt to store an AI move the store refused; when the last
+    attempt fails too, the move is not played and the room is told (the sweeper asks the AI
+    again later)."""
 
     def limits(self) -> p.ServerLimits:
         return p.ServerLimits(
@@ -342,9 +346,12 @@ class DiscusServer:
             await self.store.save_game(room.record())
         self._deliver(out)
         if out.ai is not None and room is not None:
-            task = asyncio.create_task(self._ai_move(room, out.ai))
-            self.ai_tasks.add(task)
-            task.add_done_callback(self.ai_tasks.discard)
+            self._start_ai(room, out.ai)
+
+    def _start_ai(self, room: Room, turn: AiTurn) -> None:
+        task = asyncio.create_task(self._ai_move(room, turn))
+        self.ai_tasks.add(task)
+        task.add_done_callback(self.ai_tasks.discard)
 
     def _lock(self, room_id: str) -> asyncio.Lock:
         lock = self.locks.get(room_id)
@@ -591,38 +598,104 @@ class DiscusServer:
     # --- the AI ----------------------------------------------------------------------------
 
     async def _ai_move(self, room: Room, turn: AiTurn) -> None:
-        """Find, store and announce the AI's move; a stale answer is dropped quietly."""
+        """Find, store and announce the AI's move; a stale answer is dropped quietly.
+
+        The game never stalls on the AI: a pool that fails (a worker that died while idle, a
+        closed pool) is replaced by ``quick_move``; a move the store refuses is retried after
+        each pause of ``Settings.store_retry_seconds``. A move that never gets stored is not
+        played: the room stops showing the AI as thinking and its people get an
+        ``internal_error`` naming the room; the sweeper asks the AI again later.
+        """
         seed = zlib.crc32(f"{room.game_id}:{turn.ply}".encode())
-        await self.desk.refresh_levels()  # any server's level edit counts from this move on
+        try:
+            await self.desk.refresh_levels()  # any server's level edit counts from this move on
+            move, depth, score, nodes = await self._think(room, turn, seed)
+            if self.stopping.is_set():
+                return  # not stored, so not played: the restarted server asks again
+            async with self._lock(room.id):
+                try:
+                    plan = room.check_ai_move(turn.round, turn.ply, move, self.now(),
+                                              depth, score, nodes)
+                except errors.StalePly:
+                    return  # the room moved on (resigned, left, rematched) while the AI thought
+                except errors.IllegalMove:
+                    log.error("the AI chose an illegal move in room %s; playing a quick one",
+                              room.id)
+                    plan = room.check_ai_move(turn.round, turn.ply,
+                                              quick_move(turn.state, seed), self.now())
+                if await self._store_ai_move(room, plan.record):
+                    await self._carry(room, room.apply_move(plan, self.now()))
+                    return
+        except Exception:
+            log.exception("the AI's move in room %s failed", room.id)
+        self._ai_failed(room, turn)
+
+    async def _think(self, room: Room, turn: AiTurn, seed: int
+                     ) -> tuple[int, int | None, int | None, int | None]:
+        """The AI's move and its figures (depth, score, nodes): the pool's if it answers,
+        else ``quick_move``'s (figures None)."""
+        if self.pool is None:
+            return quick_move(turn.state, seed), None, None, None
         try:
             level = find(turn.game, turn.level, self.levels)
         except KeyError:
             level = levels_of(turn.game, self.levels)[0]
-        if self.pool is None:
-            move, depth, score, nodes = quick_move(turn.state, seed), None, None, None
-        else:
-            last_sent = [-1.0]
+        last_sent = [-1.0]
 
-            def progress(step: Progress) -> None:
-                now = self.now()
-                if now - last_sent[0] < self.settings.thinking_interval:
-                    return
-                last_sent[0] = now
-                self._deliver(room.ai_progress(turn.round, turn.ply, step.depth, step.score,
-                                               step.nodes, step.seconds, step.exact))
+        def progress(step: Progress) -> None:
+            now = self.now()
+            if now - last_sent[0] < self.settings.thinking_interval:
+                return
+            last_sent[0] = now
+            self._deliver(room.ai_progress(turn.round, turn.ply, step.depth, step.score,
+                                           step.nodes, step.seconds, step.exact))
 
+        try:
             answer = await self.pool.think(AiJob(turn.game, turn.moves, level, seed), progress)
-            move, depth, score, nodes = answer.move, answer.depth, answer.score, answer.nodes
-        if self.stopping.is_set():
-            return  # not stored, so not played: the restarted server asks again
-        async with self._lock(room.id):
+        except Exception:
+            log.warning("the AI pool failed in room %s; playing a quick move", room.id,
+                        exc_info=True)
+            return quick_move(turn.state, seed), None, None, None
+        return answer.move, answer.depth, answer.score, answer.nodes
+
+    async def _store_ai_move(self, room: Room, record: MoveRecord) -> bool:
+        """Store the AI's move, retrying after each pause of ``store_retry_seconds``; True
+        once it is stored (also when an attempt reported failure but the store has it)."""
+        pauses = self.settings.store_retry_seconds
+        for attempt in range(len(pauses) + 1):
+            if attempt:
+                await asyncio.sleep(pauses[attempt - 1])
             try:
-                plan = room.check_ai_move(turn.round, turn.ply, move, self.now(),
-                                          depth, score, nodes)
-            except errors.ProtocolError:
-                return  # the room moved on (resigned, left, rematched) while the AI thought
-            await self.store.append_move(plan.record)
-            await self._carry(room, room.apply_move(plan, self.now()))
+                await self.store.append_move(record)
+                return True
+            except DuplicateMove:
+                # An earlier attempt may have been stored although it seemed to fail.
+                return await self._is_stored(record)
+            except Exception:
+                log.warning("could not store the AI's move in room %s (attempt %d of %d)",
+                            room.id, attempt + 1, len(pauses) + 1, exc_info=True)
+        return False
+
+    async def _is_stored(self, record: MoveRecord) -> bool:
+        try:
+            loaded = await self.store.load_game(record.game_id)
+        except Exception:
+            log.warning("could not check game %s", record.game_id, exc_info=True)
+            return False
+        return loaded is not None and any(
+            m.ply == record.ply and m.move == record.move for m in loaded[1])
+
+    def _ai_failed(self, room: Room, turn: AiTurn) -> None:
+        """The AI's move for ``turn`` was not played: if the room still waits for it, stop
+        showing the AI as thinking and tell the room's people why."""
+        out = room.ai_failed(turn.round, turn.ply)
+        if not out.sends:
+            return
+        self._deliver(out)
+        clients = [c for pid in room.members() for c in self.clients.get(pid, ())]
+        self._send_to(clients, p.error_message(errors.InternalError(
+            "the AI's move could not be saved, so it was not played; the server will try "
+            "again in a few seconds"), room=room.id))
 
     # --- housekeeping ----------------------------------------------------------------------
 
@@ -653,8 +726,9 @@ class DiscusServer:
             await asyncio.wait(late, timeout=SHUTDOWN_SECONDS)
 
     async def sweep_forever(self) -> None:
-        """Every few seconds until ``stopping`` is set: close abandoned rooms, and cut the
-        connections of bots whose token was revoked elsewhere."""
+        """Every few seconds until ``stopping`` is set: close abandoned rooms, ask the AI
+        again where its last move could not be stored, and cut the connections of bots
+        whose token was revoked elsewhere."""
         while not self.stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), self.settings.sweep_seconds)
@@ -665,6 +739,8 @@ class DiscusServer:
                 except Exception:
                     log.exception("failed to close room %s", room.id)
                 self.locks.pop(room.id, None)
+            for room, turn in self.lobby.stalled_ai():
+                self._start_ai(room, turn)
             try:
                 await self.bots.cut_revoked()
             except Exception:

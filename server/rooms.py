@@ -513,6 +513,20 @@ class Room:
         over = p.GameOver(room=self.id, result=result)
         return Outcome(sends=[Send(self.members(), over)], save_game=True)
 
+    def ai_failed(self, round: int, ply: int) -> Outcome:
+        """The AI's move for ``round``/``ply`` could not be played (not stored): if the room
+        still waits for it, the AI no longer shows as thinking and everyone gets the room's
+        full state again. ``stalled_ai_turn`` asks again later."""
+        if round != self.round or ply != len(self.moves) or not self.ai_thinking:
+            return Outcome()
+        self.ai_thinking = False
+        return Outcome(sends=[self.state_for(m) for m in self.members()])
+
+    def stalled_ai_turn(self) -> AiTurn | None:
+        """The AI's turn again if it is to move but nobody is finding its move (the last
+        attempt failed); marks it thinking. None otherwise."""
+        return None if self.ai_thinking else self._ai_turn()
+
     def ai_progress(self, round: int, ply: int, depth: int, score: int, nodes: int,
                     seconds: float, exact: bool = False) -> Outcome:
         """A search iteration for the AI's move; dropped if the request is stale."""
@@ -731,6 +745,12 @@ class Lobby:
                 self._of_player.get(seat.player.id, set()).discard(room_id)
         for watcher in room.spectators:
             self._watching.get(watcher, set()).discard(room_id)
+
+    def stalled_ai(self) -> list[tuple[Room, AiTurn]]:
+        """Rooms where the AI is to move but nobody is finding its move, each with the AI's
+        turn (now marked thinking): the caller starts the AI for each."""
+        turns = [(room, room.stalled_ai_turn()) for room in self.rooms.values()]
+        return [(room, turn) for room, turn in turns if turn is not None]
 
     def open_rooms(self) -> p.Rooms:
         waiting = [r for r in self.rooms.values() if r.opponent == "open" and r.status == "waiting"]
