@@ -20,7 +20,9 @@ table is never cleared for correctness.
 
 Control array ``ctl`` (int64): ``[NODES]`` nodes so far, ``[MAX_NODES]`` budget, ``[ABORTED]``
 set once the stop flag or the budget ended the search (its results are then meaningless),
-``[USE_TT]`` 0 to search without the table (reference comparisons), ``[GENERATION]``.
+``[USE_TT]`` 0 to search without either table (reference comparisons: the endgame table only
+turns on at ``END_TT`` empties, so its tests need a table-free solve of bigger endgames),
+``[GENERATION]``.
 """
 
 from __future__ import annotations
@@ -530,7 +532,7 @@ def _solve(
         cap = 64 - 2 * popcount(stable_discs(O, P))
         if cap <= alpha:
             return cap
-    use_tt = n >= END_TT
+    use_tt = n >= END_TT and ctl[USE_TT] != 0
     key = ZERO
     tt_move = -1
     alpha0 = alpha
@@ -563,7 +565,7 @@ def _solve(
         odd = _odd_regions(~(P | O))
         count = 0
         m = moves
-        etc = n >= END_ETC
+        etc = use_tt and n >= END_ETC
         while m:
             sq = lowest_square(m)
             m &= m - ONE

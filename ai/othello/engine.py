@@ -222,3 +222,15 @@ def fixed_depth_value(state: OthelloState, depth: int, use_tt: bool = False) -> 
     best_i = kernels.mid_root(_U(P), _U(O), depth, order, scores, 1, table, ctl, stop, buf,
                               killers, history)
     return int(scores[best_i])
+
+
+def exact_value(state: OthelloState, use_tt: bool = True) -> tuple[int, int]:
+    """(exact score, nodes) of ``state`` from the side to move, solved with a fresh endgame
+    table or, with ``use_tt`` false, with none at all: a table-free solve is the reference
+    the table's bounds are checked against where plain negamax would take too long."""
+    P, O = state.mover_boards()
+    table = tt.new_table(TT_BITS)
+    ctl = kernels.new_control(None, use_tt=use_tt, generation=1)
+    stop = np.zeros(1, dtype=np.int64)
+    score = int(kernels.solve(_U(P), _U(O), -INF, INF, table, ctl, stop))
+    return score, int(ctl[kernels.NODES])

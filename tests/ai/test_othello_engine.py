@@ -1,8 +1,10 @@
 """The Othello engine against the textbook searches and the FFO endgame suite.
 
 The compiled alpha-beta must give exactly the plain negamax value at the same depth with the
-same evaluation, and the exact solver (with its table) exactly the negamax value of the game
-played to the end; FFO answers come from the shared data, not from this engine.
+same evaluation, and the exact solver exactly the negamax value of the game played to the end:
+below ``END_TT`` empties (no table) against plain negamax, above it (the endgame table on)
+against textbook alpha-beta, the solver with its table off, and the FFO suite's scores. FFO
+answers come from the shared data, not from this engine.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import pytest
 import ai
 from ai import reference
 from ai.limits import Limits
-from ai.othello.engine import fixed_depth_value
+from ai.othello.engine import exact_value, fixed_depth_value
 from ai.othello.evaluation import leaf_value
+from ai.othello.weights import END_TT
 from games.base import State
 from games.othello import GAME, PASS, OthelloState
 
@@ -91,7 +94,10 @@ def test_compiled_alpha_beta_equals_two_function_minimax_through_passes() -> Non
         checked += 1
 
 
-def test_the_exact_solver_with_its_table_equals_plain_negamax_to_the_end() -> None:
+def test_the_exact_solver_below_the_table_equals_plain_negamax_to_the_end() -> None:
+    # 4..8 empties: every node is below END_TT, so these check the table-free shallow solver
+    # (unrolled last moves, parity order, passes); the table is checked further down.
+    assert 8 < END_TT
     rng = random.Random(11)
     for i in range(40):
         state = with_empties(rng, 4 + i % 5)  # 4..8 empties
@@ -107,6 +113,43 @@ def test_exact_solves_of_ten_empties_equal_textbook_alpha_beta() -> None:
         state = with_empties(rng, 10)
         expected = reference.alphabeta(state, 64, final_value)
         assert ai.best(state, Limits(exact=True)).score == expected
+
+
+def test_solves_through_the_endgame_table_equal_textbook_alpha_beta() -> None:
+    # 11 empties: the root's children and grandchildren have END_TT or more empties, so they
+    # read and write the endgame table; the textbook search has no table at all.
+    assert 11 > END_TT + 1
+    rng = random.Random(29)
+    for _ in range(4):
+        state = with_empties(rng, 11)
+        expected = reference.alphabeta(state, 64, final_value)
+        assert exact_value(state)[0] == expected, GAME.format_position(state)
+        assert ai.best(state, Limits(exact=True)).score == expected
+
+
+def test_the_endgame_table_changes_the_work_but_never_an_exact_score() -> None:
+    # 12..18 empties, too many for the textbook searches: the reference is the same solver
+    # with the table off. The engine's own search (its per-thread table kept from one
+    # position to the next) must agree too. The table must really be in play: it saves nodes.
+    rng = random.Random(31)
+    nodes_with = nodes_without = 0
+    for i in range(21):
+        state = with_empties(rng, 12 + i % 7)
+        with_table, with_nodes = exact_value(state, use_tt=True)
+        without_table, without_nodes = exact_value(state, use_tt=False)
+        assert with_table == without_table, GAME.format_position(state)
+        assert ai.best(state, Limits(exact=True)).score == without_table
+        nodes_with += with_nodes
+        nodes_without += without_nodes
+    assert nodes_with < nodes_without
+
+
+def test_ffo_40_root_moves_get_the_suites_scores_through_the_table(shared_data: Path) -> None:
+    # 20 empties: most of the solve runs through the table. The suite scores every move.
+    state, scored = ffo(shared_data, 40)
+    last = ai.best(state, Limits(exact=True, multipv=3))
+    solved = {GAME.format_move(move): score for move, score in last.root_scores[:3]}
+    assert solved == dict(scored[:3]) == {"a2": 38, "c7": 36, "d8": 34}
 
 
 def test_every_root_move_gets_its_exact_score_when_all_are_asked_for() -> None:
