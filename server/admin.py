@@ -3,7 +3,8 @@ figures, calibration. ``server.app`` hands every ``admin_*`` message to ``AdminD
 
 A connection becomes an admin's with ``admin_login`` (a token from ``discus admins create``,
 checked by ``server.admin_accounts``); before that every admin message is refused with
-``forbidden`` and changes nothing.
+``forbidden`` and changes nothing. A revoked token ends the session: before any change the
+token is checked again, and the sweeper ends revoked sessions every few seconds.
 
 Levels are kept by a ``LevelBook`` on the store's database. ``refresh_levels`` runs before
 every AI move, so an edit made on any server is played from the next AI move here, with no
@@ -47,6 +48,14 @@ ADMIN_MESSAGES = p.ADMIN_CLIENT_MESSAGES
 
 _FIELD_WORDS = ("name", *EDITABLE_FIELDS)
 
+_CHANGES = (p.AdminEditLevel, p.AdminStartCalibration, p.AdminCreateBot, p.AdminRevokeBot)
+"""Admin messages that change something: the token is checked again before each."""
+
+
+def _revoked() -> errors.BadAdminToken:
+    return errors.BadAdminToken("your admin token was revoked: you are no longer logged in "
+                                "as an admin")
+
 POLL_SECONDS = 5.0
 """How often a server checks the levels' version between AI moves, so the lobby's advertised
 levels and admin pages follow another server's edit even when Redis (whose announcement
@@ -65,6 +74,9 @@ class AdminDesk:
         self.admins = Admins(engine) if engine is not None else None
         self.calibration: asyncio.Task[None] | None = None
         self._poller: asyncio.Task[None] | None = None
+        self._sessions: set[Any] = set()
+        """Connections (``app._Client``) logged in as an admin, until they close or the
+        admin's token is revoked."""
 
     async def open(self) -> None:
         """Read the stored levels and play them from now on."""
@@ -132,6 +144,8 @@ class AdminDesk:
             raise errors.Forbidden(
                 f"{message.type} is for admins: log in with admin_login and an admin token first"
             )
+        if isinstance(message, _CHANGES):
+            await self._check_live(client, account)
         if isinstance(message, p.AdminListLevels):
             if self.book is not None:
                 await self.refresh_levels()
@@ -172,10 +186,39 @@ class AdminDesk:
         except UnknownAdminToken as exc:
             raise errors.BadAdminToken(str(exc)) from None
         client.admin = account
+        self._sessions.add(client)
         self._send(client, p.AdminWelcome(
             admin=p.AdminView(id=account.player_id, name=account.name),
             games=list(games.names()), levels_editable=self.book is not None,
         ))
+
+    def gone(self, client: Any) -> None:
+        """A connection ended: forget its admin session."""
+        self._sessions.discard(client)
+
+    async def _check_live(self, client: Any, account: AdminAccount) -> None:
+        """Before a change: ``bad_admin_token`` (and the session ends) if the admin's token
+        was revoked since the login, even if the sweep has not seen it yet."""
+        assert self.admins is not None  # a login succeeded, so there is a database
+        if await self.admins.dead([account.token_id]):
+            self._sessions.discard(client)
+            client.admin = None
+            raise _revoked()
+
+    async def cut_revoked(self) -> int:
+        """End the admin sessions whose token was revoked (``discus admins revoke``, from
+        any process): each connection gets ``bad_admin_token`` and is an ordinary player's
+        again (it stays open). The server's sweeper calls this every few seconds; returns
+        how many sessions ended."""
+        if not self._sessions or self.admins is None:
+            return 0
+        dead = await self.admins.dead({c.admin.token_id for c in self._sessions})
+        doomed = [c for c in self._sessions if c.admin.token_id in dead]
+        for client in doomed:
+            self._sessions.discard(client)
+            client.admin = None
+            self.app._refuse(client, _revoked(), None)
+        return len(doomed)
 
     def _levels_message(self, game: str | None) -> p.AdminLevels:
         names = list(games.names())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -83,7 +83,8 @@ class Admins:
 
     async def revoke(self, name_or_id: str) -> list[AdminAccount]:
         """Revoke the live tokens of the admin with this name, token id or player id.
-        Connections already logged in keep their session until they close."""
+        A server cuts the admin rights of connections logged in with them at its next sweep
+        (``AdminDesk.cut_revoked``), and before any change they ask for."""
         now = self.clock()
         revoked: list[AdminAccount] = []
         async with self.engine.begin() as conn:
@@ -97,6 +98,13 @@ class Admins:
             raise UnknownAdmin(f"no live admin called {name_or_id!r} (by name, token id or "
                                "player id)")
         return revoked
+
+    async def dead(self, token_ids: Iterable[str]) -> set[str]:
+        """Those of ``token_ids`` that are no live admin tokens any more (revoked, gone)."""
+        async with self.engine.connect() as conn:
+            live = {row["id"] for row in await repo.list_tokens(conn, SCOPE)
+                    if row["revoked_at"] is None}
+        return set(token_ids) - live
 
     async def verify(self, token: str) -> AdminAccount:
         """The admin a presented token belongs to, noting the use; ``UnknownAdminToken``

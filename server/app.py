@@ -421,6 +421,7 @@ class DiscusServer:
 
     async def _gone(self, client: _Client) -> None:
         self.bots.gone(client)
+        self.desk.gone(client)
         player = client.player
         if player is None:
             return
@@ -727,8 +728,8 @@ class DiscusServer:
 
     async def sweep_forever(self) -> None:
         """Every few seconds until ``stopping`` is set: close abandoned rooms, ask the AI
-        again where its last move could not be stored, and cut the connections of bots
-        whose token was revoked elsewhere."""
+        again where its last move could not be stored, cut the connections of bots whose
+        token was revoked elsewhere, and end admin sessions whose token was revoked."""
         while not self.stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), self.settings.sweep_seconds)
@@ -745,6 +746,10 @@ class DiscusServer:
                 await self.bots.cut_revoked()
             except Exception:
                 log.exception("failed to check the bot tokens for revocations")
+            try:
+                await self.desk.cut_revoked()
+            except Exception:
+                log.exception("failed to check the admin tokens for revocations")
 
 
 def _cache_view(counts: Mapping[str, int], tiers: tuple[str, str], durable: bool

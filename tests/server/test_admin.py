@@ -381,3 +381,44 @@ async def test_a_token_revoked_from_the_command_line_loses_its_connection_at_the
         assert await _closed_with(goner) == (["revoked_token"], 1008)
         assert (await keeper.request("ping"))["type"] == "pong"
         await keeper.close()
+
+
+async def test_a_revoked_admin_loses_admin_rights_at_the_sweep_but_keeps_the_connection(
+    database_url: str,
+) -> None:
+    _, token = await _make_admin(database_url)
+    _, other_token = await _make_admin(database_url, "Bea")
+    store = SqlStore(database_url)
+    async with running(port=0, store=store, settings=Settings(sweep_seconds=0.2)) as server:
+        ann = await _admin(server.url, token)
+        bea = await _admin(server.url, other_token)
+        await Admins(store.engine).revoke("Ann")  # as ``discus admins revoke`` does
+        cut = await ann.expect("error", timeout=5)
+        assert cut["code"] == "bad_admin_token" and "revoked" in cut["message"]
+        answer = await ann.request("admin_list_levels")
+        assert (answer["type"], answer["code"]) == ("error", "forbidden")
+        assert (await ann.request("ping"))["type"] == "pong"
+        assert (await bea.request("admin_list_audit"))["type"] == "admin_audit"
+        await ann.close()
+        await bea.close()
+
+
+async def test_a_revoked_admin_cannot_change_anything_even_before_the_sweep(
+    database_url: str,
+) -> None:
+    _, token = await _make_admin(database_url)
+    store = SqlStore(database_url)
+    async with running(port=0, store=store, settings=Settings(sweep_seconds=600)) as server:
+        ann = await _admin(server.url, token)
+        await Admins(store.engine).revoke("Ann")
+        answer = await ann.request("admin_edit_level", id=3, game="connect4", level="easy",
+                                   changes={"max_depth": 1})
+        assert (answer["type"], answer["code"], answer["ref"]) == ("error", "bad_admin_token", 3)
+        made = await ann.request("admin_create_bot", name="Sneaky")
+        assert (made["type"], made["code"]) == ("error", "forbidden")
+        async with store.engine.connect() as conn:
+            from server.storage import repository as repo
+
+            assert await repo.list_level_audit(conn) == []
+        assert (await Accounts(store.engine).list_bots()) == []
+        await ann.close()
