@@ -5,8 +5,8 @@
 For each set, a fixed sample (the first lines of the file) is solved by the compiled solver
 with a logically cleared table per position, as Pons measured his C++ solver; it prints the
 mean time and nodes per position, how many scores were right, and the ratios to Pons' figures
-in ``shared/data/README.md``. Then perft leaves/s compiled and in plain Python over ``State``,
-and JIT warm-up seconds on their own line.
+in ``shared/data/README.md``. JIT warm-up seconds are on their own line. Perft rates are in
+``bench.perft``.
 """
 
 from __future__ import annotations
@@ -65,13 +65,6 @@ def solve_set(
     return out_scores, out_nodes, time.perf_counter() - started, time.process_time() - cpu
 
 
-def python_perft(state: Connect4State, depth: int) -> int:
-    """Perft over the ``State`` protocol in plain Python (the uncompiled reference)."""
-    if depth == 0 or state.is_over():
-        return 1
-    return sum(python_perft(state.play(m), depth - 1) for m in state.legal_moves())
-
-
 def _time(unit: float) -> str:
     if unit >= 1:
         return f"{unit:.2f} s"
@@ -87,7 +80,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--slow", type=int, default=40, help="lines of L1_R2")
     parser.add_argument("--hardest", type=int, default=5, help="lines of L1_R3 (0 to skip)")
     parser.add_argument("--table-bits", type=int, default=engine.EXACT_TABLE_BITS)
-    parser.add_argument("--perft-depth", type=int, default=9)
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -135,23 +127,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("(ratio = ours / Pons' wall time; Pons' L1_R3 figure is the mean of its first 45")
     print(f" positions; load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
-    print("\nperft from the start")
-    start = GAME.initial()
-    t0 = time.perf_counter()
-    leaves = GAME.perft(start, args.perft_depth)
-    compiled = time.perf_counter() - t0
-    depth_py = 5
-    t0 = time.perf_counter()
-    leaves_py = python_perft(start, depth_py)
-    plain = time.perf_counter() - t0
-    print(
-        f"compiled: depth {args.perft_depth}, {leaves} leaves, {compiled:.3f} s,"
-        f" {leaves / compiled / 1e6:.1f} M leaves/s"
-    )
-    print(
-        f"plain Python over State: depth {depth_py}, {leaves_py} leaves, {plain:.3f} s,"
-        f" {leaves_py / plain / 1e6:.3f} M leaves/s"
-    )
     return int(status)
 
 

@@ -1,11 +1,11 @@
-"""Othello benchmark: FFO endgames solved exactly, and perft rates, with ratios against Edax.
+"""Othello benchmark: FFO endgames solved exactly, with ratios against Edax.
 
-``python -m bench.othello [--ffo 40-44] [--perft-depth 10] [--python-depth 6]``
+``python -m bench.othello [--ffo 40-44]`` (perft rates are in ``bench.perft``)
 
 Reference figures (``shared/data/README.md``, same kind of 2-core machine, busy): Edax solves
-FFO #40-#44 in 22 s wall (13.3 s CPU) at about 50M nodes per CPU second, and runs perft at
-about 400M leaves/s. JIT warm-up is measured apart and never charged to a position. We print
-wall and CPU seconds: when the machine is shared, CPU seconds are the fairer comparison.
+FFO #40-#44 in 22 s wall (13.3 s CPU) at about 50M nodes per CPU second. JIT warm-up is
+measured apart and never charged to a position. We print wall and CPU seconds: when the
+machine is shared, CPU seconds are the fairer comparison.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "othello
 EDAX_WALL = {40: 0.9, 41: 8.9, 42: 3.5, 43: 4.4, 44: 4.4}
 EDAX_CPU = {40: 0.46, 41: 3.1, 42: 2.0, 43: 3.6, 44: 4.2}
 EDAX_NPS = 50e6
-EDAX_PERFT = 400e6
 
 
 def ffo_lines() -> dict[int, str]:
@@ -85,81 +84,6 @@ def bench_ffo(numbers: Sequence[int]) -> bool:
     return all_right
 
 
-# A plain-Python perft (the same shifts, on Python ints) for the uncompiled reference rate.
-_M = (1 << 64) - 1
-_INNER = 0x7E7E7E7E7E7E7E7E
-_DIRS = ((1, _INNER), (8, _M), (7, _INNER), (9, _INNER))
-
-
-def _py_moves(p: int, o: int) -> int:
-    moves = 0
-    for shift, mask in _DIRS:
-        m = o & mask
-        t = m & (p << shift)
-        for _ in range(5):
-            t |= m & (t << shift)
-        moves |= t << shift
-        t = m & (p >> shift)
-        for _ in range(5):
-            t |= m & (t >> shift)
-        moves |= t >> shift
-    return moves & ~(p | o) & _M
-
-
-def _py_flips(p: int, o: int, sq: int) -> int:
-    x = 1 << sq
-    flipped = 0
-    for shift, mask in _DIRS:
-        m = o & mask
-        t = m & (x << shift)
-        for _ in range(5):
-            t |= m & (t << shift)
-        if (t << shift) & p:
-            flipped |= t
-        t = m & (x >> shift)
-        for _ in range(5):
-            t |= m & (t >> shift)
-        if (t >> shift) & p:
-            flipped |= t
-    return flipped
-
-
-def _py_perft(p: int, o: int, depth: int) -> int:
-    moves = _py_moves(p, o)
-    if not moves:
-        if not _py_moves(o, p) or depth == 1:
-            return 1
-        return _py_perft(o, p, depth - 1)
-    if depth == 1:
-        return moves.bit_count()
-    total = 0
-    while moves:
-        bit = moves & -moves
-        moves ^= bit
-        f = _py_flips(p, o, bit.bit_length() - 1)
-        total += _py_perft(o ^ f, p | f | bit, depth - 1)
-    return total
-
-
-def bench_perft(depth: int, python_depth: int) -> None:
-    start = GAME.initial()
-    t0 = time.perf_counter()
-    GAME.perft(start, 1)
-    print(f"perft JIT warm-up (compile or load from cache): {time.perf_counter() - t0:.2f} s")
-    t0 = time.perf_counter()
-    leaves = GAME.perft(start, depth)
-    compiled = leaves / (time.perf_counter() - t0)
-    print(f"perft {depth}: {leaves:,} leaves, compiled {compiled / 1e6:.1f}M leaves/s "
-          f"(Edax ~400M: {compiled / EDAX_PERFT:.2f}x)")
-    player, opponent = start.mover_boards()
-    t0 = time.perf_counter()
-    py_leaves = _py_perft(player, opponent, python_depth)
-    python = py_leaves / (time.perf_counter() - t0)
-    assert py_leaves == GAME.perft(start, python_depth)
-    print(f"perft {python_depth}: plain Python {python / 1e6:.2f}M leaves/s; "
-          f"compiled is {compiled / python:.0f}x faster")
-
-
 def _numbers(text: str) -> list[int]:
     first, _, last = text.partition("-")
     return list(range(int(first), int(last or first) + 1))
@@ -168,12 +92,9 @@ def _numbers(text: str) -> list[int]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.othello", description=__doc__)
     parser.add_argument("--ffo", default="40-44", help="FFO numbers, e.g. 40-44 or 45")
-    parser.add_argument("--perft-depth", type=int, default=10)
-    parser.add_argument("--python-depth", type=int, default=6)
     args = parser.parse_args(argv)
     warm = IMPORT_SECONDS + ai.warm_up("othello")
     print(f"engine JIT warm-up (compile or load from cache, import included): {warm:.2f} s")
-    bench_perft(args.perft_depth, args.python_depth)
     right = bench_ffo(_numbers(args.ffo)) if args.ffo else True
     return 0 if right else 1
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 BENCHES = {
     "connect4": "bench.connect4",
     "othello": "bench.othello",
+    "perft": "bench.perft",
     "storage": "bench.storage",
     "load": "bench.load",
 }
