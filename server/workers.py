@@ -13,10 +13,12 @@ Workers talk over a duplex pipe with small tuples (below); the parent reads them
 
 With ``CacheSettings``, each worker opens the shared position cache once, after warming up,
 and calls it twice per job, never per search node: at the start it looks the position and its
-children up, and plays a cached answer without searching when the level plays the single
-best move and the answer is at least as deep as its search would go, or proven
-(``_cached_answer``); after sending its answer it saves the search's root and principal
-variation.
+children up, and plays a cached answer without searching when it is what the level's search
+would give (``_cached_answer``): for a level that plays the single best move, a result at
+least as deep as its search would go, or proven; for a level that chooses among several
+moves, exact scores of its candidates and bounds on the rest at exactly its depth, rebuilt
+from the children. After sending its answer it saves the search's root, principal variation
+and, for a level choosing among several moves, every root move's child (``_save``).
 
 parent -> worker: ``("job", job_id, game, moves, level_dict, seed)`` or ``None`` to stop.
 worker -> parent: ``("ready", seconds, missing_games)``,
@@ -69,6 +71,9 @@ STOP_SECONDS = 10.0
 """How long ``AiPool.close`` waits for its workers to exit by themselves before killing them:
 a stopping worker first writes its buffered durable cache rows, which took over 2 s on a
 loaded machine (the earlier limit, which lost them)."""
+
+EXACT = 3
+"""``bound`` of a score exact at its depth (``ai.tt.EXACT``)."""
 
 COUNTED = ("lookups", "hot_hits", "durable_hits", "misses")
 """The cache counters each ``done`` message carries, in this order."""
@@ -159,6 +164,8 @@ def _worker_main(conn: multiprocessing.connection.Connection, game_names: Sequen
         except (ImportError, ValueError) as exc:  # no engine for this game (yet)
             missing.append(name)
             log.warning("no engine for %s: %s", name, exc)
+    import server.storage  # noqa: F401 - loaded now: ranking several candidates uses it
+
     cache = _open_cache(cache_settings)
     conn.send(("ready", time.perf_counter() - started, tuple(missing)))
     try:
@@ -170,7 +177,7 @@ def _worker_main(conn: multiprocessing.connection.Connection, game_names: Sequen
             if request is None:
                 return
             _, job_id, game, moves, level_dict, seed = request
-            learned: tuple[State, Iteration] | None = None
+            learned: tuple[State, Iteration, int] | None = None
             try:
                 answer, learned = _answer(conn, job_id, game, moves, Level.from_dict(level_dict),
                                           seed, search, game in missing, cache)
@@ -204,11 +211,15 @@ def _open_cache(settings: CacheSettings | None) -> Any:
         return None
 
 
-def _save(cache: Any, state: State, last: Iteration) -> None:
-    from server.storage import pv_results
+def _save(cache: Any, state: State, last: Iteration, candidates: int) -> None:
+    """Save the search's root and principal variation and, for a level choosing among
+    ``candidates`` moves, every root move's child: one call to the cache."""
+    from server.storage import child_results, pv_results
 
+    learned = child_results(state, last, candidates) if candidates > 1 else []
     try:
-        cache.save(pv_results(state, last), timeout=CACHE_SAVE_SECONDS)
+        # The PV last: its child entry carries a best move, which wins a tie (better_than).
+        cache.save([*learned, *pv_results(state, last)], timeout=CACHE_SAVE_SECONDS)
     except Exception:
         log.exception("saving to the position cache failed")
 
@@ -223,8 +234,9 @@ def _warm_rules(game_name: str) -> None:
 def _answer(conn: multiprocessing.connection.Connection, job_id: int, game: str,
             moves: Sequence[int], level: Level, seed: int,
             search: Callable[[State, Limits], Iterator[Iteration]], missing: bool,
-            cache: Any = None) -> tuple[tuple, tuple[State, Iteration] | None]:
-    """The ``done`` message, and what the cache should learn from the search (if one ran)."""
+            cache: Any = None) -> tuple[tuple, tuple[State, Iteration, int] | None]:
+    """The ``done`` message, and what the cache should learn from the search (if one ran):
+    the root, the last iteration and the level's candidates."""
     state = games.load(game).initial()
     for move in moves:
         state = state.play(move)
@@ -234,42 +246,80 @@ def _answer(conn: multiprocessing.connection.Connection, job_id: int, game: str,
         return ("done", job_id, move, None, None, None, time.perf_counter() - started, True,
                 False, (0, 0, 0, 0)), None
     counts: tuple[int, ...] = (0, 0, 0, 0)
+    limits = level.limits()
     if cache is not None:
-        hit, counts = _cached_answer(cache, state, level.limits())
+        hit, counts = _cached_answer(cache, state, limits)
         if hit is not None:
             # Through ``choose_move`` as a search's answer would go, so the rails still apply.
-            it = Iteration(hit.depth, hit.score, hit.move, (hit.move,), 0, 0.0, hit.exact)
-            move = choose_move(state, level, seed, [it])
-            conn.send(("progress", job_id, it.depth, it.score, 0, 0.0, it.exact))
-            return ("done", job_id, move, hit.depth, hit.score if move == hit.move else None, 0,
+            move = choose_move(state, level, seed, [hit])
+            conn.send(("progress", job_id, hit.depth, hit.score, 0, 0.0, hit.exact))
+            return ("done", job_id, move, hit.depth, _score_of(hit, move), 0,
                     time.perf_counter() - started, False, True, counts), None
     iterations: list[Iteration] = []
-    for it in search(state, level.limits()):
+    for it in search(state, limits):
         iterations.append(it)
         conn.send(("progress", job_id, it.depth, it.score, it.nodes, it.seconds, it.exact))
-    move = choose_move(state, level, seed, iterations[-1:])
     last = iterations[-1] if iterations else None
+    ranked = None if last is None else _as_cached(state, last, limits.multipv)
+    move = choose_move(state, level, seed, [ranked or last] if last else [])
     return (
         "done", job_id, move,
         last.depth if last else None,
-        dict(last.root_scores).get(move, last.score) if last else None,
+        _score_of(ranked or last, move) if last else None,
         sum(i.nodes for i in iterations) if iterations else None,
         time.perf_counter() - started, False, False, counts,
-    ), ((state, last) if last is not None else None)
+    ), ((state, last, limits.multipv) if last is not None else None)
 
 
-def _cached_answer(cache: Any, state: State, limits: Limits) -> tuple[Any, tuple[int, ...]]:
-    """One lookup of ``state`` and its children: the cached root result if it may stand in
-    for this search (``usable_answer``), else one proven from the children when every child
-    is solved; and the lookup's counters.
+def _score_of(it: Iteration, move: int) -> int | None:
+    """The score of the move played: its root score, else the iteration's when it is the
+    engine's move, else unknown."""
+    scores = dict(it.root_scores)
+    if move in scores:
+        return scores[move]
+    return it.score if move == it.move else None
 
-    Only levels that play the single best move (``candidates`` 1) can use it: weaker levels
-    choose among several root moves by their scores, which the cache does not keep, so for
-    them a cached answer would change how they play.
+
+def _as_cached(state: State, last: Iteration, candidates: int) -> Iteration | None:
+    """A search's answer for several candidates as the cache will hold it (see
+    ``server.storage.multipv_answer``), or None when the cache cannot hold it (then it is
+    used as it is).
+
+    A level that chooses among several moves picks from this, never from the engine's raw
+    root scores, so a later job answered from the cache gets the very same input to
+    ``choose_move``: the same exact top moves and scores, ties broken by move number rather
+    than by the engine's search order (which the cache does not keep). Ties are equally
+    likely under a random seed either way, so the level plays no differently.
     """
-    from server.storage import CachedResult, usable_answer
+    if candidates < 2:
+        return None
+    from server.storage import CachedResult, as_stored, child_results, multipv_answer
 
-    if limits.multipv > 1:
+    children = child_results(state, last, candidates)
+    if not children:
+        return None
+    root = CachedResult(last.depth, last.score, EXACT, last.move)
+    return multipv_answer(state, root, [m for m, _ in last.root_scores], as_stored(children),
+                          last.depth, candidates)
+
+
+def _cached_answer(cache: Any, state: State, limits: Limits
+                   ) -> tuple[Iteration | None, tuple[int, ...]]:
+    """One lookup of ``state`` and its children (never one per node): the iteration a search
+    with ``limits`` would end with, when the cache can stand in for it, and the lookup's
+    counters.
+
+    A level that plays the single best move (``multipv`` 1) takes the cached root result if
+    ``usable_answer`` accepts it, else one proven from the children when every child is
+    solved. A level that chooses among several moves needs exact scores for its candidates
+    and bounds for the rest, at exactly its depth: ``multipv_answer`` rebuilds them from the
+    children's results, which a search for that level saved (``child_results``). Levels
+    bounded only by time choose among several moves nowhere (no such level ships): they
+    always search.
+    """
+    from server.storage import CachedResult, multipv_answer, usable_answer
+
+    if limits.multipv > 1 and limits.depth is None:
         return None, (0, 0, 0, 0)
     legal = state.legal_moves()
     children = [state.play(m) for m in legal]
@@ -281,6 +331,10 @@ def _cached_answer(cache: Any, state: State, limits: Limits) -> tuple[Any, tuple
         found = [None] * (1 + len(children))
     after = cache.stats()
     counts = tuple(int(after[k] - before[k]) for k in COUNTED)
+    if limits.multipv > 1:
+        assert limits.depth is not None
+        return multipv_answer(state, found[0], legal, found[1:], limits.depth,
+                              limits.multipv), counts
     answer = usable_answer(found[0], limits)
     if answer is None and found[1:] and all(
         hit is not None and hit.exact and not child.is_over()
@@ -290,8 +344,11 @@ def _cached_answer(cache: Any, state: State, limits: Limits) -> tuple[Any, tuple
         score, move = max((-hit.score, m) for hit, m in zip(found[1:], legal, strict=True)
                           if hit is not None)
         depth = 1 + max(hit.depth for hit in found[1:] if hit is not None)
-        answer = usable_answer(CachedResult(depth, score, 3, move, True), limits)
-    return answer, counts
+        answer = usable_answer(CachedResult(depth, score, EXACT, move, True), limits)
+    if answer is None or answer.move is None:
+        return None, counts
+    return Iteration(answer.depth, answer.score, answer.move, (answer.move,), 0, 0.0,
+                     answer.exact), counts
 
 
 # --- the parent side ----------------------------------------------------------------------------

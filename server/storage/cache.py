@@ -25,6 +25,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from ai.levels import loses_in_one
 from ai.limits import Iteration, Limits
 from games.base import State
 from server.storage import keys
@@ -46,7 +47,7 @@ DURABLE_MIN_DEPTH = 10  # shallower, inexact results are cheap to recompute: hot
 BATCH_SIZE = 64  # durable rows buffered before one INSERT ... ON CONFLICT
 BATCH_SECONDS = 5.0  # ... or this long after the oldest buffered row
 LRU_ENTRIES = 200_000  # in-process hot tier, per process (about 200 bytes an entry)
-EXACT = 3  # bound: the score is exact at its depth (ai.tt.EXACT)
+LOWER, UPPER, EXACT = 1, 2, 3  # bounds, as in ai.tt: the score is a lower/upper bound, or exact
 
 
 @dataclass(frozen=True)
@@ -76,10 +77,17 @@ class Entry:
     exact: bool
 
     def better_than(self, other: Entry) -> bool:
-        """Exact beats inexact; otherwise the deeper (or equally deep, newer) one wins."""
+        """Proven beats unproven, then the deeper wins. At equal depth a score exact at that
+        depth beats a bound, then one with a best move beats one without (a root move's child
+        is saved without one), then the newer wins. ``repository.save_cached_positions``
+        applies the same rule in SQL."""
         if self.exact != other.exact:
             return self.exact
-        return self.depth >= other.depth
+        if self.depth != other.depth:
+            return self.depth > other.depth
+        if (self.bound == EXACT) != (other.bound == EXACT):
+            return self.bound == EXACT
+        return self.move is not None or other.move is None
 
     def encode(self) -> str:
         return f"{self.depth}|{self.score}|{self.bound}|{self.move or ''}|{int(self.exact)}"
@@ -426,6 +434,94 @@ def usable_answer(hit: CachedResult | None, limits: Limits) -> CachedResult | No
     if hit.bound == EXACT and limits.depth is not None and hit.depth >= limits.depth:
         return hit
     return None
+
+
+def child_results(state: State, iteration: Iteration, candidates: int
+                  ) -> list[tuple[State, CachedResult]]:
+    """What a search for several candidates teaches the cache about the root's children,
+    so that a later job at the same level can be answered from them (``multipv_answer``).
+
+    By the ``Iteration`` contract the first ``candidates`` root scores are exact at the
+    iteration's depth and the rest may be bounds that are no better than the
+    ``candidates``-th: each root move's child gets its score negated, one ply shallower,
+    ``EXACT`` for the first ones and ``LOWER`` for the rest (a root move worth at most s is
+    a child worth at least -s), with no best move. Nothing for a proven iteration (its
+    root scores can mix proven and heuristic units) or one without several root scores.
+    """
+    if iteration.exact or len(iteration.root_scores) < 2 or iteration.depth < 1:
+        return []
+    out = []
+    for i, (move, score) in enumerate(iteration.root_scores):
+        bound = EXACT if i < candidates else LOWER
+        out.append((state.play(move), CachedResult(iteration.depth - 1, -score, bound, None)))
+    return out
+
+
+def as_stored(results: Sequence[tuple[State, CachedResult]]) -> list[CachedResult]:
+    """Each result as a lookup would find it after ``save(results)`` into an empty cache:
+    results for positions that share a canonical key (symmetric children) are merged by
+    ``Entry.better_than``. Best moves are dropped (only scores are compared)."""
+    merged: dict[tuple[str, str], Entry] = {}
+    keys_ = []
+    for state, r in results:
+        game = _load(state.game_name)
+        key = (state.game_name, canonical(state.game_name, game.cells(state), state.to_move).key)
+        entry = Entry(r.depth, r.score, r.bound, None, r.exact)
+        if key not in merged or entry.better_than(merged[key]):
+            merged[key] = entry
+        keys_.append(key)
+    return [CachedResult(e.depth, e.score, e.bound, None, e.exact)
+            for e in (merged[k] for k in keys_)]
+
+
+def multipv_answer(state: State, root: CachedResult | None, moves: Sequence[int],
+                   children: Sequence[CachedResult | None], depth: int, candidates: int
+                   ) -> Iteration | None:
+    """The iteration a depth-``depth`` search of ``state`` for ``candidates`` best moves
+    would report, rebuilt from cached results of ``moves``' children, or None.
+
+    ``root`` must be an unproven result exact at exactly ``depth``: proof that a search of
+    this position to that depth ran and ended unproven (a fresh one would too, rather than
+    stop early with a proven score in other units), and its score must equal the best
+    rebuilt one (children from the same search). Each child counts when its result is
+    unproven and exactly ``depth - 1`` deep: ``EXACT`` gives the move's exact score,
+    ``LOWER`` a bound on it. A deeper result is refused, not used: a depth-bounded level
+    plays by its depth's scores, and the margin and weights of ``ai.levels.choose_move``
+    compare them, so a deeper (different) score would change its choice; a proven one is in
+    other units. A move without a usable child is left out when it loses at once (the
+    Connect Four engine leaves such moves out of its root scores; no level with rails plays
+    them) and some move does not; otherwise there is no answer.
+
+    The answer needs the ``candidates`` best moves exact and every other move bounded no
+    higher than the worst of them, as the search itself gives. Root scores come best first,
+    ties broken by move number (the engine's own tie order is not kept by the cache, so the
+    worker ranks a fresh search's moves the same way before ``choose_move``): the exact
+    ``candidates`` first, then the rest.
+    """
+    if root is None or root.exact or root.bound != EXACT or root.depth != depth:
+        return None
+    exact: list[tuple[int, int]] = []
+    bounded: list[tuple[int, int]] = []
+    losers: bool | None = None
+    for move, hit in zip(moves, children, strict=True):
+        if hit is not None and not hit.exact and hit.depth == depth - 1 and hit.bound in (
+            EXACT, LOWER
+        ):
+            (exact if hit.bound == EXACT else bounded).append((move, -hit.score))
+            continue
+        if losers is None:
+            losers = any(not loses_in_one(state, m) for m in state.legal_moves())
+        if not (losers and loses_in_one(state, move)):
+            return None
+    exact.sort(key=lambda pair: (-pair[1], pair[0]))
+    top, rest = exact[:candidates], exact[candidates:] + bounded
+    if not top or (rest and (len(top) < candidates or max(s for _, s in rest) > top[-1][1])):
+        return None
+    if top[0][1] != root.score:
+        return None
+    rest.sort(key=lambda pair: (-pair[1], pair[0]))
+    best, score = top[0]
+    return Iteration(depth, score, best, (best,), 0, 0.0, False, tuple(top + rest))
 
 
 def _reorient(entry: Entry, game: str, c: Canonical, *, to_canonical: bool) -> Entry:

@@ -42,6 +42,7 @@ moves: Table = Move.__table__  # type: ignore[assignment]
 levels: Table = Level.__table__  # type: ignore[assignment]
 tokens: Table = Token.__table__  # type: ignore[assignment]
 cache: Table = CachedPosition.__table__  # type: ignore[assignment]
+EXACT_BOUND = 3  # ``bound`` of a score exact at its depth (ai.tt.EXACT)
 level_audit: Table = LevelAudit.__table__  # type: ignore[assignment]
 levels_version: Table = LevelsVersion.__table__  # type: ignore[assignment]
 calibration_runs: Table = CalibrationRun.__table__  # type: ignore[assignment]
@@ -592,15 +593,22 @@ async def save_cached_positions(
     conn: AsyncConnection,
     rows: Sequence[dict[str, Any]],
 ) -> None:
-    """Upsert many results in one statement; a stored result is replaced only by one that is
-    exact, or not less deep when the stored one is not exact."""
+    """Upsert many results in one statement, keeping the better of stored and new as
+    ``cache.Entry.better_than`` says: proven beats unproven, then deeper wins; at equal depth
+    an exact-at-depth score beats a bound, then a result with a best move beats one without,
+    then the newer wins."""
     if not rows:
         return
     stmt = _insert(conn, cache).values(list(rows))
-    new = stmt.excluded
+    new, old = stmt.excluded, cache.c
+    same_depth = (new.exact == old.exact) & (new.depth == old.depth)
+    new_exact, old_exact = new.bound == EXACT_BOUND, old.bound == EXACT_BOUND
     keep_better = or_(
-        new.exact & ~cache.c.exact,
-        (new.exact == cache.c.exact) & (new.depth >= cache.c.depth),
+        new.exact & ~old.exact,
+        (new.exact == old.exact) & (new.depth > old.depth),
+        same_depth & new_exact & ~old_exact,
+        same_depth & (new_exact == old_exact)
+        & (new.best_move.is_not(None) | old.best_move.is_(None)),
     )
     await conn.execute(
         stmt.on_conflict_do_update(

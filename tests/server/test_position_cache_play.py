@@ -2,8 +2,9 @@
 
 Real worker processes (``AiPool``) on the real Redis, PostgreSQL and SQLite: a second game
 from the same opening gets its AI moves from the cache without searching, and they are the
-moves the search found; without Redis each worker's LRU does the same; after Redis loses
-everything, the durable table answers and refills it.
+moves the search found, for a single-choice level and for shipped levels that choose among
+several moves; without Redis each worker's LRU does the same; after Redis loses everything,
+the durable table answers and refills it.
 """
 
 from __future__ import annotations
@@ -14,13 +15,23 @@ import pytest
 import redis.asyncio as aioredis
 from wsclient import Client
 
+import ai
 import games
-from ai.levels import DEFAULT_LEVELS, Level
-from ai.limits import Limits
+from ai.levels import DEFAULT_LEVELS, Level, choose_move, find
+from ai.limits import Iteration, Limits
+from games.base import State
 from server.app import running
 from server.storage import CachedResult, SqlStore, keys, open_cache, open_sync_cache
 from server.store import MemoryStore
-from server.workers import AiAnswer, AiJob, AiPool, CacheSettings, _cached_answer
+from server.workers import (
+    AiAnswer,
+    AiJob,
+    AiPool,
+    CacheSettings,
+    _as_cached,
+    _cached_answer,
+    _save,
+)
 from tests.storage.conftest import (  # noqa: F401 - fixtures
     REDIS_URL,
     pg_url,
@@ -131,21 +142,133 @@ async def test_after_redis_loses_everything_postgres_answers_and_refills_it(
     assert [a.move for a in first] == [a.move for a in refilled] == [a.move for a in again]
 
 
-async def test_a_level_that_chooses_among_moves_always_searches(
-    sqlite_url: str, redis_prefix: str  # noqa: F811
+SHIPPED = [("connect4", "medium"), ("othello", "medium"), ("othello", "hard")]
+"""Shipped levels that choose among several moves and reach their full depth well inside
+their time on any machine (Connect Four's hard level may stop a ply short in the opening
+when the machine is busy, and then searches rather than take a deeper cached answer)."""
+
+
+def _person(state: State, ply: int) -> int:
+    """The person's move: fixed by the position and ply, so both games follow the same line
+    as long as the AI answers the same."""
+    legal = state.legal_moves()
+    return legal[(3 * ply + 1) % len(legal)]
+
+
+async def _ai_first_opening(pool: AiPool, game: str, level: Level, plies: int = 6
+                            ) -> list[AiAnswer]:
+    """The AI moves first and every other ply, seeds fixed per ply; its answers in order."""
+    state = games.load(game).initial()
+    moves: list[int] = []
+    answers = []
+    for ply in range(plies):
+        if ply % 2 == 0:
+            answer = await pool.think(AiJob(game, tuple(moves), level, seed=7919 * ply + 13))
+            assert not answer.fallback
+            answers.append(answer)
+            move = answer.move
+        else:
+            move = _person(state, ply)
+        moves.append(move)
+        state = state.play(move)
+    return answers
+
+
+@pytest.mark.parametrize(("game", "name"), SHIPPED)
+async def test_a_second_game_against_a_shipped_level_takes_its_moves_from_the_cache(
+    pg_url: str, redis_prefix: str, game: str, name: str  # noqa: F811
 ) -> None:
-    varied = DEFAULT_LEVELS["connect4"][2]  # medium: three candidates
-    assert varied.candidates > 1
-    store = SqlStore(sqlite_url)
-    await store.open()
-    await store.close()
-    pool = await _pool(CacheSettings(REDIS_URL, sqlite_url, redis_prefix))
+    level = find(game, name)
+    assert level.candidates > 1 and level.max_depth is not None
+    uncached = AiPool(processes=1, games=(game,))
+    await uncached.start(wait_ready=True, timeout=120)
     try:
-        for _ in range(2):
-            answer = await pool.think(AiJob("connect4", (3,), varied, seed=5))
-            assert not answer.cached and answer.nodes
+        fresh = await _ai_first_opening(uncached, game, level)
+    finally:
+        await uncached.close()
+    store = SqlStore(pg_url)
+    await store.open()  # migrates: workers never do
+    await store.close()
+    settings = CacheSettings(REDIS_URL, pg_url, redis_prefix)
+    pool = AiPool(processes=1, games=(game,), cache=settings)
+    await pool.start(wait_ready=True, timeout=120)
+    try:
+        first = await _ai_first_opening(pool, game, level)
     finally:
         await pool.close()
+    pool = AiPool(processes=1, games=(game,), cache=settings)  # a new process: Redis remembers
+    await pool.start(wait_ready=True, timeout=120)
+    try:
+        second = await _ai_first_opening(pool, game, level)
+        stats = pool.snapshot()
+    finally:
+        await pool.close()
+    assert not any(a.cached for a in first) and all(a.nodes for a in first)
+    assert all(a.cached and a.nodes == 0 for a in second), [a.cached for a in second]
+    assert stats.from_cache == len(second) and stats.cache["hot_hits"] > len(second)
+    assert [a.move for a in fresh] == [a.move for a in first] == [a.move for a in second]
+    assert [(a.depth, a.score) for a in first] == [(a.depth, a.score) for a in second]
+    assert all(a.depth == level.max_depth for a in second)
+
+
+def _searched(state: State, level: Level) -> tuple[Iteration, Iteration]:
+    """The level's last iteration for ``state``, raw and as a worker ranks it."""
+    last = ai.best(state, level.limits())
+    ranked = _as_cached(state, last, level.candidates)
+    assert ranked is not None
+    return last, ranked
+
+
+def test_children_saved_by_a_search_give_back_its_ranked_root_scores() -> None:
+    level = find("othello", "hard")
+    rules = games.load("othello")
+    state = rules.parse_moves("f5d6c3d3c4f4")  # no symmetry left: every child is its own
+    last, ranked = _searched(state, level)
+    raw = dict(last.root_scores)
+    # Same best score and the same exact candidates with their scores; ties (common in
+    # Othello's disc units) are ranked by move number rather than by search order.
+    assert ranked.score == last.score == raw[ranked.move]
+    top = ranked.root_scores[: level.candidates]
+    assert {m for m, _ in top} == {m for m, _ in last.root_scores[: level.candidates]}
+    assert all(raw[m] == s for m, s in top)
+    cache = open_sync_cache(None, durable=False)
+    try:
+        _save(cache, state, last, level.candidates)
+        answer, counts = _cached_answer(cache, state, level.limits())
+        assert answer == ranked
+        assert counts[0] == 1 + len(state.legal_moves()) and counts[3] == 0
+        for seed in range(20):
+            assert choose_move(state, level, seed, [answer]) == choose_move(
+                state, level, seed, [ranked])
+    finally:
+        cache.close()
+
+
+def test_a_deeper_or_looser_child_result_is_not_taken_for_the_levels_own() -> None:
+    level = find("othello", "hard")
+    assert level.max_depth is not None
+    rules = games.load("othello")
+    state = rules.parse_moves("f5d6c3d3c4f4")
+    last, _ = _searched(state, level)
+    best, second = last.root_scores[0][0], last.root_scores[1][0]
+    runner_up = min(m for m, _ in last.root_scores[level.candidates:])
+    for changed in (
+        # The best child searched deeper (by another level): a different depth's score.
+        (state.play(second), CachedResult(level.max_depth + 2, -last.score, 3, None)),
+        # A move outside the candidates now only bounded above the second best's score:
+        # the search would have had to look at it exactly.
+        (state.play(runner_up), CachedResult(level.max_depth - 1, -last.score - 5, 1, None)),
+    ):
+        cache = open_sync_cache(None, durable=False)
+        try:
+            _save(cache, state, last, level.candidates)
+            assert _cached_answer(cache, state, level.limits())[0] is not None
+            cache.save([changed])
+            answer, _ = _cached_answer(cache, state, level.limits())
+            assert answer is None, changed
+        finally:
+            cache.close()
+    assert best != second
 
 
 async def _play_against(client: Client, level: str) -> list[str]:
@@ -205,8 +328,9 @@ def test_a_position_whose_children_are_all_solved_is_answered_as_solved() -> Non
         assert answer is not None and answer.exact
         assert answer.move == legal[1] and answer.score == 5 and answer.depth == 21
         assert counts == (1 + len(legal), len(legal), 0, 1)
-        refused, none = _cached_answer(cache, state, Limits(depth=12, multipv=2))
-        assert refused is None and none == (0, 0, 0, 0)
+        # Proven children give a level choosing among moves no depth-12 scores to choose by.
+        refused, again = _cached_answer(cache, state, Limits(depth=12, multipv=2))
+        assert refused is None and again == counts
     finally:
         cache.close()
 

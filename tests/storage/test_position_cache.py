@@ -120,6 +120,27 @@ async def test_a_shallower_result_never_replaces_a_deeper_one(
     assert await cache.lookup([state]) == [CachedResult(DEEP + 4, 7, 3, 3)]
 
 
+async def test_at_equal_depth_an_exact_score_and_a_known_move_are_kept_in_every_tier(
+    cache: PositionCache, redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    # What a search for several candidates saves: symmetric children (one key) get an exact
+    # score from one root move and a bound from another; the PV's child has a best move.
+    exact, bound, pv = C4.parse_moves("4453"), C4.parse_moves("4435"), C4.parse_moves("4452")
+    for batch in (
+        [(exact, CachedResult(DEEP, 2, 3, None)), (bound, CachedResult(DEEP, 4, 1, None))],
+        [(pv, CachedResult(DEEP, 1, 3, 2))],
+        [(pv, CachedResult(DEEP, 1, 3, None))],
+        [(bound, CachedResult(DEEP, 6, 1, None))],
+    ):
+        await cache.save(batch)
+        await cache.flush()  # each batch its own upsert: the SQL rule decides too
+    want = [CachedResult(DEEP, 2, 3, None), CachedResult(DEEP, 1, 3, 2)]
+    assert await cache.lookup([exact, pv]) == want
+    await forget_redis(redis_client, redis_prefix)
+    assert await cache.lookup([exact, pv]) == want
+    assert cache.stats()["durable_hits"] == 2
+
+
 async def test_hit_counts_are_shared_through_redis(
     cache: PositionCache, sql_store: SqlStore, redis_url: str, redis_prefix: str
 ) -> None:
