@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import collections
 import contextlib
 import gc
 import hashlib
@@ -78,7 +79,10 @@ class Settings:
     messages_per_second: float = 20.0
     burst: int = 40
     flood_strikes: int = 20
-    """Refused (rate-limited) messages in a row before the connection is closed with 1008."""
+    """Refused (rate-limited) messages allowed within ``flood_window_seconds``; one more
+    closes the connection with 1008. Accepted messages in between do not forgive them, so a
+    client that keeps sending faster than the rate is closed, not throttled forever."""
+    flood_window_seconds: float = 10.0
     grace_seconds: float = 60.0
     max_rooms: int = 10
     sweep_seconds: float = 5.0
@@ -136,7 +140,8 @@ class _Client:
         self.ws = ws
         self.player: Player | None = None
         self.bucket = bucket
-        self.strikes = 0
+        self.strikes: collections.deque[float] = collections.deque()
+        """When recent messages were refused for the rate (``Settings.flood_strikes``)."""
         self.closing: asyncio.Task[None] | None = None
         self.admin: Any = None
         """The ``AdminAccount`` once ``admin_login`` succeeded (``server.admin``)."""
@@ -406,17 +411,20 @@ class DiscusServer:
                 f"this one was {size}", limit=self.settings.max_message_bytes), None)
             client.close(1009, "message too big")
             return "close"
-        wait = client.bucket.take(self.now())
+        now = self.now()
+        wait = client.bucket.take(now)
         if wait > 0:
-            client.strikes += 1
-            if client.strikes > self.settings.flood_strikes:
+            strikes = client.strikes
+            strikes.append(now)
+            while strikes[0] <= now - self.settings.flood_window_seconds:
+                strikes.popleft()
+            if len(strikes) > self.settings.flood_strikes:
                 client.close(1008, "too many messages")
                 return "close"
             self._refuse(client, errors.RateLimited(
                 f"too many messages: at most {self.settings.messages_per_second:g} a second "
                 f"(bursts of {self.settings.burst})", retry_after=round(wait, 3)), None)
             return "skip"
-        client.strikes = 0
         return "ok"
 
     async def _gone(self, client: _Client) -> None:

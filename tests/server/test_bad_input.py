@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 
@@ -160,6 +161,34 @@ async def test_a_flood_is_rate_limited_then_closed_as_policy(server: Running) ->
     assert codes.count("pong") == SETTINGS.burst - 1  # hello took the first token
     assert "rate_limited" in codes
     assert client.ws.close_code == 1008
+    await still_fine(await Client.open(server.url))
+
+
+async def test_a_client_steadily_sending_twice_the_rate_is_closed_not_throttled_forever(
+    server: Running,
+) -> None:
+    client = await Client.open(server.url)
+    codes: list[str] = []
+
+    async def read() -> None:
+        with contextlib.suppress(ConnectionClosed):
+            while True:
+                message = await client.recv(timeout=10)
+                codes.append(message.get("code", message["type"]))
+
+    reader = asyncio.create_task(read())
+    for i in range(int(10 * SETTINGS.messages_per_second * 2)):  # ten seconds at twice the rate
+        if reader.done():
+            break
+        with contextlib.suppress(ConnectionClosed):
+            await client.send(type="ping", id=i)
+        await asyncio.sleep(0.5 / SETTINGS.messages_per_second)
+    await reader
+    assert client.ws.close_code == 1008
+    # Accepted and refused messages alternated before the close: accepting never forgave.
+    refused_at = [i for i, code in enumerate(codes) if code == "rate_limited"]
+    assert len(refused_at) == SETTINGS.flood_strikes
+    assert "pong" in codes[refused_at[0]:refused_at[-1]]
     await still_fine(await Client.open(server.url))
 
 
