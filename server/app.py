@@ -83,6 +83,9 @@ class Settings:
     closes the connection with 1008. Accepted messages in between do not forgive them, so a
     client that keeps sending faster than the rate is closed, not throttled forever."""
     flood_window_seconds: float = 10.0
+    hello_seconds: float = 20.0
+    """A connection that has not said hello this long after opening gets ``hello_required``
+    and is closed with 1008."""
     grace_seconds: float = 60.0
     max_rooms: int = 10
     sweep_seconds: float = 5.0
@@ -370,6 +373,8 @@ class DiscusServer:
         """One connection: hello first, then commands until it closes."""
         client = _Client(ws, TokenBucket(self.settings.messages_per_second,
                                          self.settings.burst, self.now()))
+        timer = asyncio.get_running_loop().call_later(self.settings.hello_seconds,
+                                                      self._hello_overdue, client)
         try:
             async for frame in ws:
                 if client.closing is not None:
@@ -394,7 +399,15 @@ class DiscusServer:
         except ConnectionClosed:
             pass
         finally:
+            timer.cancel()
             await self._gone(client)
+
+    def _hello_overdue(self, client: _Client) -> None:
+        if client.player is None and client.closing is None:
+            exc = errors.HelloRequired(
+                f"no hello within {self.settings.hello_seconds:g} s; closing the connection")
+            self._refuse(client, exc, None)
+            client.close(1008, exc.code)
 
     def _refuse(self, client: _Client, exc: errors.ProtocolError,
                 message: BaseModel | None) -> None:

@@ -76,6 +76,20 @@ async def test_nothing_but_hello_before_hello(server: Running) -> None:
     assert (await client.request("hello", version=1))["code"] == "hello_required"
 
 
+async def test_a_connection_that_never_says_hello_is_closed_as_policy() -> None:
+    settings = Settings(hello_seconds=0.3)
+    async with running(port=0, store=MemoryStore(), settings=settings) as server:
+        silent = await Client.open(server.url, hello=False)
+        greeted = await Client.open(server.url)
+        started = asyncio.get_running_loop().time()
+        error = await silent.recv(timeout=5)
+        assert error["code"] == "hello_required" and "no hello" in error["message"]
+        assert await closed_with(silent) == 1008
+        assert asyncio.get_running_loop().time() - started < 2
+        await asyncio.sleep(0.3)
+        await still_fine(greeted)
+
+
 async def test_a_wrong_protocol_version_is_refused_and_closed_as_policy(server: Running) -> None:
     client = await Client.open(server.url, hello=False)
     error = await client.request("hello", version=99)
