@@ -25,6 +25,7 @@ from ai.othello.weights import (
     PHASE_DISCS,
     STABLE,
     WIN,
+    WIN_PER_EMPTY,
     X_SQUARE,
 )
 from games.othello import kernels as rules
@@ -87,12 +88,15 @@ def _empty_corner_neighbours(empty: np.uint64) -> tuple[np.uint64, np.uint64]:
 
 @njit(cache=True, nogil=True)
 def terminal(P: np.uint64, O: np.uint64) -> int:
-    """Score of a finished game for ``P``'s side: ``WIN`` plus ``DISC`` per disc, signed."""
+    """Score of a finished game for ``P``'s side, signed: ``WIN``, plus ``WIN_PER_EMPTY`` per
+    empty square (a quicker win is better), plus the final disc difference (empties to the
+    winner); a draw is 0. ``to_discs`` turns it back into the disc difference."""
     diff = final_score(P, O)
+    empties = 64 - popcount(P | O)
     if diff > 0:
-        return WIN + DISC * diff
+        return WIN + WIN_PER_EMPTY * empties + diff
     if diff < 0:
-        return -WIN + DISC * diff
+        return -WIN - WIN_PER_EMPTY * empties + diff
     return 0
 
 
@@ -151,7 +155,7 @@ def leaf_value(state: Any) -> int:
 def to_discs(score: int) -> int:
     """An internal score in disc-like units (a finished game: its disc difference)."""
     if score >= WIN:
-        return (score - WIN) // DISC
+        return (score - WIN) % WIN_PER_EMPTY
     if score <= -WIN:
-        return -((-score - WIN) // DISC)
+        return -((-score - WIN) % WIN_PER_EMPTY)
     return round(score / DISC)

@@ -10,7 +10,12 @@ from __future__ import annotations
 DISC = 16
 """Internal score units per disc; reported midgame scores are divided by it (disc-like units)."""
 WIN = 10_000
-"""Base score of a finished game won: above any evaluation; the disc difference is added."""
+"""Base score of a finished game won: above any evaluation (see ``WIN_PER_EMPTY``)."""
+WIN_PER_EMPTY = 65
+"""Added to a won game's score per square still empty at its end, on top of the final disc
+difference (1..64, so less than this): a quicker win (fewer discs played) always scores
+higher, and a slower loss less low. It depends on the final position only, never on the path,
+so table entries stay true; the disc difference is recovered as the remainder."""
 INF = 30_000
 """Larger than any score (and it fits the transposition table's 16-bit score field)."""
 

@@ -282,6 +282,44 @@ def test_a_win_in_sight_is_reported_as_its_final_disc_difference() -> None:
     assert GAME.format_move(last.move) == "c1" and last.score == 64
 
 
+def test_a_quicker_win_scores_higher_than_a_slower_one_with_more_discs() -> None:
+    from ai.othello.evaluation import terminal, to_discs
+    from ai.othello.weights import WIN
+
+    # Quick: a1 stays empty for good (row 1, column a and the long diagonal are all black, so
+    # nothing can be outflanked from a1) and white owns the other 42 squares: white wins by
+    # 42 - 21 + 1 = 22. Slow: the board is full and white wins 60 - 4 = 56.
+    #   a b c d e f g h
+    # 1 - X X X X X X X
+    # 2 X X O O O O O O
+    # 3 X O X O O O O O   (and so on down the diagonal to h8)
+    rows = []
+    for r in range(8):
+        row = ["X" if r == 0 or c == 0 or r == c else "O" for c in range(8)]
+        rows.append("".join(row))
+    quick = GAME.parse_position("-" + "".join(rows)[1:] + " O")
+    slow = GAME.parse_position("X" * 4 + "O" * 60 + " O")
+    assert quick.is_over() and slow.is_over()
+
+    def score(state: OthelloState) -> int:
+        white, black = state.mover_boards()
+        return int(terminal(np.uint64(white), np.uint64(black)))
+
+    assert final_value(quick) == 22 and final_value(slow) == 56  # white to move in both
+    assert score(quick) > score(slow) > WIN
+    # The reported score is still the plain disc difference the rules give.
+    assert to_discs(score(quick)) == final_value(quick) == -quick.result()
+    assert to_discs(score(slow)) == final_value(slow)
+
+    # And losing slowly is better than losing fast.
+    def black_score(state: OthelloState) -> int:
+        white, black = state.mover_boards()
+        return int(terminal(np.uint64(black), np.uint64(white)))
+
+    assert -WIN > black_score(slow) > black_score(quick)
+    assert to_discs(black_score(quick)) == quick.result()
+
+
 def test_stable_discs_grow_from_corners_and_full_lines_only() -> None:
     from ai.othello.alphabeta import stable_discs
 
