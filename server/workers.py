@@ -4,9 +4,10 @@
 or loaded from cache) before it takes work. ``await pool.think(job, on_progress)`` queues a
 job, calls ``on_progress`` with each finished search iteration as it arrives, and returns
 an ``AiAnswer``. A worker that runs past the level's hard deadline plus ``margin`` seconds,
-or dies, is killed and replaced, and the move is made anyway by ``quick_move`` (a
-two-ply look over the rules: win now if possible, else do not allow a win in one). A job
-that waits in the queue longer than ``queue_timeout`` gets the same quick answer.
+hangs while warming up (past ``warm_up_timeout``), or dies, is killed and replaced, and the
+move is made anyway by ``quick_move`` (a shallow search of a few milliseconds in the server
+process, rails kept: win now if possible, else do not allow a win in one). A job that waits
+in the queue longer than ``queue_timeout`` gets the same quick answer.
 
 Workers talk over a duplex pipe with small tuples (below); the parent reads them with
 ``loop.add_reader`` so no thread is needed on the server side.
@@ -56,6 +57,10 @@ DEFAULT_MARGIN = 1.0
 
 MAX_FAILED_STARTS = 3
 """Workers in a row that die before warming up, after which no more are started."""
+
+DEFAULT_WARM_UP_TIMEOUT = 600.0
+"""Seconds a new worker may take to warm up before it is presumed hung and replaced (a
+first start compiles every engine kernel: about a minute on a busy two-core machine)."""
 
 DEFAULT_QUEUE_TIMEOUT = 15.0
 """Seconds a job may wait for a free worker before it is answered by ``quick_move``."""
@@ -131,11 +136,40 @@ class Progress:
     exact: bool
 
 
+QUICK_LIMITS = Limits(depth=3, nodes=20_000)
+"""The fallback's search: three plies, and a node budget (no clock: a timer thread per call
+would cost more than the search) that keeps it to a few milliseconds on any position."""
+
+_QUICK_LEVEL = Level("quick", 0, "", QUICK_LIMITS.depth, 0.1, 0.1, QUICK_LIMITS.nodes,
+                     candidates=1, margin=0, rails=True)
+
+
 def quick_move(state: State, seed: int) -> int:
-    """A legal move at once, without the engine: a win in one, else one that does not allow
-    the opponent a win in one (seeded choice among them)."""
-    careful = Level("quick", 0, "", 2, 0.1, 0.1, None, candidates=64, margin=0, rails=True)
-    return choose_move(state, careful, seed, [])
+    """A legal move at once, for when no worker answers: the engine's best move after a
+    shallow search (``QUICK_LIMITS``, in the calling process), with the rails kept (win in
+    one, else never allow one). ``seed`` matters only for a game without an engine, whose
+    move is then a seeded choice among the moves the rails allow.
+
+    The first call in a process loads the engine's compiled kernels (a fraction of a second;
+    ``AiPool.start`` does it off the event loop, ``prepare_quick_move``); later calls take
+    milliseconds.
+    """
+    import ai
+
+    try:
+        iterations = [ai.best(state, QUICK_LIMITS)]
+    except (ImportError, ValueError):  # no engine for this game: the rails alone
+        iterations = []
+    return choose_move(state, _QUICK_LEVEL, seed, iterations)
+
+
+def prepare_quick_move(game_names: Sequence[str]) -> None:
+    """Load what ``quick_move`` needs for these games, so its first call is quick too."""
+    for name in game_names:
+        try:
+            quick_move(games.load(name).initial(), 0)
+        except Exception:
+            log.exception("the quick fallback of %s could not be prepared", name)
 
 
 # --- the worker process ------------------------------------------------------------------------
@@ -416,8 +450,10 @@ class AiPool:
         warm_up: str = "ai:warm_up",
         start_method: str = "spawn",
         cache: CacheSettings | None = None,
+        warm_up_timeout: float = DEFAULT_WARM_UP_TIMEOUT,
     ) -> None:
         self.size = processes or os.cpu_count() or 1
+        self.warm_up_timeout = warm_up_timeout
         self.cache = cache
         self.games = tuple(games)
         self.margin = margin
@@ -437,6 +473,8 @@ class AiPool:
         self._loop = asyncio.get_running_loop()
         for _ in range(self.size):
             self._spawn()
+        # Off the loop: the server's own fallback search loads its kernels once.
+        self._loop.run_in_executor(None, prepare_quick_move, self.games)
         if wait_ready:
             deadline = time.monotonic() + timeout
             while not all(w.ready for w in self._workers):
@@ -456,6 +494,12 @@ class AiPool:
         worker = _Worker(process, parent)
         self._workers.append(worker)
         self._loop.add_reader(parent.fileno(), self._on_readable, worker)
+        # A worker hung while warming up (rather than dead) would never be replaced without
+        # this: it counts as a failed start, like one that dies.
+        worker.watchdog = self._loop.call_later(
+            self.warm_up_timeout, self._replace, worker,
+            f"not warmed up within {self.warm_up_timeout:.0f}s",
+        )
 
     def _on_readable(self, worker: _Worker) -> None:
         try:
@@ -467,6 +511,7 @@ class AiPool:
     def _on_message(self, worker: _Worker, message: tuple) -> None:
         kind = message[0]
         if kind == "ready":
+            self._finish_worker(worker)  # stops the warm-up watchdog
             worker.ready = True
             worker.missing = message[2]
             log.info("AI worker %s warmed up in %.2fs", worker.process.pid, message[1])
@@ -601,10 +646,10 @@ class AiPool:
         for worker in list(self._workers):
             if self._loop is not None:
                 self._loop.remove_reader(worker.conn.fileno())
-            if worker.job is not None:
-                job = worker.job
-                self._finish_worker(worker)
-                self._resolve(job, self._quick(job))
+            running = worker.job
+            self._finish_worker(worker)  # no watchdog may fire while the pool closes
+            if running is not None:
+                self._resolve(running, self._quick(running))
             try:
                 worker.conn.send(None)
             except OSError:

@@ -1,4 +1,5 @@
-"""The AI pool answers every job with a legal move, even when a worker hangs or dies."""
+"""The AI pool answers every job with a legal move, even when a worker hangs or dies; its
+quick fallback is a real (shallow) search."""
 
 from __future__ import annotations
 
@@ -12,7 +13,17 @@ import games
 from ai.levels import Level
 from server.workers import AiJob, AiPool, Progress, quick_move
 
+HANGS = f"{__name__}:hang_while_warming_up"
+"""Loaded by path in the worker process (which inherits this run's ``sys.path``)."""
+
+
+def hang_while_warming_up(game_name: str) -> float:
+    """A warm-up that never finishes and never dies (a compile stuck on a lock, say)."""
+    time.sleep(3600)
+    return 0.0
+
 C4 = games.load("connect4")
+OTHELLO = games.load("othello")
 FAST = Level("test", 0, "", None, 0.1, 0.2, None, candidates=1, margin=0, rails=False)
 
 
@@ -117,3 +128,54 @@ def test_the_quick_answer_takes_a_win_in_one() -> None:
 def test_the_quick_answer_blocks_a_win_in_one() -> None:
     for seed in range(10):
         assert quick_move(C4.parse_moves("12121"), seed=seed) == 0
+
+
+async def test_a_worker_that_hangs_while_warming_up_is_replaced_after_the_deadline() -> None:
+    pool = AiPool(processes=1, games=("connect4",), queue_timeout=0.5, warm_up_timeout=1.5,
+                  search="scripted_engines:steady", warm_up=HANGS)
+    await pool.start()
+    try:
+        first = pool.pids()
+        answer = await asyncio.wait_for(pool.think(AiJob("connect4", (), FAST, seed=1)), 5)
+        assert answer.fallback and answer.move in C4.initial().legal_moves()
+        await asyncio.sleep(0.5)
+        assert pool.pids() == first, "not replaced before its deadline"
+        seen = set(first)
+        for _ in range(200):
+            seen.update(pool.pids())
+            if not pool.pids():
+                break
+            await asyncio.sleep(0.05)
+        # Replaced at each deadline, then given up as a start that keeps failing.
+        assert len(seen) == 3 and pool.pids() == [] and pool.snapshot().restarts == 2
+    finally:
+        await pool.close()
+
+
+def test_the_quick_answer_plays_the_winning_open_three() -> None:
+    # Red holds c1 and d1 with b1 and e1 open: either makes an open three on the bottom
+    # row, whose two ends cannot both be blocked. Rails alone (no win or loss in one here)
+    # would pick at random.
+    state = C4.parse_moves("4433")
+    for seed in range(5):
+        assert quick_move(state, seed) in (1, 4)
+
+
+def test_the_quick_answer_takes_the_corner_in_othello() -> None:
+    # Black (X) to move; White's disc on b2 lets Black take a1 along the diagonal to f6.
+    board = ("--------" "-OOX----" "--OX-O--" "-X-OO---"
+             "-XXXO---" "--X-OX--" "--OX----" "--------")
+    state = OTHELLO.parse_position(f"{board} X")
+    assert len(state.legal_moves()) == 11
+    for seed in range(5):
+        assert OTHELLO.format_move(quick_move(state, seed)) == "a1"
+
+
+def test_the_quick_answer_takes_milliseconds() -> None:
+    busy = OTHELLO.parse_moves("f5d6c3d3c4f4f6f3e6e7d7c5b6")  # many moves each side
+    for state in (busy, C4.parse_moves("4453"), C4.parse_moves("44")):
+        quick_move(state, 0)  # the kernels load once per process
+        started = time.perf_counter()
+        for seed in range(10):
+            quick_move(state, seed)
+        assert (time.perf_counter() - started) / 10 < 0.05
