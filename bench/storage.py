@@ -5,9 +5,10 @@ N moves (default 400) on PostgreSQL (a scratch database, dropped afterwards) and
 scratch file), first one at a time, then spread over G games appending at once (default 16,
 as during a load run), and reports p50/p99 per ``append_move``; then the position cache's
 job-start lookup (a root and its children) on Redis and from PostgreSQL after Redis lost it;
-then AI move times over the first 6 plies of a repeated Connect Four opening, cold and warm,
-in this process and through the server's worker pool (a real worker process with the cache
-wired as ``discus serve`` wires it; the time is the server's wait for each move).
+then AI move times over the first 6 plies of a repeated opening of each game at shipped
+levels (``--ai-levels``, default medium and hard), cold and warm, through the server's worker
+pool (a real worker process with the cache wired as ``discus serve`` wires it; the time is
+the server's wait for each move).
 Ratios are against the load target's 50 ms p99 for a whole move round trip: persisting must
 be a small part of it.
 """
@@ -148,61 +149,6 @@ async def _discard(result: Awaitable[object]) -> None:
     await result
 
 
-async def _ai_opening(url: str, game_name: str, opening_plies: int, depth: int) -> None:
-    """AI move times for the first plies of a game the AI plays against itself, twice: with
-    a cold cache, then (the same opening again) with the warm one."""
-    import ai
-    import games
-    from server.storage import SqlStore, open_cache, pv_results, usable_answer
-    from server.storage.cache import CachedResult
-
-    game = games.load(game_name)
-    print(f"\n{game_name}: warm-up (JIT) {ai.warm_up(game_name):.1f} s; "
-          f"first {opening_plies} plies at depth {depth}, AI against itself")
-    limits = ai.Limits(depth=depth)
-    prefix = f"discus-bench-{uuid.uuid4().hex[:8]}"
-    store = SqlStore(url)
-    await store.open()
-    cache = await open_cache(REDIS_URL, store, prefix=prefix)
-    try:
-        runs: list[tuple[list[float], list[int]]] = []
-        for _ in ("cold", "warm"):
-            state = game.initial()
-            times: list[float] = []
-            played: list[int] = []
-            for _ply in range(opening_plies):
-                start = time.perf_counter()
-                children = [state.play(m) for m in state.legal_moves()]
-                hits = await cache.lookup([state, *children])
-                answer = usable_answer(hits[0], limits)
-                if answer is None:
-                    last = ai.best(state, limits)
-                    await cache.save(pv_results(state, last))
-                    answer = CachedResult(last.depth, last.score, 3, last.move, last.exact)
-                assert answer.move is not None
-                times.append(time.perf_counter() - start)
-                played.append(answer.move)
-                state = state.play(answer.move)
-            runs.append((times, played))
-        (cold, cold_moves), (warm, warm_moves) = runs
-        for ply, (c, w) in enumerate(zip(cold, warm, strict=True)):
-            print(f"  ply {ply + 1}: cold {c * 1000:8.1f} ms   warm {w * 1000:6.2f} ms")
-        print(f"  total: cold {sum(cold) * 1000:.0f} ms, warm {sum(warm) * 1000:.1f} ms, "
-              f"cold/warm {sum(cold) / max(sum(warm), 1e-9):.0f}x; "
-              f"same moves: {'yes' if cold_moves == warm_moves else 'NO'}; "
-              f"hit rate {cache.stats()['hit_rate']:.2f}")
-    finally:
-        await cache.close()
-        await store.close()
-        import redis.asyncio as aioredis
-
-        client = aioredis.Redis.from_url(REDIS_URL)
-        names = [n async for n in client.scan_iter(match=f"{prefix}:*")]
-        if names:
-            await client.delete(*names)
-        await client.aclose()
-
-
 async def _forget_positions(url: str) -> None:
     from sqlalchemy import delete
 
@@ -218,53 +164,77 @@ async def _forget_positions(url: str) -> None:
         await store.close()
 
 
-async def _pool_opening(url: str, opening_plies: int, depth: int) -> None:
-    """The same cold and warm opening through ``AiPool`` with ``CacheSettings``: what a
-    server's AI moves cost with the cache wired in."""
+def _person(state: object, ply: int) -> int:
+    """The person's move in the opening runs: fixed by the position and the ply."""
+    legal = state.legal_moves()  # type: ignore[attr-defined]
+    move: int = legal[(3 * ply + 1) % len(legal)]
+    return move
+
+
+async def _pool_opening(url: str, game: str, level_name: str, plies: int) -> bool:
+    """AI move times over the first ``plies`` of an opening against a person (fixed moves)
+    at a shipped level, the AI first and then second (so every ply is an AI move once),
+    through ``AiPool`` with ``CacheSettings`` as ``discus serve`` wires it: once with an
+    empty cache, then the same opening again (same seeds) with the warm one. The time is
+    the server's wait for each move. True when both runs played the same moves.
+    """
     import redis.asyncio as aioredis
 
-    from ai.levels import Level
+    import games as rules
+    from ai.levels import find
     from server.workers import AiJob, AiPool, CacheSettings
 
-    await _forget_positions(url)  # the in-process run above filled the durable tier
-    level = Level("bench", 0, "", depth, 30.0, 60.0, None, candidates=1, margin=0, rails=True)
-    prefix = f"discus-bench-{uuid.uuid4().hex[:8]}"
-    pool = AiPool(processes=1, games=("connect4",), cache=CacheSettings(REDIS_URL, url, prefix))
-    await pool.start(wait_ready=True, timeout=180)
-    print(f"\nconnect4 through the worker pool (1 process, Redis + PostgreSQL), first "
-          f"{opening_plies} plies at depth {depth}, AI against itself")
-    try:
-        runs: list[tuple[list[float], list[int]]] = []
-        for _ in ("cold", "warm"):
-            moves: list[int] = []
-            times: list[float] = []
-            for _ply in range(opening_plies):
-                start = time.perf_counter()
-                answer = await pool.think(AiJob("connect4", tuple(moves), level, seed=1))
-                times.append(time.perf_counter() - start)
-                moves.append(answer.move)
-            runs.append((times, moves))
-        (cold, cold_moves), (warm, warm_moves) = runs
-        for ply, (c, w) in enumerate(zip(cold, warm, strict=True)):
-            print(f"  ply {ply + 1}: cold {c * 1000:8.1f} ms   warm {w * 1000:6.2f} ms")
-        stats = pool.snapshot()
-        lookups = stats.cache["lookups"]
-        hits = stats.cache["hot_hits"] + stats.cache["durable_hits"]
-        print(f"  total: cold {sum(cold) * 1000:.0f} ms, warm {sum(warm) * 1000:.1f} ms, "
-              f"cold/warm {sum(cold) / max(sum(warm), 1e-9):.0f}x; "
-              f"same moves: {'yes' if cold_moves == warm_moves else 'NO'}; "
-              f"moves from the cache {stats.from_cache}/{stats.jobs}; "
-              f"lookup hit rate {hits / max(lookups, 1):.2f}")
-    finally:
-        await pool.close()
-        client = aioredis.Redis.from_url(REDIS_URL)
-        names = [n async for n in client.scan_iter(match=f"{prefix}:*")]
-        if names:
-            await client.delete(*names)
-        await client.aclose()
+    level = find(game, level_name)
+    print(f"\n{game} {level_name} (depth {level.max_depth}, {level.candidates} candidates), "
+          f"first {plies} plies against a person, 1 worker, Redis + PostgreSQL")
+    cold: dict[int, float] = {}
+    warm: dict[int, float] = {}
+    from_cache: dict[int, bool] = {}
+    same = True
+    searched = 0
+    for ai_side in (0, 1):
+        await _forget_positions(url)
+        prefix = f"discus-bench-{uuid.uuid4().hex[:8]}"
+        pool = AiPool(processes=1, games=(game,), cache=CacheSettings(REDIS_URL, url, prefix))
+        await pool.start(wait_ready=True, timeout=180)
+        try:
+            played: list[list[int]] = []
+            for times in (cold, warm):
+                state = rules.load(game).initial()
+                moves: list[int] = []
+                for ply in range(plies):
+                    if ply % 2 == ai_side:
+                        start = time.perf_counter()
+                        answer = await pool.think(AiJob(game, tuple(moves), level, 101 + ply))
+                        times[ply] = time.perf_counter() - start
+                        from_cache[ply] = answer.cached
+                        move = answer.move
+                    else:
+                        move = _person(state, ply)
+                    moves.append(move)
+                    state = state.play(move)
+                played.append(moves)
+            same = same and played[0] == played[1]
+            searched += pool.snapshot().jobs - pool.snapshot().from_cache
+        finally:
+            await pool.close()
+            client = aioredis.Redis.from_url(REDIS_URL)
+            names = [n async for n in client.scan_iter(match=f"{prefix}:*")]
+            if names:
+                await client.delete(*names)
+            await client.aclose()
+    for ply in range(plies):
+        print(f"  ply {ply + 1}: cold {cold[ply] * 1000:8.1f} ms   warm {warm[ply] * 1000:8.2f} ms"
+              f"   {'(cached)' if from_cache[ply] else '(searched)'}")
+    total_cold, total_warm = sum(cold.values()), sum(warm.values())
+    print(f"  total: cold {total_cold * 1000:.0f} ms, warm {total_warm * 1000:.1f} ms, "
+          f"cold/warm {total_cold / max(total_warm, 1e-9):.1f}x; "
+          f"same moves: {'yes' if same else 'NO'}; warm moves from the cache "
+          f"{sum(from_cache.values())}/{plies} ({searched} searches in all)")
+    return same
 
 
-async def _main(moves: int, games: int, rounds: int, ai_depth: int) -> None:
+async def _main(moves: int, games: int, rounds: int, ai_levels: Sequence[str]) -> None:
     print(f"append_move, target for a whole move round trip p99 {TARGET_P99_MS:.0f} ms")
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite+aiosqlite:///{tmp}/bench.sqlite3"
@@ -280,9 +250,9 @@ async def _main(moves: int, games: int, rounds: int, ai_depth: int) -> None:
         print("\nposition cache: one job-start lookup (root + children)")
         print(_row("Redis hit", hot))
         print(_row("Redis miss, refilled from PostgreSQL", refill))
-        if ai_depth:
-            await _ai_opening(pg_url, "connect4", 6, ai_depth)
-            await _pool_opening(pg_url, 6, ai_depth)
+        for level in ai_levels:
+            for game in ("connect4", "othello"):
+                await _pool_opening(pg_url, game, level, 6)
     finally:
         await drop()
 
@@ -293,13 +263,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=16, help="games appending at once")
     parser.add_argument("--rounds", type=int, default=100, help="cache lookups per kind")
     parser.add_argument(
-        "--ai-depth", type=int, default=16,
-        help="Connect Four search depth for the cold/warm opening run (0: skip it)",
+        "--ai-levels", default="medium,hard",
+        help="shipped levels for the cold/warm opening runs, comma-separated ('': skip them)",
     )
     args = parser.parse_args(argv)
     moves = max(args.games, min(args.moves, 5000))
     asyncio.run(
-        _main(moves, max(1, args.games), max(1, min(args.rounds, 1000)), max(0, args.ai_depth))
+        _main(moves, max(1, args.games), max(1, min(args.rounds, 1000)),
+              [name for name in args.ai_levels.split(",") if name])
     )
     return 0
 
