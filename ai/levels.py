@@ -228,9 +228,13 @@ def _ranked(last: Iteration | None, legal: Sequence[int]) -> list[tuple[int, int
     scores = [(m, s) for m, s in last.root_scores if m in legal]
     if not scores:
         return [(last.move, last.score)] if last.move in legal else []
-    scores.sort(key=lambda pair: -pair[1])
-    if scores[0][0] != last.move and last.move in legal:
-        # The engine's own best move leads, whatever the order of root_scores.
+    # Ties go by move number, not by the engine's search order: the same scores then give
+    # the same choice whichever way they arrived (a search, or the position cache, which
+    # keeps scores but not the order the engine happened to try moves in).
+    scores.sort(key=lambda pair: (-pair[1], pair[0]))
+    if last.move in legal:
         best = next(((m, s) for m, s in scores if m == last.move), (last.move, last.score))
-        scores = [best, *[pair for pair in scores if pair[0] != last.move]]
+        if best[1] < scores[0][1]:
+            # A bound above the engine's exact best is no better than it: its move leads.
+            scores = [best, *[pair for pair in scores if pair[0] != last.move]]
     return scores

@@ -198,7 +198,7 @@ def _worker_main(conn: multiprocessing.connection.Connection, game_names: Sequen
         except (ImportError, ValueError) as exc:  # no engine for this game (yet)
             missing.append(name)
             log.warning("no engine for %s: %s", name, exc)
-    import server.storage  # noqa: F401 - loaded now: ranking several candidates uses it
+    import server.storage  # noqa: F401 - imported now, not inside the first timed job
 
     cache = _open_cache(cache_settings)
     conn.send(("ready", time.perf_counter() - started, tuple(missing)))
@@ -294,12 +294,11 @@ def _answer(conn: multiprocessing.connection.Connection, job_id: int, game: str,
         iterations.append(it)
         conn.send(("progress", job_id, it.depth, it.score, it.nodes, it.seconds, it.exact))
     last = iterations[-1] if iterations else None
-    ranked = None if last is None else _as_cached(state, last, limits.multipv)
-    move = choose_move(state, level, seed, [ranked or last] if last else [])
+    move = choose_move(state, level, seed, iterations[-1:])
     return (
         "done", job_id, move,
         last.depth if last else None,
-        _score_of(ranked or last, move) if last else None,
+        _score_of(last, move) if last else None,
         sum(i.nodes for i in iterations) if iterations else None,
         time.perf_counter() - started, False, False, counts,
     ), ((state, last, limits.multipv) if last is not None else None)
@@ -312,29 +311,6 @@ def _score_of(it: Iteration, move: int) -> int | None:
     if move in scores:
         return scores[move]
     return it.score if move == it.move else None
-
-
-def _as_cached(state: State, last: Iteration, candidates: int) -> Iteration | None:
-    """A search's answer for several candidates as the cache will hold it (see
-    ``server.storage.multipv_answer``), or None when the cache cannot hold it (then it is
-    used as it is).
-
-    A level that chooses among several moves picks from this, never from the engine's raw
-    root scores, so a later job answered from the cache gets the very same input to
-    ``choose_move``: the same exact top moves and scores, ties broken by move number rather
-    than by the engine's search order (which the cache does not keep). Ties are equally
-    likely under a random seed either way, so the level plays no differently.
-    """
-    if candidates < 2:
-        return None
-    from server.storage import CachedResult, as_stored, child_results, multipv_answer
-
-    children = child_results(state, last, candidates)
-    if not children:
-        return None
-    root = CachedResult(last.depth, last.score, EXACT, last.move)
-    return multipv_answer(state, root, [m for m, _ in last.root_scores], as_stored(children),
-                          last.depth, candidates)
 
 
 def _cached_answer(cache: Any, state: State, limits: Limits

@@ -88,6 +88,18 @@ def test_the_same_seed_gives_the_same_move() -> None:
     assert len({choose_move(state, weak, 7, [it]) for _ in range(10)}) == 1
 
 
+def test_tied_scores_choose_the_same_move_in_whatever_order_they_arrive() -> None:
+    # A search lists tied moves in the order it tried them; the position cache cannot keep
+    # that order, so the choice must not depend on it.
+    state = C4.initial()
+    weak = level(candidates=4, margin=5)
+    scores = [(3, 4), (2, 4), (4, 4), (1, 1), (5, -2)]
+    for seed in range(30):
+        first = choose_move(state, weak, seed, [iteration(3, scores)])
+        again = choose_move(state, weak, seed, [iteration(2, [scores[i] for i in (1, 2, 0, 4, 3)])])
+        assert first == again
+
+
 def test_only_the_last_iteration_counts() -> None:
     state = C4.initial()
     early = iteration(0, [(0, 9)])
