@@ -457,23 +457,6 @@ def child_results(state: State, iteration: Iteration, candidates: int
     return out
 
 
-def as_stored(results: Sequence[tuple[State, CachedResult]]) -> list[CachedResult]:
-    """Each result as a lookup would find it after ``save(results)`` into an empty cache:
-    results for positions that share a canonical key (symmetric children) are merged by
-    ``Entry.better_than``. Best moves are dropped (only scores are compared)."""
-    merged: dict[tuple[str, str], Entry] = {}
-    keys_ = []
-    for state, r in results:
-        game = _load(state.game_name)
-        key = (state.game_name, canonical(state.game_name, game.cells(state), state.to_move).key)
-        entry = Entry(r.depth, r.score, r.bound, None, r.exact)
-        if key not in merged or entry.better_than(merged[key]):
-            merged[key] = entry
-        keys_.append(key)
-    return [CachedResult(e.depth, e.score, e.bound, None, e.exact)
-            for e in (merged[k] for k in keys_)]
-
-
 def multipv_answer(state: State, root: CachedResult | None, moves: Sequence[int],
                    children: Sequence[CachedResult | None], depth: int, candidates: int
                    ) -> Iteration | None:
@@ -494,9 +477,9 @@ def multipv_answer(state: State, root: CachedResult | None, moves: Sequence[int]
 
     The answer needs the ``candidates`` best moves exact and every other move bounded no
     higher than the worst of them, as the search itself gives. Root scores come best first,
-    ties broken by move number (the engine's own tie order is not kept by the cache, so the
-    worker ranks a fresh search's moves the same way before ``choose_move``): the exact
-    ``candidates`` first, then the rest.
+    ties broken by move number (the engine's own tie order is not kept by the cache, and
+    ``choose_move`` ranks ties by move number too): the exact ``candidates`` first, then the
+    rest.
     """
     if root is None or root.exact or root.bound != EXACT or root.depth != depth:
         return None
