@@ -8,9 +8,9 @@ same inputs always give the same move and tests need no engine.
 How weaker levels weaken, as strong engines do for their skill levels: they search shallower
 and for less time, and then pick at random (seeded) among the ``candidates`` best root moves
 whose scores are at most ``margin`` below the best, better moves more likely. They never
-choose wildly: a move outside the margin is never played. Safety rails from
-``rails_from`` upwards: always take a win in one, never leave the opponent a win in one when
-some move avoids it.
+choose wildly: a move outside the margin is never played. Safety rails, on every level with
+``rails`` set (all shipped levels above the weakest): always take a win in one, never leave
+the opponent a win in one when some move avoids it.
 """
 
 from __future__ import annotations
@@ -80,6 +80,14 @@ class Level:
         return cls(**data)
 
 
+MAX_NODES = 10_000_000_000
+"""More nodes than the longest allowed move (60 s) can search at any engine's speed."""
+MAX_CANDIDATES = 64
+"""No position of either game has more moves than the board has cells."""
+MAX_MARGIN = 1000
+"""Connect Four's win score: a wider margin would let a level throw away won games."""
+
+
 def validate(level: Level) -> list[str]:
     """Every reason ``level`` is impossible, as sentences (empty when it is fine)."""
     problems = []
@@ -95,12 +103,12 @@ def validate(level: Level) -> list[str]:
         problems.append("soft_time must not exceed hard_time")
     if level.hard_time > 60:
         problems.append("hard_time must be at most 60 seconds")
-    if level.nodes is not None and level.nodes < 1:
-        problems.append("nodes must be at least 1")
-    if level.candidates < 1:
-        problems.append("candidates must be at least 1")
-    if level.margin < 0:
-        problems.append("margin must be 0 or more")
+    if level.nodes is not None and not 1 <= level.nodes <= MAX_NODES:
+        problems.append(f"nodes must be between 1 and {MAX_NODES:,}")
+    if not 1 <= level.candidates <= MAX_CANDIDATES:
+        problems.append(f"candidates must be between 1 and {MAX_CANDIDATES}")
+    if not 0 <= level.margin <= MAX_MARGIN:
+        problems.append(f"margin must be between 0 and {MAX_MARGIN}")
     return problems
 
 

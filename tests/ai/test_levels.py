@@ -61,6 +61,10 @@ def test_impossible_levels_are_refused_with_every_reason() -> None:
     with pytest.raises(ValueError, match="candidates") as caught:
         level(candidates=0, margin=-1)
     assert "margin" in str(caught.value)
+    with pytest.raises(ValueError, match="candidates must be between 1 and 64") as caught:
+        level(candidates=65, margin=5000, nodes=10**12)
+    assert "margin must be between 0 and 1000" in str(caught.value)
+    assert "nodes must be between 1 and" in str(caught.value)
     with pytest.raises(ValueError, match="unknown level fields: speed"):
         Level.from_dict({**level().to_dict(), "speed": 3})
 

@@ -121,7 +121,7 @@ async def test_a_level_edit_is_validated_field_by_field_then_audited_and_adverti
                                   changes={"soft_time": 2.0, "candidates": 0})
         assert bad["code"] == "invalid_level"
         assert "soft_time must not exceed hard_time" in bad["detail"]["soft_time"]
-        assert "candidates must be at least 1" in bad["detail"]["candidates"]
+        assert "candidates must be between 1 and 64" in bad["detail"]["candidates"]
         assert "hard_time" in bad["detail"]
         bad = await admin.request("admin_edit_level", game="connect4", level="easy",
                                   changes={"order": 0})
