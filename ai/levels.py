@@ -68,7 +68,9 @@ class Level:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        # Shallow: every field is a plain value. Sent with every AI job, where
+        # ``dataclasses.asdict``'s recursive deep copy showed up in the server's profile.
+        return {f.name: getattr(self, f.name) for f in _FIELDS}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Level:
@@ -86,6 +88,9 @@ MAX_CANDIDATES = 64
 """No position of either game has more moves than the board has cells."""
 MAX_MARGIN = 1000
 """Connect Four's win score: a wider margin would let a level throw away won games."""
+
+
+_FIELDS = dataclasses.fields(Level)
 
 
 def validate(level: Level) -> list[str]:

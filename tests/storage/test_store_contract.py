@@ -166,3 +166,27 @@ async def test_two_moves_racing_for_one_ply_store_one_and_refuse_the_other(
     assert loaded is not None and len(loaded[1]) == 1
     winner = "4" if outcomes[0] is None else "5"
     assert loaded[1][0].move == winner
+
+
+async def test_a_game_its_first_move_and_a_player_written_at_once_are_all_stored(
+    store: Store,
+) -> None:
+    # Queued together, they share one commit on SQL stores: the game's row must go in
+    # before its move, and a duplicate among them must fail only its own caller.
+    await store.save_game(a_game("old"))
+    await store.append_move(a_move("old", 0, "4"))
+    outcomes = await asyncio.gather(
+        store.save_game(a_game("new")),
+        store.append_move(a_move("new", 0, "3")),
+        store.append_move(a_move("old", 0, "5")),
+        store.save_player(PlayerRecord("p9", "Nine", "guest", T0)),
+        store.append_move(a_move("new", 1, "3")),
+        return_exceptions=True,
+    )
+    assert [type(o).__name__ for o in outcomes] == [
+        "NoneType", "NoneType", "DuplicateMove", "NoneType", "NoneType"]
+    new = await store.load_game("new")
+    assert new is not None and [m.move for m in new[1]] == ["3", "3"]
+    old = await store.load_game("old")
+    assert old is not None and [m.move for m in old[1]] == ["4"]
+    assert await store.load_player("p9") == PlayerRecord("p9", "Nine", "guest", T0)
