@@ -1,4 +1,5 @@
-"""Fixtures for the server tests: a real headless Chromium for the page tests."""
+"""Fixtures for the server tests: a real headless Chromium for the page tests, and a real
+Connect Four worker pool."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 from playwright.async_api import Browser, async_playwright
+
+from server.workers import AiPool
 
 CHROMIUM = "/usr/bin/chromium"
 """Debian's chromium, installed by .ci/run; Playwright never downloads a browser here."""
@@ -21,3 +24,14 @@ async def browser() -> AsyncIterator[Browser]:
             yield chromium
         finally:
             await chromium.close()
+
+
+@pytest.fixture
+async def pool() -> AsyncIterator[AiPool]:
+    """One warmed-up Connect Four worker process, closed after the test."""
+    workers = AiPool(processes=1, games=("connect4",))
+    await workers.start(wait_ready=True, timeout=120)
+    try:
+        yield workers
+    finally:
+        await workers.close()

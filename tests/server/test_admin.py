@@ -163,16 +163,6 @@ async def test_a_level_edit_is_validated_field_by_field_then_audited_and_adverti
             await client.close()
 
 
-@pytest.fixture
-async def pool() -> AsyncIterator[AiPool]:
-    workers = AiPool(processes=1, games=("connect4",))
-    await workers.start(wait_ready=True, timeout=120)
-    try:
-        yield workers
-    finally:
-        await workers.close()
-
-
 async def _ai_reply(person: Client, room: str, ply: int, move: str) -> tuple[dict[str, Any],
                                                                              list[int]]:
     """Play ``move`` at ``ply``; the AI's ``move_made`` and the depths it reported."""

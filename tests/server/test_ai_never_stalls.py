@@ -50,16 +50,6 @@ def ended(pid: int) -> bool:
     return state == "Z" and threads == [str(pid)]
 
 
-@pytest.fixture
-async def pool() -> AsyncIterator[AiPool]:
-    workers = AiPool(processes=1, games=("connect4",))
-    await workers.start(wait_ready=True, timeout=120)
-    try:
-        yield workers
-    finally:
-        await workers.close()
-
-
 async def test_the_ai_still_moves_when_its_idle_worker_was_killed(pool: AiPool) -> None:
     async with running(port=0, store=MemoryStore(), pool=pool) as server:
         ann = await Client.open(server.url, "Ann")
