@@ -1,8 +1,9 @@
 """Bot accounts: a player of kind ``bot`` and its secret token, shown once and stored hashed.
 
 An admin creates a bot (``discus bots create NAME``) and hands the printed token to whoever
-runs it; the bot sends it in ``hello.token``. Only ``sha256(token)`` is stored, so a leaked
-database does not let anyone connect as a bot.
+runs it; where the server enables it, a bot may instead register itself (``register_bot``,
+through the same ``Accounts.create``). The bot sends the token in ``hello.token``. Only
+``sha256(token)`` is stored, so a leaked database does not let anyone connect as a bot.
 
 Why plain SHA-256 and not a slow password hash (bcrypt, scrypt, argon2): the token is 32
 random bytes from ``secrets`` (256 bits of entropy), so the hash cannot be brute-forced back

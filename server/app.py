@@ -46,7 +46,12 @@ from server import errors, history
 from server import protocol as p
 from server.admin import ADMIN_MESSAGES, AdminDesk
 from server.bot_desk import BotDesk
-from server.bot_limits import DEFAULT_BOT_LIMITS, BotLimits
+from server.bot_limits import (
+    DEFAULT_BOT_LIMITS,
+    DEFAULT_REGISTRATION_LIMITS,
+    BotLimits,
+    RegistrationLimits,
+)
 from server.rooms import AiTurn, Lobby, Outcome, Player, Room, game_id_of
 from server.store import DuplicateMove, MemoryStore, MoveRecord, PlayerRecord, Store
 from server.workers import COUNTED, AiJob, AiPool, Progress, quick_move
@@ -99,6 +104,11 @@ class Settings:
     """Challenges one player may have waiting for an answer."""
     bots: BotLimits = DEFAULT_BOT_LIMITS
     """The limits of bot accounts (``welcome.limits.bot`` on a bot's connection)."""
+    bot_registration: bool = False
+    """Whether a connection may make a bot account for itself with ``register_bot``
+    (``discus serve --bot-registration``). Off, bot accounts come from admins only."""
+    bot_registration_limits: RegistrationLimits = DEFAULT_REGISTRATION_LIMITS
+    """Bounds on ``register_bot`` (``welcome.limits.bot_registration`` while it is on)."""
     store_retry_seconds: tuple[float, ...] = (0.1, 0.5, 2.0)
     """Pauses before each new attempt to store an AI move the store refused; when the last
     attempt fails too, the move is not played and the room is told (the sweeper asks the AI
@@ -487,6 +497,8 @@ class DiscusServer:
             await self._room_command(player, message)
         elif isinstance(message, p.CHALLENGE_CLIENT_MESSAGES):
             await self.bots.handle(client, player, message)
+        elif isinstance(message, p.RegisterBot):
+            self._send_to([client], await self.bots.register(client, message.name))
         elif isinstance(message, ADMIN_MESSAGES):
             await self.desk.handle(client, message)
         else:  # pragma: no cover - the union is exhaustive
@@ -874,7 +886,7 @@ def tune_gc() -> None:
 
 async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store | None = None,
                         workers: int | None = None, secret: bytes | None = None,
-                        redis_url: str | None = None) -> None:
+                        redis_url: str | None = None, settings: Settings | None = None) -> None:
     """Run until SIGINT or SIGTERM, then shut down cleanly.
 
     The store is opened (and migrated) first; then the position cache (Redis at
@@ -895,7 +907,7 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
     sql_url = store.url if isinstance(store, SqlStore) else None
     pool = AiPool(processes=workers, cache=CacheSettings(resolve_redis_url(redis_url), sql_url))
     await pool.start()
-    async with running(host, port, store=store, pool=pool, secret=secret,
+    async with running(host, port, store=store, pool=pool, settings=settings, secret=secret,
                        cache=cache, redis_url=resolve_redis_url(redis_url)) as server:
         tune_gc()
         log.info("Discus on http://%s:%d/ (websocket %s)", host, server.port, server.url)
@@ -920,19 +932,23 @@ def persistent_secret() -> bytes:
 
 
 def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = None,
-        redis_url: str | None = None, workers: int | None = None) -> None:
+        redis_url: str | None = None, workers: int | None = None,
+        bot_registration: bool = False) -> None:
     """``discus serve``: the whole server in this process plus its AI worker processes.
 
     Games are kept by ``server.storage``: ``database_url``, else ``$DATABASE_URL``, else the
     embedded SQLite file in the data directory; unfinished games come back on restart.
     The AI workers share a position cache: ``redis_url`` (else ``$REDIS_URL``) for the hot
     tier, else an LRU per process, over the database's ``position_cache`` table.
+    ``bot_registration`` lets connections make bot accounts (``Settings.bot_registration``).
     """
     from server.storage import open_store
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    settings = Settings(bot_registration=bot_registration)
     asyncio.run(serve_forever(host, port, store=open_store(database_url), workers=workers,
-                              secret=persistent_secret(), redis_url=redis_url))
+                              secret=persistent_secret(), redis_url=redis_url,
+                              settings=settings))
 
 
 def main() -> None:

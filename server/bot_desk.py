@@ -2,10 +2,11 @@
 
 ``server.app`` hands this desk the few moments that concern bots: a ``hello`` with a token
 (``login``), a connection's end (``gone``), a room command or room creation by a player
-(``check_command``, ``check_games``), the ``challenge`` messages (``handle``) and a player's
+(``check_command``, ``check_games``), the ``challenge`` messages (``handle``), a player's
 (re)connection (``greet``, which sends the challenges waiting for them after their room
-states). The rules of limits are ``server.bot_limits``'s and of challenges
-``server.challenges``'s; this module is the glue between them, the rooms and the sockets.
+states) and ``register_bot`` (``register``, when the server lets bots register themselves).
+The rules of limits are ``server.bot_limits``'s and of challenges ``server.challenges``'s;
+this module is the glue between them, the rooms and the sockets.
 
 A player is a bot for the limits when it said hello with its bot token on this server; a bot
 cannot come back by ``resume`` instead (that would slip past its limits), only by its token.
@@ -13,6 +14,8 @@ cannot come back by ``resume`` instead (that would slip past its limits), only b
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import secrets
 import time
 from typing import TYPE_CHECKING, Any
@@ -24,11 +27,12 @@ from server.accounts import (
     Accounts,
     BadBotName,
     BotAccount,
+    NewBot,
     RevokedToken,
     UnknownBot,
     UnknownToken,
 )
-from server.bot_limits import BotLimiter, BotLimits, LimitExceeded
+from server.bot_limits import BotLimiter, BotLimits, LimitExceeded, RegistrationLimiter
 from server.challenges import ChallengeBook, Pending
 from server.rooms import Outcome, Player, Room
 
@@ -36,6 +40,8 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from server.app import DiscusServer
+
+log = logging.getLogger("discus.bots")
 
 
 def _refusal(exc: LimitExceeded, close: bool = False) -> errors.LimitExceeded:
@@ -61,6 +67,10 @@ class BotDesk:
         """Connection (``app._Client``) -> the token id it logged in with."""
         self.challenges = ChallengeBook(ids=lambda: "c" + secrets.token_hex(4),
                                         per_challenger=app.settings.max_challenges)
+        self.registrations = RegistrationLimiter(app.settings.bot_registration_limits)
+        self._creating = asyncio.Lock()
+        """Held while an account is made, so two requests for one name on this server
+        cannot both pass ``Accounts.create``'s check for a live bot of that name."""
 
     # --- connections -----------------------------------------------------------------------
 
@@ -87,6 +97,7 @@ class BotDesk:
 
     def gone(self, client: Any) -> None:
         """A connection ended: it no longer counts against its token."""
+        self.registrations.forget(client)
         token_id = self._tokens.pop(client, None)
         if token_id is not None:
             self.limiter.close_connection(token_id)
@@ -110,11 +121,49 @@ class BotDesk:
         return p.AdminBots(bots=[self._view(a) for a in await self._accounts().list_bots()])
 
     async def create_account(self, name: str) -> p.AdminBotCreated:
-        try:
-            made = await self._accounts().create(name)
-        except BadBotName as exc:
-            raise errors.BadBotName(str(exc)) from None
+        made = await self._create(self._accounts(), name)
         return p.AdminBotCreated(bot=self._view(made.account), token=made.token)
+
+    async def _create(self, accounts: Accounts, name: str) -> NewBot:
+        """``Accounts.create`` (as ``discus bots create``), its refusal as ``bad_bot_name``."""
+        async with self._creating:
+            try:
+                return await accounts.create(name)
+            except BadBotName as exc:
+                raise errors.BadBotName(str(exc)) from None
+
+    @property
+    def registration_open(self) -> bool:
+        """Whether ``register_bot`` may make accounts here: the setting is on and the server
+        keeps a database (a ``MemoryStore`` has no bot accounts)."""
+        return self.app.settings.bot_registration and self.accounts is not None
+
+    async def register(self, client: Any, name: str) -> p.BotRegistered:
+        """``register_bot``: a bot account made exactly as an admin's, its token in the answer
+        only. ``registration_disabled`` unless ``registration_open``; ``limit_exceeded``
+        (``registrations_per_connection``, ``registrations_per_minute`` with its
+        ``retry_after``) past a registration limit; ``bad_bot_name`` as for admins. A refused
+        request makes nothing and counts against no limit."""
+        if not self.app.settings.bot_registration:
+            raise errors.RegistrationDisabled(
+                "this server does not let bots register themselves; ask its admin for a "
+                "bot account")
+        if self.accounts is None:
+            raise errors.RegistrationDisabled(
+                "this server keeps no database, so it has no bot accounts")
+        now = time.monotonic()
+        try:
+            self.registrations.take(client, now)
+        except LimitExceeded as exc:
+            raise _refusal(exc) from None
+        try:
+            made = await self._create(self.accounts, name)
+        except BaseException:
+            self.registrations.give_back(client, now)  # no account: it counts for nothing
+            raise
+        log.info("bot %s registered itself (player %s)", made.account.name,
+                 made.account.player_id)
+        return p.BotRegistered(bot=self._view(made.account), token=made.token)
 
     async def revoke_account(self, name_or_id: str) -> p.AdminBotRevoked:
         """Revoke, then close this server's connections that logged in with those tokens."""
@@ -151,11 +200,16 @@ class BotDesk:
                 "a bot account comes back with its bot token (hello.token), not resume")
 
     def limits(self, client: Any, base: p.ServerLimits) -> p.ServerLimits:
-        """``welcome.limits`` for this connection: with the bot's own when it is a bot's."""
-        if client not in self._tokens:
-            return base
-        bot = p.BotLimitsView(**self.limiter.limits.published())  # type: ignore[arg-type]
-        return base.model_copy(update={"bot": bot})
+        """``welcome.limits`` for this connection: with the bounds of ``register_bot`` when
+        registration is open, and with the bot's own limits when it is a bot's."""
+        update: dict[str, Any] = {}
+        if self.registration_open:
+            update["bot_registration"] = p.BotRegistrationView(
+                **self.registrations.limits.published())
+        if client in self._tokens:
+            update["bot"] = p.BotLimitsView(
+                **self.limiter.limits.published())  # type: ignore[arg-type]
+        return base.model_copy(update=update) if update else base
 
     # --- limits ----------------------------------------------------------------------------
 

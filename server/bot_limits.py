@@ -12,11 +12,21 @@ which limit it hit and when to retry.
   ``moves_per_minute / 60`` a second. ``retry_after`` is the time until one move is back.
 - ``connections_per_token``: websockets open at once with one token. A further connection
   is refused with a clear error (close code 1008) and never kicks an earlier one.
+
+``RegistrationLimits`` and ``RegistrationLimiter`` bound bot self-registration
+(``register_bot``, when the server enables it) the same way, with the same error:
+
+- ``registrations_per_connection``: accounts one connection may create. Refused for good on
+  that connection, so ``retry_after`` is None.
+- ``registrations_per_minute``: accounts the whole server creates in any 60 seconds.
+  ``retry_after`` is the time until the oldest of them is a minute old.
 """
 
 from __future__ import annotations
 
+import collections
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from server.errors import Detail
@@ -159,3 +169,86 @@ class BotLimiter:
     def forget(self, bot_id: str) -> None:
         """Drop a bot's move bucket (e.g. when it has no connection and no game left)."""
         self._moves.pop(bot_id, None)
+
+
+# --- self-registration ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegistrationLimits:
+    """Published bounds on ``register_bot`` (``welcome.limits.bot_registration``)."""
+
+    registrations_per_connection: int = 3
+    """Bot accounts one connection may create."""
+    registrations_per_minute: int = 5
+    """Bot accounts the whole server creates in any 60 seconds, over all connections."""
+
+    def published(self) -> dict[str, int]:
+        return {
+            "registrations_per_connection": self.registrations_per_connection,
+            "registrations_per_minute": self.registrations_per_minute,
+        }
+
+
+DEFAULT_REGISTRATION_LIMITS = RegistrationLimits()
+
+WINDOW_SECONDS = 60.0
+"""The span ``registrations_per_minute`` counts over."""
+
+
+@dataclass
+class RegistrationLimiter:
+    """Registrations of one server. ``take`` reserves one (or raises ``LimitExceeded``
+    before counting anything); the caller must ``give_back`` a reservation whose account was
+    not created (a bad or taken name), so only accounts that exist count. Connection keys
+    are opaque; ``forget`` one when its connection ends."""
+
+    limits: RegistrationLimits = DEFAULT_REGISTRATION_LIMITS
+    _by_connection: dict[Hashable, int] = field(default_factory=dict)
+    _recent: collections.deque[float] = field(default_factory=collections.deque)
+    """When the registrations of the last ``WINDOW_SECONDS`` were taken, oldest first."""
+
+    def take(self, connection: Hashable, now: float) -> None:
+        """Count one registration by ``connection`` at ``now``, or raise if it would pass a
+        limit (the per-connection one first: waiting never lifts it)."""
+        made = self._by_connection.get(connection, 0)
+        allowed = self.limits.registrations_per_connection
+        if made >= allowed:
+            raise LimitExceeded(
+                "registrations_per_connection", allowed, None,
+                f"a connection may register at most {allowed} bot(s) and this one has "
+                f"registered {made}",
+            )
+        recent = self._recent
+        while recent and recent[0] <= now - WINDOW_SECONDS:
+            recent.popleft()
+        per_minute = self.limits.registrations_per_minute
+        if len(recent) >= per_minute:
+            wait = math.ceil((recent[0] + WINDOW_SECONDS - now) * 1000) / 1000
+            raise LimitExceeded(
+                "registrations_per_minute", per_minute, wait,
+                f"this server registers at most {per_minute} bots a minute; retry in "
+                f"{wait:g} s",
+            )
+        recent.append(now)
+        self._by_connection[connection] = made + 1
+
+    def give_back(self, connection: Hashable, now: float) -> None:
+        """Undo the ``take`` made at ``now`` by ``connection``: it created no account."""
+        made = self._by_connection.get(connection, 0)
+        if made <= 1:
+            self._by_connection.pop(connection, None)
+        else:
+            self._by_connection[connection] = made - 1
+        # Reservations of other connections may have come after it: remove this very stamp.
+        for i in range(len(self._recent) - 1, -1, -1):
+            if self._recent[i] == now:
+                del self._recent[i]
+                break
+
+    def registered(self, connection: Hashable) -> int:
+        return self._by_connection.get(connection, 0)
+
+    def forget(self, connection: Hashable) -> None:
+        """The connection ended (its count goes; its registrations still count server-wide)."""
+        self._by_connection.pop(connection, None)

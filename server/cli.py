@@ -35,7 +35,8 @@ def _analyse(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from server.app import run
 
-    run(host=args.host, port=args.port, database_url=args.database_url, redis_url=args.redis_url)
+    run(host=args.host, port=args.port, database_url=args.database_url, redis_url=args.redis_url,
+        bot_registration=args.bot_registration)
     return 0
 
 
@@ -106,6 +107,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--database-url", default=None, help="default: $DATABASE_URL, else SQLite")
     p.add_argument("--redis-url", default=None, help="default: $REDIS_URL, else in-process")
+    p.add_argument("--bot-registration", action="store_true",
+                   help="let any connection make a bot account with register_bot (rate "
+                   "limited; default: only admins make bot accounts)")
     p.set_defaults(func=_serve)
 
     p = sub.add_parser("migrate", help="upgrade a database to the current schema")

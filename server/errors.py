@@ -259,7 +259,8 @@ class RevokedToken(ProtocolError):
 
 
 class BadBotName(ProtocolError):
-    """``admin_create_bot.name`` is empty, too long, not printable, or a live bot's."""
+    """``admin_create_bot.name`` or ``register_bot.name`` is empty, too long, not printable,
+    or a live bot's."""
 
     code = "bad_bot_name"
 
@@ -276,6 +277,14 @@ class LimitExceeded(ProtocolError):
     Refused for ``connections_per_token``, the new connection is closed (1008)."""
 
     code = "limit_exceeded"
+
+
+class RegistrationDisabled(ProtocolError):
+    """``register_bot`` on a server that does not let bots register themselves (the default;
+    ``discus serve --bot-registration`` enables it) or keeps no database; nothing was made.
+    Ask the server's admin for a bot account instead."""
+
+    code = "registration_disabled"
 
 
 class UnknownPlayer(ProtocolError):
@@ -327,6 +336,7 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     BadBotName,
     UnknownBot,
     LimitExceeded,
+    RegistrationDisabled,
     UnknownPlayer,
     UnknownChallenge,
 )

@@ -73,6 +73,7 @@ ErrorCode = Literal[
     "bad_bot_name",
     "unknown_bot",
     "limit_exceeded",
+    "registration_disabled",
     "unknown_player",
     "unknown_challenge",
 ]
@@ -283,6 +284,19 @@ class DeclineChallenge(_ClientMessage):
 CHALLENGE_CLIENT_MESSAGES = (Challenge, AcceptChallenge, DeclineChallenge)
 
 
+class RegisterBot(_ClientMessage):
+    """Make a bot account, on a server that lets bots register themselves
+    (``welcome.limits.bot_registration`` is not null); answered by ``bot_registered``, which
+    holds its token, shown this once. This connection stays what its ``hello`` made it: play
+    as the bot on a new connection with ``hello.token``. ``registration_disabled`` where
+    registration is off; ``bad_bot_name`` as for ``admin_create_bot``; ``limit_exceeded``
+    past ``limits.bot_registration`` (nothing is made in each case)."""
+
+    type: Literal["register_bot"] = "register_bot"
+    name: str = Field(min_length=1, max_length=64, description="The bot's name, unique "
+                      "among live bots (1 to 40 printable characters once trimmed).")
+
+
 # --- client -> server: admin (refused with `forbidden` before `admin_login`) -----------------
 
 
@@ -417,6 +431,7 @@ ClientMessage = Annotated[
     | Challenge
     | AcceptChallenge
     | DeclineChallenge
+    | RegisterBot
     | AdminLogin
     | AdminListLevels
     | AdminEditLevel
@@ -548,6 +563,9 @@ class ServerLimits(_Message):
         default=10, description="Challenges one player may have waiting for an answer.")
     bot: BotLimitsView | None = Field(
         default=None, description="A bot's own limits; null unless `hello` had a bot token.")
+    bot_registration: BotRegistrationView | None = Field(
+        default=None, description="How `register_bot` is bounded; null: this server does "
+        "not let bots register themselves (ask its admin for a bot account).")
 
 
 class BotLimitsView(_Message):
@@ -558,6 +576,16 @@ class BotLimitsView(_Message):
     moves_per_minute: float = Field(description="Sustained moves a minute, over all its games.")
     move_burst: int = Field(description="Moves allowed at once before the rate applies.")
     connections_per_token: int = Field(description="Websockets open at once with its token.")
+
+
+class BotRegistrationView(_Message):
+    """The bounds of bot self-registration (``server.bot_limits.RegistrationLimits``); going
+    over one is ``limit_exceeded`` with ``detail.limit`` naming it."""
+
+    registrations_per_connection: int = Field(
+        description="Bot accounts one connection may create.")
+    registrations_per_minute: int = Field(
+        description="Bot accounts the whole server creates in any 60 seconds.")
 
 
 class PastSeat(_Message):
@@ -1004,7 +1032,8 @@ class AdminCalibrations(_Message):
 
 
 class BotAccountView(_Message):
-    """One bot token as an admin sees it: never the token itself. Times are epoch seconds."""
+    """One bot token as an admin (or the bot's registrant) sees it: never the token itself.
+    Times are epoch seconds."""
 
     token_id: str
     player_id: str
@@ -1027,6 +1056,15 @@ class AdminBotCreated(_Message):
     hash: this is the one time the token is shown."""
 
     type: Literal["admin_bot_created"] = "admin_bot_created"
+    bot: BotAccountView
+    token: str
+
+
+class BotRegistered(_Message):
+    """Answer to ``register_bot``: the new account and its token. The server keeps only a
+    hash: this is the one time the token is shown."""
+
+    type: Literal["bot_registered"] = "bot_registered"
     bot: BotAccountView
     token: str
 
@@ -1056,6 +1094,7 @@ ServerMessage = Annotated[
     | ChallengeSent
     | ChallengeOffer
     | ChallengeDeclined
+    | BotRegistered
     | AdminWelcome
     | AdminLevels
     | AdminLevelEdited
@@ -1131,7 +1170,7 @@ _CLIENT_TYPES = frozenset(
     m.model_fields["type"].default
     for m in (Hello, ListRooms, CreateRoom, JoinRoom, Spectate, Move, Resign, OfferRematch,
               AcceptRematch, Claim, Leave, ListHistory, GetGame, GetStats, Ping,
-              *CHALLENGE_CLIENT_MESSAGES, *ADMIN_CLIENT_MESSAGES)
+              *CHALLENGE_CLIENT_MESSAGES, RegisterBot, *ADMIN_CLIENT_MESSAGES)
 )
 
 
