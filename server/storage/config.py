@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sqlalchemy import event
+from sqlalchemy import Engine, event
+from sqlalchemy import create_engine as sa_create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
@@ -62,9 +63,10 @@ def create_engine(url: str) -> AsyncEngine:
     database = make_url(url).database
     if database and database != ":memory:":
         Path(database).parent.mkdir(parents=True, exist_ok=True)
-    # One connection per process: SQLite has one writer at a time anyway, and queueing in the
-    # pool is fair and immediate where competing connections would sleep in the busy handler
-    # (a 16-game load run saw a 450 ms p99 with a pool, 2 ms without).
+    # One async connection per process: SQLite has one writer at a time anyway, and queueing
+    # in the pool is fair and immediate where competing connections would sleep in the busy
+    # handler (a 16-game load run saw a 450 ms p99 with a pool, 2 ms without). The store's
+    # hot writes (moves, games, players) go through ``create_sqlite_writer``'s connection.
     engine = create_async_engine(
         url,
         connect_args={"timeout": SQLITE_BUSY_MS / 1000},
@@ -72,16 +74,33 @@ def create_engine(url: str) -> AsyncEngine:
         max_overflow=0,
         pool_timeout=60,
     )
-
-    @event.listens_for(engine.sync_engine, "connect")
-    def _pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        # FULL: a commit is on disk when it returns (NORMAL in WAL survives a killed process
-        # but not a power cut; "durable on return" means both).
-        cursor.execute("PRAGMA synchronous=FULL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
-        cursor.close()
-
+    event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     return engine
+
+
+def create_sqlite_writer(url: str) -> Engine | None:
+    """A sync engine on the same SQLite file, for the store's batched writes in a thread of
+    their own (``sql_store``); None for an in-memory database, which a second connection
+    would not see. Same pragmas as ``create_engine``: a commit is durable when it returns."""
+    database = make_url(url).database
+    if not is_sqlite(url) or not database or database == ":memory:":
+        return None
+    engine = sa_create_engine(
+        f"sqlite:///{database}",
+        connect_args={"timeout": SQLITE_BUSY_MS / 1000},
+        pool_size=1,
+        max_overflow=0,
+    )
+    event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    # FULL: a commit is on disk when it returns (NORMAL in WAL survives a killed process but
+    # not a power cut; "durable on return" means both).
+    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
+    cursor.close()

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from types import SimpleNamespace
 from typing import Any, cast
 
-from sqlalchemy import Row, Table, delete, func, or_, select, update
+from sqlalchemy import Connection, Row, Table, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -61,6 +61,13 @@ async def _upsert(
     await conn.execute(stmt, values)
 
 
+def _upsert_sync(
+    conn: Connection, table: Table, values: dict[str, Any], keys: Sequence[str]
+) -> None:
+    stmt = _upsert_statement(conn.dialect.name, table, tuple(values), tuple(keys))
+    conn.execute(stmt, values)
+
+
 @functools.cache
 def _upsert_statement(dialect: str, table: Table, columns: tuple[str, ...],
                       keys: tuple[str, ...]) -> Any:
@@ -75,8 +82,14 @@ def _upsert_statement(dialect: str, table: Table, columns: tuple[str, ...],
 
 
 async def save_player(conn: AsyncConnection, player: PlayerRecord) -> None:
+    await conn.run_sync(write_player, player)
+
+
+def write_player(conn: Connection, player: PlayerRecord) -> None:
+    """``save_player`` on a sync connection: the store's batched writes run these in one
+    transaction (``sql_store``), on SQLite in a writer thread of its own."""
     values = {"id": player.id, "name": player.name, "kind": player.kind}
-    await _upsert(conn, players, {**values, "created_at": player.created_at}, ["id"])
+    _upsert_sync(conn, players, {**values, "created_at": player.created_at}, ["id"])
 
 
 async def find_player(conn: AsyncConnection, player_id: str) -> PlayerRecord | None:
@@ -136,19 +149,16 @@ def _move_record(row: Row[Any]) -> MoveRecord:
     )
 
 
-async def save_game(conn: AsyncConnection, game: GameRecord) -> None:
-    await _upsert(conn, games, _game_values(game), ["id"])
+def write_game(conn: Connection, game: GameRecord) -> None:
+    """Insert or update a game's row, on a sync connection (see ``write_player``)."""
+    _upsert_sync(conn, games, _game_values(game), ["id"])
 
 
-async def insert_move(conn: AsyncConnection, move: MoveRecord) -> None:
-    """Plain INSERT: the (game_id, ply) primary key rejects a second move for a ply."""
+def write_moves(conn: Connection, batch: Sequence[MoveRecord]) -> None:
+    """Several moves in one INSERT, on a sync connection (see ``write_player``); fails as a
+    whole if any ply is already taken (the (game_id, ply) primary key)."""
     # Parameters apart from the statement: one cached compiled INSERT for every move.
-    await conn.execute(_INSERT_MOVE, _move_row(move))
-
-
-async def insert_moves(conn: AsyncConnection, batch: Sequence[MoveRecord]) -> None:
-    """Several moves in one INSERT; fails as a whole if any ply is already taken."""
-    await conn.execute(_INSERT_MOVE, [_move_row(move) for move in batch])
+    conn.execute(_INSERT_MOVE, [_move_row(move) for move in batch])
 
 
 _INSERT_MOVE = moves.insert()

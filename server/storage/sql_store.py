@@ -3,18 +3,25 @@
 Every write has committed when its call returns, so ``append_move`` returning means the move
 survives a killed process (PostgreSQL's synchronous commit, SQLite's WAL with
 ``synchronous=FULL``). Writes that arrive while a commit is in flight share the next one.
+
+On a SQLite file those batched writes run in a thread of their own, on a sync connection,
+each batch in one hand-off: through aiosqlite every statement, and the commit, is a hop
+between its thread and the event loop, and under load each hop waits for a turn of the busy
+loop (a 5,000-client run spent most of its move acknowledgement time there).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.storage import repository as repo
-from server.storage.config import create_engine, database_url
+from server.storage.config import create_engine, create_sqlite_writer, database_url
 from server.storage.migrate import upgrade_engine
 from server.store import DuplicateMove, GameRecord, MoveRecord, PlayerRecord
 
@@ -28,6 +35,7 @@ class SqlStore:
         self._migrate = migrate
         self._engine: AsyncEngine | None = None
         self._batcher: _WriteBatcher | None = None
+        self._writer: _SqliteWriter | None = None
 
     @property
     def engine(self) -> AsyncEngine:
@@ -56,25 +64,29 @@ class SqlStore:
             await engine.dispose()
             raise
         self._engine = engine
-        self._batcher = _WriteBatcher(engine, self._append_one)
+        self._writer = _SqliteWriter.start(self.url)
+        self._batcher = _WriteBatcher(self._commit)
 
     async def close(self) -> None:
         if self._batcher is not None:
             await self._batcher.drain()
             self._batcher = None
+        if self._writer is not None:
+            writer, self._writer = self._writer, None
+            await writer.close()
         if self._engine is not None:
             engine, self._engine = self._engine, None
             await engine.dispose()
 
     async def save_player(self, player: PlayerRecord) -> None:
-        await self._writes().run(lambda conn: repo.save_player(conn, player))
+        await self._writes().run(lambda conn: repo.write_player(conn, player))
 
     async def load_player(self, player_id: str) -> PlayerRecord | None:
         async with self.engine.connect() as conn:
             return await repo.find_player(conn, player_id)
 
     async def save_game(self, game: GameRecord) -> None:
-        await self._writes().run(lambda conn: repo.save_game(conn, game))
+        await self._writes().run(lambda conn: repo.write_game(conn, game))
 
     async def append_move(self, move: MoveRecord) -> None:
         await self._writes().run(move)
@@ -84,17 +96,24 @@ class SqlStore:
             raise RuntimeError("SqlStore.open() has not been called")
         return self._batcher
 
-    async def _append_one(self, move: MoveRecord) -> None:
+    async def _commit(self, writes: Sequence[Write]) -> None:
+        """Run ``writes`` in order in one transaction and commit it; on a constraint error
+        (``IntegrityError``) nothing of them is stored. A lone move whose ply is taken raises
+        ``DuplicateMove``."""
         try:
-            async with self.engine.begin() as conn:
-                await repo.insert_move(conn, move)
+            if self._writer is not None:
+                await self._writer.commit(writes)
+            else:
+                async with self.engine.begin() as conn:
+                    await conn.run_sync(_write_in_order, writes)
         except IntegrityError:
-            # Tell a repeated ply from any other constraint (e.g. an unknown game) by looking.
-            async with self.engine.connect() as conn:
-                if await repo.has_move(conn, move.game_id, move.ply):
-                    raise DuplicateMove(
-                        f"game {move.game_id} already has a move at ply {move.ply}"
-                    ) from None
+            if len(writes) == 1 and isinstance(move := writes[0], MoveRecord):
+                # Tell a repeated ply from any other constraint (an unknown game) by looking.
+                async with self.engine.connect() as conn:
+                    if await repo.has_move(conn, move.game_id, move.ply):
+                        raise DuplicateMove(
+                            f"game {move.game_id} already has a move at ply {move.ply}"
+                        ) from None
             raise
 
     async def load_game(self, game_id: str) -> tuple[GameRecord, list[MoveRecord]] | None:
@@ -119,8 +138,36 @@ class SqlStore:
             return await repo.count_moves(conn, game_ids)
 
 
-Write = MoveRecord | Callable[[AsyncConnection], Awaitable[None]]
-"""A move to insert, or any other write of the store (a statement run on the connection)."""
+Write = MoveRecord | Callable[[Connection], None]
+"""A move to insert, or any other write of the store (statements run on a sync connection:
+``repository.write_player`` and the like)."""
+
+
+class _SqliteWriter:
+    """The one thread, and its one connection, that commits a SQLite store's batched writes:
+    a whole batch is one hand-off to the thread."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="discus-sqlite")
+
+    @classmethod
+    def start(cls, url: str) -> _SqliteWriter | None:
+        engine = create_sqlite_writer(url)
+        return None if engine is None else cls(engine)
+
+    async def commit(self, writes: Sequence[Write]) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._thread, self._commit, writes)
+
+    def _commit(self, writes: Sequence[Write]) -> None:
+        with self._engine.begin() as conn:
+            _write_in_order(conn, writes)
+
+    async def close(self) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._thread, self._engine.dispose)
+        self._thread.shutdown(wait=True)
 
 
 class _WriteBatcher:
@@ -128,10 +175,10 @@ class _WriteBatcher:
     one (one transaction, one COMMIT, one fsync; consecutive moves as one multi-row INSERT),
     in the order they came, and every caller's ``run`` returns only after the commit that
     holds its write. A single game sees no extra latency; many games at once share the cost
-    of each commit instead of queueing for it. SQLite has one connection per process (see
-    ``config.create_engine``), so a write that were its own transaction would queue behind
-    every other one: at 5,000 connections, guests saved at hello and games at creation
-    each took a commit of their own and pushed the moves' p99 past 150 ms.
+    of each commit instead of queueing for it. On SQLite (one writer at a time) this also
+    keeps a guest saved at hello or a game saved at creation from taking a commit of its own
+    ahead of the moves: at 5,000 connections those single commits pushed the moves' p99 past
+    150 ms.
 
     If a batch fails on a constraint (a repeated ply), its writes are retried one by one,
     each in its own transaction, so only the offending callers get the error
@@ -140,11 +187,8 @@ class _WriteBatcher:
 
     MAX_BATCH = 256
 
-    def __init__(
-        self, engine: AsyncEngine, append_one: Callable[[MoveRecord], Awaitable[None]]
-    ) -> None:
-        self._engine = engine
-        self._append_one = append_one
+    def __init__(self, commit: Callable[[Sequence[Write]], Awaitable[None]]) -> None:
+        self._commit_writes = commit
         self._queue: list[tuple[Write, asyncio.Future[None]]] = []
         self._worker: asyncio.Task[None] | None = None
 
@@ -176,8 +220,7 @@ class _WriteBatcher:
     async def _commit(self, batch: list[tuple[Write, asyncio.Future[None]]]) -> None:
         if len(batch) > 1:
             try:
-                async with self._engine.begin() as conn:
-                    await _write_in_order(conn, [write for write, _ in batch])
+                await self._commit_writes([write for write, _ in batch])
             except IntegrityError:
                 pass  # somebody's write breaks a constraint: find out whose, one at a time
             else:
@@ -187,11 +230,7 @@ class _WriteBatcher:
                 return
         for write, future in batch:
             try:
-                if isinstance(write, MoveRecord):
-                    await self._append_one(write)
-                else:
-                    async with self._engine.begin() as conn:
-                        await write(conn)
+                await self._commit_writes([write])
             except Exception as exc:  # noqa: BLE001 - handed to that caller
                 if not future.done():
                     future.set_exception(exc)
@@ -200,7 +239,7 @@ class _WriteBatcher:
                     future.set_result(None)
 
 
-async def _write_in_order(conn: AsyncConnection, writes: Sequence[Write]) -> None:
+def _write_in_order(conn: Connection, writes: Sequence[Write]) -> None:
     """Run ``writes`` in order on ``conn``, each run of consecutive moves as one INSERT (a
     game's row is written before its moves when both are in the batch)."""
     moves: list[MoveRecord] = []
@@ -209,8 +248,8 @@ async def _write_in_order(conn: AsyncConnection, writes: Sequence[Write]) -> Non
             moves.append(write)
             continue
         if moves:
-            await repo.insert_moves(conn, moves)
+            repo.write_moves(conn, moves)
             moves = []
-        await write(conn)
+        write(conn)
     if moves:
-        await repo.insert_moves(conn, moves)
+        repo.write_moves(conn, moves)
