@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.storage import repository as repo
@@ -123,14 +124,21 @@ class Accounts:
             raise BadBotName(f"a bot name is 1 to {MAX_NAME} printable characters")
         token = new_token()
         now = self.clock()
-        async with self.engine.begin() as conn:
-            live = await repo.list_tokens(conn, SCOPE)
-            if any(row["name"] == name and row["revoked_at"] is None for row in live):
-                raise BadBotName(f"there is already a bot called {name!r}")
-            player = PlayerRecord(secrets.token_hex(6), name, "bot", now)
-            await repo.save_player(conn, player)
-            token_id = secrets.token_hex(8)
-            await repo.insert_token(conn, token_id, player.id, name, SCOPE, hash_token(token), now)
+        taken = BadBotName(f"there is already a bot called {name!r}")
+        try:
+            async with self.engine.begin() as conn:
+                live = await repo.list_tokens(conn, SCOPE)
+                if any(row["name"] == name and row["revoked_at"] is None for row in live):
+                    raise taken
+                player = PlayerRecord(secrets.token_hex(6), name, "bot", now)
+                await repo.save_player(conn, player)
+                token_id = secrets.token_hex(8)
+                await repo.insert_token(conn, token_id, player.id, name, SCOPE,
+                                        hash_token(token), now)
+        except IntegrityError:
+            # Another server made one of that name between the check and the insert: the
+            # database's unique index on live names (ux_tokens_live_name) refused this one.
+            raise taken from None
         return NewBot(BotAccount(token_id, player.id, name, now, None, None), token)
 
     async def list_bots(self) -> list[BotAccount]:

@@ -13,6 +13,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterable
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.accounts import (
@@ -66,14 +67,21 @@ class Admins:
             raise BadAdminName(f"an admin name is 1 to {MAX_NAME} printable characters")
         token = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
         now = self.clock()
-        async with self.engine.begin() as conn:
-            live = await repo.list_tokens(conn, SCOPE)
-            if any(row["name"] == name and row["revoked_at"] is None for row in live):
-                raise BadAdminName(f"there is already an admin called {name!r}")
-            player = PlayerRecord(secrets.token_hex(6), name, "admin", now)
-            await repo.save_player(conn, player)
-            token_id = secrets.token_hex(8)
-            await repo.insert_token(conn, token_id, player.id, name, SCOPE, hash_token(token), now)
+        taken = BadAdminName(f"there is already an admin called {name!r}")
+        try:
+            async with self.engine.begin() as conn:
+                live = await repo.list_tokens(conn, SCOPE)
+                if any(row["name"] == name and row["revoked_at"] is None for row in live):
+                    raise taken
+                player = PlayerRecord(secrets.token_hex(6), name, "admin", now)
+                await repo.save_player(conn, player)
+                token_id = secrets.token_hex(8)
+                await repo.insert_token(conn, token_id, player.id, name, SCOPE,
+                                        hash_token(token), now)
+        except IntegrityError:
+            # Another server made one of that name between the check and the insert: the
+            # database's unique index on live names (ux_tokens_live_name) refused this one.
+            raise taken from None
         return AdminAccount(token_id, player.id, name, now, None, None), token
 
     async def list_admins(self) -> list[AdminAccount]:

@@ -197,7 +197,18 @@ class Token(Base):
     last_used_at: Mapped[float | None] = mapped_column(Double)
     revoked_at: Mapped[float | None] = mapped_column(Double)
 
-    __table_args__ = (Index("ix_tokens_player", "player_id"),)
+    __table_args__ = (
+        Index("ix_tokens_player", "player_id"),
+        # One live token per name and scope: challenges reach a bot by its name.
+        Index(
+            "ux_tokens_live_name",
+            "scope",
+            "name",
+            unique=True,
+            postgresql_where=text("revoked_at IS NULL"),
+            sqlite_where=text("revoked_at IS NULL"),
+        ),
+    )
 
 
 class CachedPosition(Base):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from sqlalchemy.exc import IntegrityError
 
 from server.accounts import (
     Accounts,
@@ -125,3 +126,22 @@ async def test_a_bad_bot_name_writes_nothing(accounts: Accounts, name: str) -> N
     with pytest.raises(BadBotName):
         await accounts.create(name)
     assert await accounts.list_bots() == []
+
+
+async def test_the_database_itself_refuses_a_second_live_bot_of_one_name(
+    accounts: Accounts, sql_store: SqlStore
+) -> None:
+    # What two servers racing past Accounts.create's check would do: insert the same live
+    # name twice. The unique index on live names refuses the second; a revoked token of that
+    # name, or an admin of that name, is no clash.
+    made = await accounts.create("Randy")
+    with pytest.raises(IntegrityError):
+        async with sql_store.engine.begin() as conn:
+            await repo.insert_token(conn, "t2", made.account.player_id, "Randy", "bot",
+                                    hash_token("another"), 1.0)
+    async with sql_store.engine.begin() as conn:
+        await repo.insert_token(conn, "t3", made.account.player_id, "Randy", "admin",
+                                hash_token("admin's"), 1.0)
+    await accounts.revoke("Randy")
+    again = await accounts.create("Randy")
+    assert again.account.name == "Randy" and again.account.token_id != made.account.token_id
