@@ -54,7 +54,7 @@ from server.bot_limits import (
 )
 from server.rooms import AiTurn, Lobby, Outcome, Player, Room, game_id_of
 from server.store import DuplicateMove, MemoryStore, MoveRecord, PlayerRecord, Store
-from server.workers import COUNTED, AiJob, AiPool, Progress, quick_move
+from server.workers import COUNTED, AiJob, AiPool, Progress, quick_move_off_loop
 
 log = logging.getLogger("discus.server")
 
@@ -656,7 +656,8 @@ class DiscusServer:
                     log.error("the AI chose an illegal move in room %s; playing a quick one",
                               room.id)
                     plan = room.check_ai_move(turn.round, turn.ply,
-                                              quick_move(turn.state, seed), self.now())
+                                              await quick_move_off_loop(turn.state, seed),
+                                              self.now())
                 if await self._store_ai_move(room, plan.record):
                     await self._carry(room, room.apply_move(plan, self.now()))
                     return
@@ -669,7 +670,7 @@ class DiscusServer:
         """The AI's move and its figures (depth, score, nodes): the pool's if it answers,
         else ``quick_move``'s (figures None)."""
         if self.pool is None:
-            return quick_move(turn.state, seed), None, None, None
+            return await quick_move_off_loop(turn.state, seed), None, None, None
         try:
             level = find(turn.game, turn.level, self.levels)
         except KeyError:
@@ -689,7 +690,7 @@ class DiscusServer:
         except Exception:
             log.warning("the AI pool failed in room %s; playing a quick move", room.id,
                         exc_info=True)
-            return quick_move(turn.state, seed), None, None, None
+            return await quick_move_off_loop(turn.state, seed), None, None, None
         return answer.move, answer.depth, answer.score, answer.nodes
 
     async def _store_ai_move(self, room: Room, record: MoveRecord) -> bool:

@@ -5,8 +5,9 @@ or loaded from cache) before it takes work. ``await pool.think(job, on_progress)
 job, calls ``on_progress`` with each finished search iteration as it arrives, and returns
 an ``AiAnswer``. A worker that runs past the level's hard deadline plus ``margin`` seconds,
 hangs while warming up (past ``warm_up_timeout``), or dies, is killed and replaced, and the
-move is made anyway by ``quick_move`` (a shallow search of a few milliseconds in the server
-process, rails kept: win now if possible, else do not allow a win in one). A job that waits
+move is made anyway by ``quick_move`` (a shallow search of a few milliseconds in a thread of
+the server process, never its event loop; rails kept: win now if possible, else do not allow
+a win in one). A job that waits
 in the queue longer than ``queue_timeout`` gets the same quick answer.
 
 Workers talk over a duplex pipe with small tuples (below); the parent reads them with
@@ -42,6 +43,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,6 +163,17 @@ def quick_move(state: State, seed: int) -> int:
     except (ImportError, ValueError):  # no engine for this game: the rails alone
         iterations = []
     return choose_move(state, _QUICK_LEVEL, seed, iterations)
+
+
+_QUICK_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="discus-quick")
+"""Where the server runs ``quick_move``: never in the event loop (even a fallback search is
+an AI turn), and one at a time (the Othello engine keeps one set of tables per process)."""
+
+
+async def quick_move_off_loop(state: State, seed: int) -> int:
+    """``quick_move`` in the server's quick-move thread, for a coroutine to await."""
+    return await asyncio.get_running_loop().run_in_executor(_QUICK_THREAD, quick_move, state,
+                                                            seed)
 
 
 def prepare_quick_move(game_names: Sequence[str]) -> None:
@@ -438,6 +451,7 @@ class AiPool:
         self._context = multiprocessing.get_context(start_method)
         self._workers: list[_Worker] = []
         self._queue: collections.deque[_Job] = collections.deque()
+        self._quick_pending: set[asyncio.Future[int]] = set()
         self._ids = itertools.count(1)
         self._closing = False
         self._failed_starts = 0
@@ -450,7 +464,7 @@ class AiPool:
         for _ in range(self.size):
             self._spawn()
         # Off the loop: the server's own fallback search loads its kernels once.
-        self._loop.run_in_executor(None, prepare_quick_move, self.games)
+        self._loop.run_in_executor(_QUICK_THREAD, prepare_quick_move, self.games)
         if wait_ready:
             deadline = time.monotonic() + timeout
             while not all(w.ready for w in self._workers):
@@ -511,7 +525,7 @@ class AiPool:
             self._resolve(job, AiAnswer(move, depth, score, nodes, seconds, fallback, cached))
         else:
             log.error("AI job %s failed: %s", job.id, message[2])
-            self._resolve(job, self._quick(job))
+            self._answer_quickly(job)
         self._dispatch()
 
     def _finish_worker(self, worker: _Worker) -> None:
@@ -528,13 +542,29 @@ class AiPool:
         if not job.future.done():
             job.future.set_result(answer)
 
-    def _quick(self, job: _Job) -> AiAnswer:
+    def _answer_quickly(self, job: _Job) -> None:
+        """Answer ``job`` with ``quick_move``, searched in the quick-move thread; ``close``
+        waits for answers still being found."""
+        assert self._loop is not None
         started = time.perf_counter()
         state = games.load(job.job.game).initial()
         for move in job.job.moves:
             state = state.play(move)
-        move = quick_move(state, job.job.seed)
-        return AiAnswer(move, None, None, None, time.perf_counter() - started, fallback=True)
+        found = self._loop.run_in_executor(_QUICK_THREAD, quick_move, state, job.job.seed)
+        self._quick_pending.add(found)
+
+        def answer(done: asyncio.Future[int]) -> None:
+            self._quick_pending.discard(done)
+            if done.cancelled() or done.exception() is not None:
+                log.error("the quick fallback failed; playing the first legal move",
+                          exc_info=None if done.cancelled() else done.exception())
+                move = state.legal_moves()[0]
+            else:
+                move = done.result()
+            self._resolve(job, AiAnswer(move, None, None, None, time.perf_counter() - started,
+                                        fallback=True))
+
+        found.add_done_callback(answer)
 
     def _replace(self, worker: _Worker, why: str) -> None:
         """Kill ``worker``, answer its job quickly, and start a fresh process in its place."""
@@ -550,7 +580,7 @@ class AiPool:
         worker.conn.close()
         self._loop.run_in_executor(None, worker.process.join, 5)
         if job is not None:
-            self._resolve(job, self._quick(job))
+            self._answer_quickly(job)
         self._failed_starts = 0 if worker.ready else self._failed_starts + 1
         if self._failed_starts >= MAX_FAILED_STARTS:
             # Workers die before they are ready (a broken engine build): stop spawning them;
@@ -584,7 +614,7 @@ class AiPool:
         # Jobs nobody could take for too long are answered without the engine.
         while self._queue and now - self._queue[0].queued_at > self.queue_timeout:
             job = self._queue.popleft()
-            self._resolve(job, self._quick(job))
+            self._answer_quickly(job)
 
     async def think(self, job: AiJob,
                     on_progress: Callable[[Progress], None] | None = None) -> AiAnswer:
@@ -618,14 +648,14 @@ class AiPool:
         self._closing = True
         while self._queue:
             job = self._queue.popleft()
-            self._resolve(job, self._quick(job))
+            self._answer_quickly(job)
         for worker in list(self._workers):
             if self._loop is not None:
                 self._loop.remove_reader(worker.conn.fileno())
             running = worker.job
             self._finish_worker(worker)  # no watchdog may fire while the pool closes
             if running is not None:
-                self._resolve(running, self._quick(running))
+                self._answer_quickly(running)
             try:
                 worker.conn.send(None)
             except OSError:
@@ -638,3 +668,5 @@ class AiPool:
                 await asyncio.to_thread(worker.process.join, 2.0)
             worker.conn.close()
         self._workers.clear()
+        if self._quick_pending:
+            await asyncio.gather(*self._quick_pending, return_exceptions=True)
