@@ -89,11 +89,11 @@ class _Bucket:
 
 @dataclass
 class BotLimiter:
-    """Counters and buckets for every bot of one server. Keys are opaque strings: the bot's
-    player id for games and moves, its token id for connections."""
+    """Connection counters and move buckets for every bot of one server. Keys are opaque
+    strings: the bot's player id for moves, its token id for connections. Concurrent games
+    are counted from the rooms themselves (``BotDesk.check_games``), not kept here."""
 
     limits: BotLimits = DEFAULT_BOT_LIMITS
-    _games: dict[str, set[str]] = field(default_factory=dict)
     _connections: dict[str, int] = field(default_factory=dict)
     _moves: dict[str, _Bucket] = field(default_factory=dict)
 
@@ -121,33 +121,6 @@ class BotLimiter:
     def connections(self, token_id: str) -> int:
         return self._connections.get(token_id, 0)
 
-    # --- games -----------------------------------------------------------------------------
-
-    def check_game(self, bot_id: str, room_id: str) -> None:
-        """Raise if ``bot_id`` may not start another game; counts nothing (call
-        ``start_game`` once the room exists). A room it already plays in always passes."""
-        playing = self._games.get(bot_id, set())
-        allowed = self.limits.concurrent_games
-        if room_id not in playing and len(playing) >= allowed:
-            raise LimitExceeded(
-                "concurrent_games", allowed, None,
-                f"a bot may play at most {allowed} games at once; finish or resign one first",
-            )
-
-    def start_game(self, bot_id: str, room_id: str) -> None:
-        self.check_game(bot_id, room_id)
-        self._games.setdefault(bot_id, set()).add(room_id)
-
-    def end_game(self, bot_id: str, room_id: str) -> None:
-        playing = self._games.get(bot_id)
-        if playing is not None:
-            playing.discard(room_id)
-            if not playing:
-                del self._games[bot_id]
-
-    def games(self, bot_id: str) -> int:
-        return len(self._games.get(bot_id, ()))
-
     # --- moves -----------------------------------------------------------------------------
 
     def take_move(self, bot_id: str, now: float) -> None:
@@ -166,9 +139,6 @@ class BotLimiter:
             )
         self._moves[bot_id] = _Bucket(tokens - 1.0, now)
 
-    def forget(self, bot_id: str) -> None:
-        """Drop a bot's move bucket (e.g. when it has no connection and no game left)."""
-        self._moves.pop(bot_id, None)
 
 
 # --- self-registration ---------------------------------------------------------------------

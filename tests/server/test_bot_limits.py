@@ -63,20 +63,6 @@ def test_each_bot_has_its_own_move_bucket() -> None:
         limiter.take_move("a", 0.0)
 
 
-def test_games_beyond_the_concurrent_limit_are_refused_until_one_ends() -> None:
-    limiter = BotLimiter(BotLimits(concurrent_games=2))
-    limiter.start_game("bot", "r1")
-    limiter.start_game("bot", "r2")
-    with pytest.raises(LimitExceeded) as refused:
-        limiter.start_game("bot", "r3")
-    assert refused.value.limit == "concurrent_games" and refused.value.retry_after is None
-    assert limiter.games("bot") == 2
-    limiter.check_game("bot", "r2")  # a game it already plays is not a new one
-    limiter.end_game("bot", "r1")
-    limiter.start_game("bot", "r3")
-    assert limiter.games("bot") == 2
-
-
 def test_a_connection_beyond_the_limit_is_refused_and_the_others_are_kept() -> None:
     limiter = BotLimiter(BotLimits(connections_per_token=2))
     limiter.open_connection("tok")
