@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -34,7 +34,7 @@ from server.store import PlayerRecord
 TOKEN_PREFIX = "discus_bot_"
 """Marks the secret as a Discus bot token (secret scanners and people recognise it)."""
 TOKEN_BYTES = 32
-SCOPE = "bot"
+SCOPE: Literal["bot"] = "bot"
 MAX_NAME = 40
 """Same bound as ``hello.name``: a bot's name is its display name."""
 
@@ -108,6 +108,29 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+async def create_account(engine: AsyncEngine, scope: Literal["bot", "admin"], name: str,
+                         token: str, now: float, taken: AccountError) -> BotAccount:
+    """A new player of kind ``scope`` (``bot`` or ``admin``) and its token's row, stored
+    hashed; raises ``taken`` (and writes nothing) if a live token of ``scope`` has ``name``.
+
+    The check runs in the transaction, and the database's unique index on live names
+    (``ux_tokens_live_name``) refuses the insert of a server that raced past it.
+    """
+    try:
+        async with engine.begin() as conn:
+            live = await repo.list_tokens(conn, scope)
+            if any(row["name"] == name and row["revoked_at"] is None for row in live):
+                raise taken
+            player = PlayerRecord(secrets.token_hex(6), name, scope, now)
+            await repo.save_player(conn, player)
+            token_id = secrets.token_hex(8)
+            await repo.insert_token(conn, token_id, player.id, name, scope, hash_token(token),
+                                    now)
+    except IntegrityError:
+        raise taken from None
+    return BotAccount(token_id, player.id, name, now, None, None)
+
+
 class Accounts:
     """Bot accounts on one database. ``engine`` is ``SqlStore.engine``; ``clock`` gives epoch
     seconds (tests pass their own)."""
@@ -123,23 +146,9 @@ class Accounts:
         if not name or len(name) > MAX_NAME or not name.isprintable():
             raise BadBotName(f"a bot name is 1 to {MAX_NAME} printable characters")
         token = new_token()
-        now = self.clock()
-        taken = BadBotName(f"there is already a bot called {name!r}")
-        try:
-            async with self.engine.begin() as conn:
-                live = await repo.list_tokens(conn, SCOPE)
-                if any(row["name"] == name and row["revoked_at"] is None for row in live):
-                    raise taken
-                player = PlayerRecord(secrets.token_hex(6), name, "bot", now)
-                await repo.save_player(conn, player)
-                token_id = secrets.token_hex(8)
-                await repo.insert_token(conn, token_id, player.id, name, SCOPE,
-                                        hash_token(token), now)
-        except IntegrityError:
-            # Another server made one of that name between the check and the insert: the
-            # database's unique index on live names (ux_tokens_live_name) refused this one.
-            raise taken from None
-        return NewBot(BotAccount(token_id, player.id, name, now, None, None), token)
+        account = await create_account(self.engine, SCOPE, name, token, self.clock(),
+                                       BadBotName(f"there is already a bot called {name!r}"))
+        return NewBot(account, token)
 
     async def list_bots(self) -> list[BotAccount]:
         """Every bot token ever issued, revoked ones included, oldest first."""

@@ -12,21 +12,21 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Iterable
+from typing import Literal
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.accounts import (
     TOKEN_BYTES,
     AccountError,
     BotAccount,
+    create_account,
     hash_token,
     print_accounts,
 )
 from server.storage import repository as repo
-from server.store import PlayerRecord
 
-SCOPE = "admin"
+SCOPE: Literal["admin"] = "admin"
 TOKEN_PREFIX = "discus_admin_"
 MAX_NAME = 40
 
@@ -66,23 +66,9 @@ class Admins:
         if not name or len(name) > MAX_NAME or not name.isprintable():
             raise BadAdminName(f"an admin name is 1 to {MAX_NAME} printable characters")
         token = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
-        now = self.clock()
-        taken = BadAdminName(f"there is already an admin called {name!r}")
-        try:
-            async with self.engine.begin() as conn:
-                live = await repo.list_tokens(conn, SCOPE)
-                if any(row["name"] == name and row["revoked_at"] is None for row in live):
-                    raise taken
-                player = PlayerRecord(secrets.token_hex(6), name, "admin", now)
-                await repo.save_player(conn, player)
-                token_id = secrets.token_hex(8)
-                await repo.insert_token(conn, token_id, player.id, name, SCOPE,
-                                        hash_token(token), now)
-        except IntegrityError:
-            # Another server made one of that name between the check and the insert: the
-            # database's unique index on live names (ux_tokens_live_name) refused this one.
-            raise taken from None
-        return AdminAccount(token_id, player.id, name, now, None, None), token
+        account = await create_account(self.engine, SCOPE, name, token, self.clock(),
+                                       BadAdminName(f"there is already an admin called {name!r}"))
+        return account, token
 
     async def list_admins(self) -> list[AdminAccount]:
         """Every admin token ever issued, revoked ones included, oldest first."""
