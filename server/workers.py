@@ -74,6 +74,10 @@ level's, not the cache's)."""
 CACHE_SAVE_SECONDS = 1.0
 """A job-end save slower than this is dropped (the answer has already been sent)."""
 
+IDLE_FLUSH_SECONDS = 5.0
+"""A worker with no job for this long writes the results its durable cache tier buffered,
+rather than keeping them until a later save or its stop (a killed worker would lose them)."""
+
 STOP_SECONDS = 10.0
 """How long ``AiPool.close`` waits for its workers to exit by themselves before killing them:
 a stopping worker first writes its buffered durable cache rows, which took over 2 s on a
@@ -218,6 +222,9 @@ def _worker_main(conn: multiprocessing.connection.Connection, game_names: Sequen
     try:
         while True:
             try:
+                if cache is not None and not conn.poll(IDLE_FLUSH_SECONDS):
+                    cache.flush(timeout=CACHE_SAVE_SECONDS)
+                    continue
                 request = conn.recv()
             except (EOFError, OSError):
                 return

@@ -588,8 +588,13 @@ class SyncPositionCache:
         except TimeoutError:
             self.cache._failed("save", TimeoutError(f"no answer in {timeout} s"))
 
-    def flush(self) -> None:
-        self._loop.run_until_complete(self.cache.flush())
+    def flush(self, timeout: float | None = None) -> None:
+        """As ``PositionCache.flush``; past ``timeout`` seconds the batch is dropped (it can
+        be recomputed; a worker must not stall on a slow database)."""
+        try:
+            self._loop.run_until_complete(asyncio.wait_for(self.cache.flush(), timeout))
+        except TimeoutError:
+            self.cache._failed("flush", TimeoutError(f"no answer in {timeout} s"))
 
     def stats(self) -> dict[str, float]:
         return self.cache.stats()

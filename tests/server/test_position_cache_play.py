@@ -9,10 +9,13 @@ the durable table answers and refills it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 
 import pytest
 import redis.asyncio as aioredis
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
 from wsclient import Client
 
 import ai
@@ -24,6 +27,7 @@ from server.app import running
 from server.storage import CachedResult, SqlStore, keys, open_cache, open_sync_cache
 from server.store import MemoryStore
 from server.workers import (
+    IDLE_FLUSH_SECONDS,
     AiAnswer,
     AiJob,
     AiPool,
@@ -111,6 +115,33 @@ async def test_a_second_game_from_the_same_opening_is_answered_from_redis_by_oth
     assert stats.cache["hot_hits"] >= len(PEOPLE) and stats.cache["durable_hits"] == 0
     assert [a.move for a in first] == [a.move for a in second] == uncached_moves
     assert all(a.nodes == 0 and a.depth == DETERMINISTIC.max_depth for a in second)
+
+
+async def test_an_idle_worker_writes_its_buffered_durable_results_without_being_stopped(
+    pg_url: str  # noqa: F811
+) -> None:
+    # Deep results wait in the worker's durable batch (64 rows, or 5 s at the next save);
+    # a worker that then gets no job must still write them, not keep them until it stops
+    # (or lose them if it is killed).
+    store = SqlStore(pg_url)
+    await store.open()
+    await store.close()
+    pool = await _pool(CacheSettings(None, pg_url))
+    engine = create_async_engine(pg_url)
+    try:
+        answer = await pool.think(AiJob("connect4", (3,), DETERMINISTIC, 1))
+        assert not answer.cached
+        rows = 0
+        deadline = asyncio.get_running_loop().time() + IDLE_FLUSH_SECONDS + 10
+        while rows == 0 and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.5)
+            async with engine.connect() as conn:
+                found = await conn.execute(text("SELECT count(*) FROM position_cache"))
+                rows = found.scalar_one()
+        assert rows > 0, "the idle worker kept its durable results to itself"
+    finally:
+        await engine.dispose()
+        await pool.close()
 
 
 async def test_after_redis_loses_everything_postgres_answers_and_refills_it(
