@@ -15,16 +15,14 @@ import argparse
 import os
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from ai import tt
 from ai.connect4 import engine, solver
+from bench import reference_data
 from games.connect4 import GAME
 from games.connect4.rules import Connect4State
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "connect4"
 
 PONS = {
     # set: (mean seconds, mean nodes) of Pons' C++ solver, 2**24 table, on this kind of machine
@@ -38,7 +36,8 @@ PONS = {
 
 
 def load(name: str, count: int) -> tuple[list[Connect4State], list[int]]:
-    lines = [line.split() for line in (DATA / name).read_text().splitlines() if line.strip()]
+    text = reference_data(f"connect4/{name}").read_text()
+    lines = [line.split() for line in text.splitlines() if line.strip()]
     lines = lines[:count]
     return [GAME.parse_position(moves) for moves, _ in lines], [int(s) for _, s in lines]
 

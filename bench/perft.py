@@ -21,20 +21,20 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
+
+from bench import reference_data
 
 EDAX_PERFT = 400e6
 """Edax's perft on this kind of 2-core machine, leaves per second (shared/data/README.md)."""
-OTHELLO_PERFT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "othello" / (
-    "perft.txt")
 
 
 def othello_counts() -> dict[int, int]:
-    """The shared Othello perft counts by depth (empty if the data is not beside the checkout):
-    a fast count is only worth printing if it is the right count."""
-    if not OTHELLO_PERFT.is_file():
+    """The reference Othello perft counts by depth (empty if there are none): a fast count is
+    only worth printing if it is the right count."""
+    path = reference_data("othello/perft.txt")
+    if not path.is_file():
         return {}
-    rows = (line.split() for line in OTHELLO_PERFT.read_text().splitlines())
+    rows = (line.split() for line in path.read_text().splitlines())
     return {int(row[0]): int(row[1]) for row in rows if len(row) == 2 and row[0].isdigit()}
 
 

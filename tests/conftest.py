@@ -6,20 +6,19 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+REFERENCE_DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """The external reference data (perft counts, Pons sets, FFO) beside the checkout."""
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"reference data not found at {SHARED_DATA}")
-    return SHARED_DATA
+    """The external reference data (perft counts, Pons sets, FFO) kept in ``tests/data``
+    (its README names the sources), so the suite needs nothing beside the checkout."""
+    return REFERENCE_DATA
 
 
 @pytest.fixture(scope="session")
 def othello_perft(shared_data: Path) -> dict[int, int]:
-    """Leaves by depth from the Othello start, as listed in the shared ``perft.txt``."""
+    """Leaves by depth from the Othello start, as listed in the reference ``perft.txt``."""
     counts = {}
     for line in (shared_data / "othello" / "perft.txt").read_text().splitlines():
         if line.strip() and not line.startswith("#"):
