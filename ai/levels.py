@@ -17,15 +17,37 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import typing
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, Field, ValidationError, model_validator
+from pydantic.dataclasses import dataclass
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
 
 from ai.limits import Iteration, Limits
 from games.base import State
 
+MAX_DEPTH = 64
+"""No game here lasts more plies than its board has cells."""
+MAX_TIME = 60.0
+"""Seconds: the longest a level may think about one move."""
+MAX_NODES = 10_000_000_000
+"""More nodes than the longest allowed move (60 s) can search at any engine's speed."""
+MAX_CANDIDATES = 64
+"""No position of either game has more moves than the board has cells."""
+MAX_MARGIN = 1000
+"""Connect Four's win score: a wider margin would let a level throw away won games."""
+MAX_DESCRIPTION = 200
+"""Characters: a line on the page, not an essay."""
 
-@dataclass(frozen=True)
+
+# The one schema of a level: every bound is declared here and checked by pydantic whenever a
+# Level is made (built-in, from the database, or from an admin's edit), and the sentences
+# that explain a refusal are derived from these declarations (``_rule``), not written twice.
+# Strict: an admin's ``"yes"`` is not a bool nor ``2.0`` a whole number.
+@dataclass(frozen=True, config=ConfigDict(strict=True, extra="forbid", allow_inf_nan=False))
 class Level:
     """One difficulty level of one game.
 
@@ -39,23 +61,33 @@ class Level:
     - ``margin``: how far below the best score, in the engine's score units, a chosen move
       may be (0 = only moves as good as the best).
     - ``rails``: take wins in one and stop losses in one (the strong levels have it).
+
+    Making one checks every bound and raises pydantic's ``ValidationError`` (a
+    ``ValueError``) whose errors each name their field; ``from_dict`` turns them into
+    ``BadLevel`` sentences per field.
     """
 
-    name: str
-    order: int
-    description: str
-    max_depth: int | None
-    soft_time: float
-    hard_time: float
-    nodes: int | None
-    candidates: int
-    margin: int
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+$")]
+    order: Annotated[int, Field(ge=0)]
+    description: Annotated[str, Field(max_length=MAX_DESCRIPTION)]
+    max_depth: Annotated[int | None, Field(ge=1, le=MAX_DEPTH)]
+    soft_time: Annotated[float, Field(gt=0, le=MAX_TIME)]
+    hard_time: Annotated[float, Field(gt=0, le=MAX_TIME)]
+    nodes: Annotated[int | None, Field(ge=1, le=MAX_NODES)]
+    candidates: Annotated[int, Field(ge=1, le=MAX_CANDIDATES)]
+    margin: Annotated[int, Field(ge=0, le=MAX_MARGIN)]
     rails: bool
 
-    def __post_init__(self) -> None:
-        problems = validate(self)
-        if problems:
-            raise ValueError(f"level {self.name!r}: " + "; ".join(problems))
+    @model_validator(mode="after")
+    def _soft_time_within_hard_time(self) -> Level:
+        if self.soft_time > self.hard_time:
+            # Both fields are to blame; pydantic gives a model-wide error no location, so the
+            # fields travel in its context.
+            raise PydanticCustomError(
+                "soft_after_hard", "soft_time must not exceed hard_time",
+                {"fields": ("soft_time", "hard_time")},
+            )  # fmt: skip
+        return self
 
     def limits(self) -> Limits:
         """The search bounds for one move at this level."""
@@ -74,47 +106,72 @@ class Level:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Level:
-        """A level from ``to_dict`` output; unknown keys are an error, so typos are caught."""
-        fields = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(data) - fields
-        if unknown:
-            raise ValueError(f"unknown level fields: {', '.join(sorted(unknown))}")
-        return cls(**data)
+        """A level from ``to_dict`` output (or an edited copy of it). Raises ``BadLevel``
+        naming every problem by its field; unknown keys are problems too, so typos are
+        caught."""
+        try:
+            return cls(**data)
+        except ValidationError as exc:
+            raise BadLevel(_problems(exc)) from None
 
 
-MAX_NODES = 10_000_000_000
-"""More nodes than the longest allowed move (60 s) can search at any engine's speed."""
-MAX_CANDIDATES = 64
-"""No position of either game has more moves than the board has cells."""
-MAX_MARGIN = 1000
-"""Connect Four's win score: a wider margin would let a level throw away won games."""
+class BadLevel(ValueError):
+    """Settings that make no possible level. ``problems`` maps each offending field to the
+    sentences saying what is wrong with it."""
+
+    def __init__(self, problems: Mapping[str, Sequence[str]]) -> None:
+        self.problems = {field: list(sentences) for field, sentences in problems.items()}
+        every = dict.fromkeys(s for sentences in self.problems.values() for s in sentences)
+        super().__init__("; ".join(every))
 
 
 _FIELDS = dataclasses.fields(Level)
+_SCHEMA: dict[str, FieldInfo] = Level.__pydantic_fields__  # type: ignore[attr-defined]
+_KINDS: dict[Any, str] = {
+    int: "a whole number", float: "a number", str: "text", bool: "true or false"
+}
 
 
-def validate(level: Level) -> list[str]:
-    """Every reason ``level`` is impossible, as sentences (empty when it is fine)."""
-    problems = []
-    if not level.name or not level.name.replace("-", "").replace("_", "").isalnum():
-        problems.append("name must be letters, digits, '-' or '_'")
-    if level.order < 0:
-        problems.append("order must be 0 or more")
-    if level.max_depth is not None and not 1 <= level.max_depth <= 64:
-        problems.append("max_depth must be between 1 and 64")
-    if level.soft_time <= 0 or level.hard_time <= 0:
-        problems.append("soft_time and hard_time must be positive")
-    if level.soft_time > level.hard_time:
-        problems.append("soft_time must not exceed hard_time")
-    if level.hard_time > 60:
-        problems.append("hard_time must be at most 60 seconds")
-    if level.nodes is not None and not 1 <= level.nodes <= MAX_NODES:
-        problems.append(f"nodes must be between 1 and {MAX_NODES:,}")
-    if not 1 <= level.candidates <= MAX_CANDIDATES:
-        problems.append(f"candidates must be between 1 and {MAX_CANDIDATES}")
-    if not 0 <= level.margin <= MAX_MARGIN:
-        problems.append(f"margin must be between 0 and {MAX_MARGIN}")
-    return problems
+def _problems(error: ValidationError) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for problem in error.errors():
+        loc, kind = problem["loc"], problem["type"]
+        if kind == "soft_after_hard":
+            fields, sentence = problem["ctx"]["fields"], problem["msg"]
+        elif loc and kind == "unexpected_keyword_argument":
+            fields, sentence = loc[:1], f"{loc[0]} is not a level field"
+        elif loc and kind == "missing_argument":
+            fields, sentence = loc[:1], f"{loc[0]} is missing"
+        elif loc and str(loc[0]) in _SCHEMA:
+            fields, sentence = loc[:1], _rule(str(loc[0]))
+        else:
+            fields, sentence = ("level",), problem["msg"]
+        for field in fields:
+            if sentence not in found.setdefault(str(field), []):
+                found[str(field)].append(sentence)
+    return found
+
+
+def _rule(field: str) -> str:
+    """What ``field`` must be, in words, read off its type and bounds in ``Level``."""
+    info = _SCHEMA[field]
+    kinds = [k for k in typing.get_args(info.annotation) if k is not type(None)]
+    optional = bool(kinds)  # ``int | None``: None means no limit
+    kind = kinds[0] if optional else info.annotation
+    bound = {key: getattr(item, key) for item in info.metadata
+             for key in ("ge", "gt", "le", "max_length", "pattern") if hasattr(item, key)}
+    words = f"{field} must be {_KINDS[kind]}"
+    if "ge" in bound and "le" in bound:
+        words += f" between {bound['ge']:,} and {bound['le']:,}"
+    elif "gt" in bound and "le" in bound:
+        words += f" above {bound['gt']:g} and at most {bound['le']:g}"
+    elif "ge" in bound:
+        words += f" of {bound['ge']} or more"
+    if "max_length" in bound:
+        words += f" of at most {bound['max_length']} characters"
+    if "pattern" in bound:
+        words += " of letters, digits, '-' and '_'"  # the one pattern: names
+    return words + (", or null (no limit)" if optional else "")
 
 
 def _level(name: str, order: int, description: str, depth: int | None, soft: float,
@@ -196,9 +253,13 @@ def choose_move(state: State, level: Level, rng_seed: int,
                 iterations: Iterable[Iteration]) -> int:
     """The move ``level`` plays in ``state`` given its search's iterations (the last counts).
 
-    Deterministic for a given ``rng_seed``. With no iteration at all (the search was cut off
-    before its first), it still returns a legal move: the rails' choice or the first legal
-    move that does not lose at once.
+    Only exact scores compete: by the ``Iteration`` contract the first ``level.candidates``
+    root scores are exact and the rest are upper bounds, so a bound is never played over an
+    exact score it merely equals (it may be far worse). A level with one candidate therefore
+    plays the search's own best move, unless its rails overrule it. Deterministic for a given
+    ``rng_seed``. With no iteration at all (the search was cut off before its first), it
+    still returns a legal move: the rails' choice or the first legal move that does not lose
+    at once.
     """
     legal = state.legal_moves()
     if not legal:
@@ -212,21 +273,25 @@ def choose_move(state: State, level: Level, rng_seed: int,
     last: Iteration | None = None
     for iteration in iterations:
         last = iteration
-    ranked = _ranked(last, legal)
+    exact, bounded = _root_scores(last, legal, level.candidates)
     if level.rails:
-        safe = [(m, s) for m, s in ranked if not loses_in_one(state, m)]
-        if safe:
-            ranked = safe
-        else:
-            safe_moves = [m for m in legal if not loses_in_one(state, m)]
-            if safe_moves:
-                ranked = [(m, 0) for m in safe_moves]
-    if not ranked:
-        return legal[0]
-    best = ranked[0][1]
-    # A bound above the leader's exact score is no better than it: gaps are never negative.
-    gaps = [(m, max(0, best - s)) for m, s in ranked[: level.candidates]]
-    pool = [(m, gap) for m, gap in gaps if gap <= level.margin]
+        safe_exact = [(m, s) for m, s in exact if not loses_in_one(state, m)]
+        safe_bounded = [(m, s) for m, s in bounded if not loses_in_one(state, m)]
+        if safe_exact or safe_bounded:
+            exact, bounded = safe_exact, safe_bounded
+        else:  # every scored move loses at once (or none was scored): any safe move instead
+            safe = [(m, 0) for m in legal if not loses_in_one(state, m)][: level.candidates]
+            if safe:
+                exact, bounded = safe, []
+    if not exact:
+        if not bounded:
+            return legal[0]
+        # Every exact move was ruled out: the best bound stands in, as nothing better is known.
+        exact = bounded[:1]
+    best = max(score for _, score in exact)
+    # By move number, not arrival order: the position cache keeps scores but not the order
+    # the engine tried moves in, and the same scores must give the same choice for a seed.
+    pool = sorted((m, best - s) for m, s in exact if best - s <= level.margin)
     if len(pool) == 1:
         return pool[0][0]
     # Better moves are likelier: weight falls linearly with the gap to the best.
@@ -234,20 +299,19 @@ def choose_move(state: State, level: Level, rng_seed: int,
     return random.Random(rng_seed).choices([m for m, _ in pool], weights=weights)[0]
 
 
-def _ranked(last: Iteration | None, legal: Sequence[int]) -> list[tuple[int, int]]:
-    """Root moves with scores, best first; the engine's choice alone when it gave no list."""
+def _root_scores(last: Iteration | None, legal: Sequence[int], candidates: int
+                 ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The legal root moves split into (exact scores, upper bounds), each in the search's
+    order; the engine's move alone when it gave no list."""
     if last is None:
-        return []
+        return [], []
     scores = [(m, s) for m, s in last.root_scores if m in legal]
     if not scores:
-        return [(last.move, last.score)] if last.move in legal else []
-    # Ties go by move number, not by the engine's search order: the same scores then give
-    # the same choice whichever way they arrived (a search, or the position cache, which
-    # keeps scores but not the order the engine happened to try moves in).
-    scores.sort(key=lambda pair: (-pair[1], pair[0]))
-    if last.move in legal:
-        best = next(((m, s) for m, s in scores if m == last.move), (last.move, last.score))
-        if best[1] < scores[0][1]:
-            # A bound above the engine's exact best is no better than it: its move leads.
-            scores = [best, *[pair for pair in scores if pair[0] != last.move]]
-    return scores
+        return ([(last.move, last.score)] if last.move in legal else []), []
+    exact, bounded = scores[:candidates], scores[candidates:]
+    if last.move in legal and all(m != last.move for m, _ in exact):
+        # The engine's own move is exact by contract, wherever a list put it.
+        mine = next((pair for pair in bounded if pair[0] == last.move), (last.move, last.score))
+        bounded = [pair for pair in bounded if pair[0] != last.move]
+        exact = [mine, *exact]
+    return exact, bounded

@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import logging
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +33,7 @@ from server import protocol as p
 from server.admin_accounts import AdminAccount, Admins, UnknownAdminToken
 from server.calibration import calibrate_and_store, load_levels_for_calibration
 from server.storage import repository as repo
-from server.storage.levels import EDITABLE_FIELDS, AuditEntry, LevelBook
+from server.storage.levels import AuditEntry, LevelBook
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -46,7 +45,6 @@ log = logging.getLogger("discus.admin")
 ADMIN_MESSAGES = p.ADMIN_CLIENT_MESSAGES
 """The client messages ``AdminDesk.handle`` answers."""
 
-_FIELD_WORDS = ("name", *EDITABLE_FIELDS)
 
 _CHANGES = (p.AdminEditLevel, p.AdminStartCalibration, p.AdminCreateBot, p.AdminRevokeBot)
 """Admin messages that change something: the token is checked again before each."""
@@ -245,8 +243,8 @@ class AdminDesk:
         except repo.InvalidLevel as exc:
             raise errors.InvalidLevel(
                 f"{message.game} level {message.level!r} was not changed: "
-                + "; ".join(exc.problems),
-                **field_problems(exc.problems, message.changes),
+                + exc.reasons,
+                **{field: "; ".join(why) for field, why in exc.problems.items()},
             ) from None
         log.info("admin %s edited %s level %s: %s", account.name, message.game, message.level,
                  message.changes)
@@ -383,21 +381,6 @@ def _check_game(name: str) -> None:
 def _settings(level: Level | Mapping[str, Any]) -> p.LevelSettings:
     data = level.to_dict() if isinstance(level, Level) else dict(level)
     return p.LevelSettings(**data)
-
-
-def field_problems(problems: Sequence[str], changes: Mapping[str, Any]) -> dict[str, str]:
-    """Each refused field -> what is wrong with it (its sentences joined by '; '), for
-    ``invalid_level``'s ``detail``. A sentence names the fields it is about (``ai.levels``
-    and the repository write them so); unknown fields are named by the change itself."""
-    found: dict[str, list[str]] = {}
-    unknown = [key for key in changes if key not in _FIELD_WORDS]
-    for sentence in problems:
-        fields = [f for f in _FIELD_WORDS if re.search(rf"\b{f}\b", sentence)]
-        if sentence.startswith("unknown fields"):
-            fields = unknown
-        for field in fields or ["level"]:
-            found.setdefault(field, []).append(sentence)
-    return {field: "; ".join(sentences) for field, sentences in found.items()}
 
 
 def _audit_view(entry: AuditEntry, actor_name: str | None) -> p.AuditEntryView:

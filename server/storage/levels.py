@@ -37,14 +37,17 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from ai.levels import Level
 from server.storage import keys
 from server.storage import repository as repo
-from server.storage.repository import EDITABLE_FIELDS, InvalidLevel, UnknownLevel
+from server.storage.repository import InvalidLevel, UnknownLevel
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EDITABLE_FIELDS", "AuditEntry", "InvalidLevel", "LevelBook", "LevelEdit",
+__all__ = ["AuditEntry", "InvalidLevel", "LevelBook", "LevelEdit",
            "UnknownLevel"]  # fmt: skip
 
 Levels = Mapping[str, tuple[Level, ...]]
+
+SUBSCRIBE_WAIT = 5.0
+"""Seconds ``LevelBook.open`` waits for Redis to confirm the levels subscription."""
 
 
 @dataclass(frozen=True)
@@ -94,12 +97,25 @@ class LevelBook:
         self._reload_lock = asyncio.Lock()
         self._check: asyncio.Future[Levels] | None = None
         self._listeners: list[Callable[[int], None]] = []
+        self._subscribed = asyncio.Event()
+        """Set once Redis has confirmed the subscription to the levels channel."""
 
     async def open(self) -> None:
-        """Read the levels; with Redis, mirror the version and start listening for edits."""
+        """Read the levels; with Redis, mirror the version and listen for edits.
+
+        With Redis it returns once the levels channel is subscribed (or after
+        ``SUBSCRIBE_WAIT`` seconds if Redis does not answer; the listener keeps trying), and
+        reads the levels after that, so no edit announced since falls between the read and
+        the subscription.
+        """
         if self._redis_url:
             self._redis = aioredis.Redis.from_url(self._redis_url)
             self._listener = asyncio.create_task(self._listen())
+            try:
+                await asyncio.wait_for(self._subscribed.wait(), SUBSCRIBE_WAIT)
+            except TimeoutError:
+                log.warning("levels channel not subscribed within %g s; going on without it",
+                            SUBSCRIBE_WAIT)
         await self._reload()
         await self._mirror(self._version)
 
@@ -218,7 +234,9 @@ class LevelBook:
                 async with self._redis.pubsub() as pubsub:
                     await pubsub.subscribe(channel)
                     async for message in pubsub.listen():
-                        if message.get("type") == "message":
+                        if message.get("type") == "subscribe":  # Redis's confirmation
+                            self._subscribed.set()
+                        elif message.get("type") == "message":
                             if int(message["data"]) != self._version:
                                 await self._reload()
             except asyncio.CancelledError:

@@ -9,15 +9,14 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Iterable, Sequence
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import Connection, Row, Table, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from ai.levels import BadLevel
 from ai.levels import Level as AiLevel
-from ai.levels import validate
 from server.storage.models import (
     CachedPosition,
     CalibrationResult,
@@ -270,21 +269,15 @@ class UnknownLevel(LookupError):
 
 
 class InvalidLevel(ValueError):
-    """A level edit that would make an impossible level; ``problems`` lists every reason."""
+    """A level edit that would make an impossible level; ``problems`` maps each offending
+    field to every reason (``ai.levels.BadLevel``'s, and the repository's own two: the name
+    stays, and no two levels share an order)."""
 
-    def __init__(self, game: str, name: str, problems: Sequence[str]) -> None:
-        self.problems = list(problems)
-        super().__init__(f"{game} level {name!r}: " + "; ".join(self.problems))
-
-
-_INT_FIELDS = ("order", "candidates", "margin")
-_OPTIONAL_INT_FIELDS = ("max_depth", "nodes")
-_TIME_FIELDS = ("soft_time", "hard_time")
-EDITABLE_FIELDS = (
-    "order", "description", "max_depth", "soft_time", "hard_time", "nodes", "candidates",
-    "margin", "rails",
-)  # fmt: skip
-"""What an admin may change; the name identifies the level (games record it) and stays."""
+    def __init__(self, game: str, name: str, problems: dict[str, list[str]]) -> None:
+        self.problems = problems
+        self.reasons = "; ".join(dict.fromkeys(s for why in problems.values() for s in why))
+        """Every sentence once, in field order."""
+        super().__init__(f"{game} level {name!r}: {self.reasons}")
 
 
 def level_from_row(game: str, row: dict[str, Any]) -> AiLevel:
@@ -296,38 +289,6 @@ def _settings_of(level: AiLevel) -> dict[str, Any]:
     data = level.to_dict()
     del data["name"], data["order"]
     return data
-
-
-def _type_problems(changes: dict[str, Any]) -> list[str]:
-    """Wrong kinds of value, found before ``ai.levels.validate`` compares them."""
-    problems = []
-    unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
-    if "name" in unknown:
-        problems.append("name cannot be changed (games refer to a level by its name)")
-        unknown.remove("name")
-    if unknown:
-        problems.append(f"unknown fields: {', '.join(unknown)}")
-    for key, value in changes.items():
-        is_int = isinstance(value, int) and not isinstance(value, bool)
-        if key in _INT_FIELDS and not is_int:
-            problems.append(f"{key} must be a whole number")
-        elif key in _OPTIONAL_INT_FIELDS and value is not None and not is_int:
-            problems.append(f"{key} must be a whole number or null (no limit)")
-        elif key in _TIME_FIELDS and (
-            isinstance(value, bool) or not isinstance(value, int | float) or value != value
-        ):
-            problems.append(f"{key} must be a number of seconds")
-        elif key == "rails" and not isinstance(value, bool):
-            problems.append("rails must be true or false")
-        elif key == "description" and (not isinstance(value, str) or len(value) > 200):
-            problems.append("description must be text of at most 200 characters")
-    return problems
-
-
-def _problems(fields: dict[str, Any]) -> list[str]:
-    """``ai.levels.validate``'s sentences for fields that cannot make a ``Level`` (its
-    constructor refuses them; ``validate`` only reads attributes)."""
-    return validate(cast(AiLevel, SimpleNamespace(**fields)))
 
 
 async def find_level(conn: AsyncConnection, game: str, name: str) -> AiLevel | None:
@@ -363,11 +324,12 @@ async def update_level(
     actor: str,
     now: float,
 ) -> tuple[AiLevel, AiLevel, int]:
-    """Apply ``changes`` (field -> new value, see ``EDITABLE_FIELDS``) to one level, audit it
-    and bump the levels version, all in the caller's transaction; returns (before, after,
-    new version).
+    """Apply ``changes`` (field -> new value: any ``ai.levels.Level`` field but ``name``,
+    which games refer to) to one level, audit it and bump the levels version, all in the
+    caller's transaction; returns (before, after, new version).
 
-    Raises ``UnknownLevel`` or ``InvalidLevel`` (with every problem); the caller must then
+    The merged level is checked by ``ai.levels.Level``'s schema alone. Raises
+    ``UnknownLevel`` or ``InvalidLevel`` (every problem, by field); the caller must then
     roll its transaction back (``engine.begin()`` does), undoing the version bump.
 
     Edits are serialised by bumping the version first: that write takes PostgreSQL's row lock
@@ -375,9 +337,9 @@ async def update_level(
     the other and neither is lost (SQLite's driver would otherwise read outside any
     transaction).
     """
-    problems = _type_problems(changes)
-    if problems:
-        raise InvalidLevel(game, name, problems)
+    if "name" in changes:
+        raise InvalidLevel(game, name, {"name": [
+            "name cannot be changed (games refer to a level by its name)"]})
     version = await bump_levels_version(conn, now)
     stmt = select(levels).where(levels.c.game == game, levels.c.name == name)
     row = (await conn.execute(stmt)).first()
@@ -387,15 +349,16 @@ async def update_level(
     merged = {**before.to_dict(), **changes}
     try:
         after = AiLevel.from_dict(merged)
-    except ValueError:
-        raise InvalidLevel(game, name, _problems(merged)) from None
+    except BadLevel as exc:
+        raise InvalidLevel(game, name, exc.problems) from None
     if after.order != before.order:
         taken = select(levels.c.name).where(
             levels.c.game == game, levels.c.position == after.order, levels.c.name != name
         )
         other = (await conn.execute(taken)).scalar()
         if other is not None:
-            raise InvalidLevel(game, name, [f"order {after.order} is taken by {other!r}"])
+            taken_by = f"order {after.order} is taken by {other!r}"
+            raise InvalidLevel(game, name, {"order": [taken_by]})
     await conn.execute(
         update(levels)
         .where(levels.c.game == game, levels.c.name == name)

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 
 import pytest
+from pydantic import ValidationError
 
+import ai
 import games
-from ai.levels import DEFAULT_LEVELS, Level, choose_move, find, levels_of, loses_in_one, win_in_one
-from ai.limits import Iteration
+from ai.levels import (
+    DEFAULT_LEVELS,
+    BadLevel,
+    Level,
+    choose_move,
+    find,
+    levels_of,
+    loses_in_one,
+    win_in_one,
+)
+from ai.limits import Iteration, Limits
 
 C4 = games.load("connect4")
 
@@ -55,18 +67,40 @@ def test_levels_round_trip_through_plain_dicts_and_give_matching_limits() -> Non
             )
 
 
-def test_impossible_levels_are_refused_with_every_reason() -> None:
-    with pytest.raises(ValueError, match="soft_time must not exceed hard_time"):
+def test_impossible_levels_are_refused_with_every_reason_by_field() -> None:
+    with pytest.raises(ValidationError) as caught:
         level(soft_time=2.0, hard_time=1.0)
-    with pytest.raises(ValueError, match="candidates") as caught:
-        level(candidates=0, margin=-1)
-    assert "margin" in str(caught.value)
-    with pytest.raises(ValueError, match="candidates must be between 1 and 64") as caught:
-        level(candidates=65, margin=5000, nodes=10**12)
-    assert "margin must be between 0 and 1000" in str(caught.value)
-    assert "nodes must be between 1 and" in str(caught.value)
-    with pytest.raises(ValueError, match="unknown level fields: speed"):
-        Level.from_dict({**level().to_dict(), "speed": 3})
+    (error,) = caught.value.errors()
+    assert error["msg"] == "soft_time must not exceed hard_time"
+    assert error["ctx"] == {"fields": ("soft_time", "hard_time")}
+    with pytest.raises(ValidationError) as caught:
+        level(candidates=65, margin=5000, nodes=10**12, rails="yes")
+    assert {error["loc"] for error in caught.value.errors()} == {
+        ("candidates",), ("margin",), ("nodes",), ("rails",)
+    }
+
+
+def test_settings_from_a_dict_are_refused_in_sentences_per_field() -> None:
+    with pytest.raises(BadLevel) as caught:
+        Level.from_dict({**level().to_dict(), "candidates": 0, "margin": 2.0, "speed": 3})
+    assert caught.value.problems == {
+        "candidates": ["candidates must be a whole number between 1 and 64"],
+        "margin": ["margin must be a whole number between 0 and 1,000"],
+        "speed": ["speed is not a level field"],
+    }
+    with pytest.raises(BadLevel, match="soft_time must not exceed hard_time") as caught:
+        Level.from_dict({**level().to_dict(), "soft_time": 5.0})
+    assert set(caught.value.problems) == {"soft_time", "hard_time"}
+    with pytest.raises(BadLevel) as caught:
+        Level.from_dict({**level().to_dict(), "max_depth": 0, "hard_time": float("nan")})
+    assert caught.value.problems == {
+        "max_depth": ["max_depth must be a whole number between 1 and 64, or null (no limit)"],
+        "hard_time": ["hard_time must be a number above 0 and at most 60"],
+    }
+
+
+def test_a_time_may_be_given_in_whole_seconds() -> None:
+    assert Level.from_dict({**level().to_dict(), "hard_time": 2}).hard_time == 2.0
 
 
 def test_a_level_with_one_candidate_plays_the_engines_best_move() -> None:
@@ -94,14 +128,56 @@ def test_the_same_seed_gives_the_same_move() -> None:
 
 def test_tied_scores_choose_the_same_move_in_whatever_order_they_arrive() -> None:
     # A search lists tied moves in the order it tried them; the position cache cannot keep
-    # that order, so the choice must not depend on it.
+    # that order, so the choice must not depend on it (exact scores first, as both give).
     state = C4.initial()
     weak = level(candidates=4, margin=5)
-    scores = [(3, 4), (2, 4), (4, 4), (1, 1), (5, -2)]
+    scores = [(3, 4), (2, 4), (4, 4), (1, 1), (5, -2), (6, -2)]
     for seed in range(30):
         first = choose_move(state, weak, seed, [iteration(3, scores)])
-        again = choose_move(state, weak, seed, [iteration(2, [scores[i] for i in (1, 2, 0, 4, 3)])])
+        again = choose_move(
+            state, weak, seed, [iteration(2, [scores[i] for i in (1, 2, 0, 3, 5, 4)])]
+        )
         assert first == again
+
+
+def test_a_bound_is_never_played_over_an_exact_score_it_only_equals() -> None:
+    # Two candidates: 3 and 4 are exact; 2 is only known to be worth at most 1, so it may be
+    # far worse than 4 although the numbers tie (and 2 is the lower column).
+    state = C4.initial()
+    two = level(candidates=2, margin=5, rails=False)
+    it = iteration(3, [(3, 5), (4, 1), (2, 1)])
+    assert {choose_move(state, two, seed, [it]) for seed in range(100)} == {3, 4}
+    one = level(candidates=1, margin=0, rails=False)
+    assert choose_move(state, one, 0, [iteration(3, [(3, 1), (0, 1), (1, 1)])]) == 3
+
+
+@pytest.mark.parametrize("game, depth", [("othello", 4), ("connect4", 8)])
+def test_expert_plays_its_own_searchs_best_move_unless_a_rail_overrules_it(
+    game: str, depth: int
+) -> None:
+    rules = games.load(game)
+    expert = find(game, "expert")
+    rng = random.Random(11)
+    checked = 0
+    while checked < 80:
+        state = rules.initial()
+        for _ in range(rng.randint(6, 40 if game == "othello" else 24)):
+            if state.is_over():
+                break
+            state = state.play(rng.choice(state.legal_moves()))
+        if state.is_over() or len(state.legal_moves()) < 2:
+            continue
+        found = ai.best(state, Limits(depth=depth, multipv=expert.candidates))
+        chosen = choose_move(state, expert, checked, [found])
+        checked += 1
+        if win_in_one(state) is not None:
+            assert chosen == win_in_one(state)
+        elif loses_in_one(state, found.move) and any(
+            not loses_in_one(state, m) for m in state.legal_moves()
+        ):
+            assert not loses_in_one(state, chosen)
+        else:
+            assert chosen == found.move, (state, found.root_scores)
 
 
 def test_only_the_last_iteration_counts() -> None:
