@@ -15,7 +15,6 @@ import importlib
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 _T0 = time.perf_counter()
 # Kernels with explicit signatures compile (or load from the cache) when imported.
@@ -23,18 +22,19 @@ importlib.import_module("ai.othello")
 IMPORT_SECONDS = time.perf_counter() - _T0
 
 import ai  # noqa: E402
+from ai.levels import choose_move, find  # noqa: E402
 from ai.limits import Limits  # noqa: E402
+from bench import reference_data  # noqa: E402
 from games.othello import GAME  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "othello"
 EDAX_WALL = {40: 0.9, 41: 8.9, 42: 3.5, 43: 4.4, 44: 4.4}
 EDAX_CPU = {40: 0.46, 41: 3.1, 42: 2.0, 43: 3.6, 44: 4.2}
 EDAX_NPS = 50e6
 
 
 def ffo_lines() -> dict[int, str]:
-    lines = (DATA / "ffo_40_59.obf").read_text().splitlines()
-    lines += (DATA / "ffo_60_79.obf").read_text().splitlines()
+    lines = reference_data("othello/ffo_40_59.obf").read_text().splitlines()
+    lines += reference_data("othello/ffo_60_79.obf").read_text().splitlines()
     return {40 + i: line for i, line in enumerate(lines) if line.strip()}
 
 
@@ -84,6 +84,30 @@ def bench_ffo(numbers: Sequence[int]) -> bool:
     return all_right
 
 
+def bench_expert(numbers: Sequence[int], level_name: str) -> None:
+    """How often a level, at its own limits and through ``choose_move`` as the server plays
+    it, finds a best move of each FFO position (the suite's answers, not this engine's)."""
+    level = find("othello", level_name)
+    lines = ffo_lines()
+    print(f"\n{level_name} at its limits (soft {level.soft_time} s, hard {level.hard_time} s):")
+    print(f"{'#':>3} {'empties':>7} {'move':>5} {'best':>12} {'hit':>3} {'exact':>5} "
+          f"{'depth':>5} {'seconds':>7}")
+    hits = 0
+    for number in numbers:
+        line = lines[number]
+        state = GAME.parse_position(line)
+        moves, _ = best_answers(line)
+        iterations = list(ai.search(state, level.limits()))
+        move = GAME.format_move(choose_move(state, level, number, iterations[-1:]))
+        last = iterations[-1]
+        hits += move in moves
+        print(f"{number:>3} {64 - (state.black | state.white).bit_count():>7} {move:>5} "
+              f"{','.join(sorted(moves)):>12} {'yes' if move in moves else 'no':>3} "
+              f"{'yes' if last.exact else 'no':>5} {last.depth:>5} {last.seconds:7.2f}",
+              flush=True)
+    print(f"{level_name}: best move in {hits} of {len(numbers)}")
+
+
 def _numbers(text: str) -> list[int]:
     first, _, last = text.partition("-")
     return list(range(int(first), int(last or first) + 1))
@@ -92,10 +116,14 @@ def _numbers(text: str) -> list[int]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.othello", description=__doc__)
     parser.add_argument("--ffo", default="40-44", help="FFO numbers, e.g. 40-44 or 45")
+    parser.add_argument("--level", default="", help="also play FFO #40-59 at this level's "
+                        "limits (e.g. expert) and count its best moves")
     args = parser.parse_args(argv)
     warm = IMPORT_SECONDS + ai.warm_up("othello")
     print(f"engine JIT warm-up (compile or load from cache, import included): {warm:.2f} s")
     right = bench_ffo(_numbers(args.ffo)) if args.ffo else True
+    if args.level:
+        bench_expert(_numbers("40-59"), args.level)
     return 0 if right else 1
 
 

@@ -9,6 +9,10 @@ position is solved, a last exact one. How it decides:
   midgame search that deep would cost more than the solve and still prove nothing.
 - no depth and at most ``weights.AUTO_SOLVE_EMPTIES`` empties: the same, so positions near
   the end are always played perfectly (the solve costs milliseconds there).
+- no depth, a hard deadline and at most ``weights.CLOCK_SOLVE_EMPTIES`` empties: the same
+  ordering iterations, then the exact solve if its expected time fits the time left
+  (``weights.SOLVE_SECONDS``), else midgame iterations as below. A solve cut by the deadline
+  leaves the last midgame iteration as the answer.
 - otherwise: midgame iterations until a limit, never one as deep as the empties: where the
   next iteration would reach the end of the game, the exact solve runs instead (if the soft
   time allows starting it; the hard deadline still stops it, and then the last midgame
@@ -32,13 +36,23 @@ from ai.clock import StopFlag
 from ai.limits import Iteration, Limits
 from ai.othello import alphabeta as kernels
 from ai.othello.evaluation import evaluate, to_discs
-from ai.othello.weights import AUTO_SOLVE_EMPTIES, INF, TT_BITS
+from ai.othello.weights import (
+    AUTO_SOLVE_EMPTIES,
+    CLOCK_SOLVE_EMPTIES,
+    INF,
+    SOLVE_SECONDS,
+    SOLVE_TIME_SHARE,
+    TT_BITS,
+)
 from games.othello import PASS, OthelloState
 from games.othello import kernels as rules
 
 PRE_SOLVE_DEPTH = 8
 """Deepest midgame iteration run only to order the root moves of an exact solve."""
 MAX_DEPTH = 60
+NEXT_ITERATION_FACTOR = 4
+"""A midgame iteration costs about this many times the one before (Othello's branching under
+alpha-beta); used to stop deepening in time to start a clock-bounded solve."""
 
 _U = np.uint64
 
@@ -113,14 +127,21 @@ def search(state: OthelloState, limits: Limits) -> Iterator[Iteration]:
         solve = True  # when the iterations reach the end of the game
     else:
         solve_first = solve = limits.exact or limits.depth >= empties
+    pre_solve = max(1, min(PRE_SOLVE_DEPTH, empties - 10))
+    # Whether to try the solve once the ordering iterations are done, by the clock alone.
+    clock_solve = (
+        limits.depth is None and not solve_first and limits.hard_time is not None
+        and empties <= CLOCK_SOLVE_EMPTIES
+    )
     if solve_first:
-        max_mid = max(1, min(PRE_SOLVE_DEPTH, empties - 10))
+        max_mid = pre_solve
     else:
         # An iteration as deep as the empties would search to the end of the game: that one
         # is the exact solve (much cheaper), so the midgame stops one ply short of it.
         max_mid = max(1, min(limits.depth or MAX_DEPTH, empties - 1))
 
     order = np.array(legal, dtype=np.int64)
+    previous = 0.0  # seconds into the search when the last iteration ended
     flag = StopFlag(limits.hard_time)
     with flag:
         for depth in range(1, max_mid + 1):
@@ -143,13 +164,27 @@ def search(state: OthelloState, limits: Limits) -> Iterator[Iteration]:
                 exact=False,
                 root_scores=_pairs(order, scores, to_discs),
             )
+            if clock_solve and depth >= pre_solve:
+                assert limits.hard_time is not None
+                now = time.perf_counter() - started
+                need = expected_solve_seconds(empties) / SOLVE_TIME_SHARE
+                soft = limits.hard_time if limits.soft_time is None else limits.soft_time
+                if limits.hard_time - now < need:
+                    clock_solve = False  # it never will fit: deepen as usual
+                elif (
+                    need <= soft - now  # cheap: within the time a midgame move takes anyway
+                    or limits.hard_time - now - NEXT_ITERATION_FACTOR * (now - previous) < need
+                    or now >= soft
+                ):
+                    break  # solve now, before deepening eats its time
+            previous = time.perf_counter() - started
             if limits.soft_time is not None and time.perf_counter() - started >= limits.soft_time:
                 if not limits.exact:
                     return
                 break
         if not solve or flag.is_set or ctl[kernels.ABORTED]:
             return
-        if not limits.exact and limits.soft_time is not None and (
+        if not limits.exact and not clock_solve and limits.soft_time is not None and (
             time.perf_counter() - started >= limits.soft_time
         ):
             return
@@ -170,6 +205,12 @@ def search(state: OthelloState, limits: Limits) -> Iterator[Iteration]:
             exact=True,
             root_scores=_pairs(order, scores, int),
         )
+
+
+def expected_solve_seconds(empties: int) -> float:
+    """The typical wall time of an exact solve with ``empties`` empty squares here."""
+    at_20, growth = SOLVE_SECONDS
+    return float(at_20 * growth ** (empties - 20))
 
 
 def _pairs(order: np.ndarray, scores: np.ndarray, unit: Callable[[int], int]

@@ -44,6 +44,18 @@ AUTO_SOLVE_EMPTIES = 14
 """A non-exact search with this many empties or fewer (and no depth limit below them) ends
 with an exact solve when time allows (within the hard deadline): 14 empties take a few tens
 of milliseconds, so the engine plays the last 14 moves perfectly."""
+CLOCK_SOLVE_EMPTIES = 24
+"""A search bounded by its clock alone (no depth) may solve exactly from this many empties
+down, when the expected solve fits the time left (``SOLVE_SECONDS``): a perfect move beats
+a few more midgame plies."""
+SOLVE_SECONDS = (0.2, 3.2)
+"""Expected exact-solve seconds at 20 empties, and the factor per extra empty: medians of
+solves of positions from engine play on a 2-core machine (20 empties 0.2 s, 22 empties
+2.1 s; the slowest of them took about twice the median)."""
+SOLVE_TIME_SHARE = 0.75
+"""A clock-bounded solve starts when its expected time is at most this share of the time
+left before the hard deadline; if it runs over, the deadline ends it and the midgame answer
+stands."""
 ORDER_SORT_DEPTH = 3
 """Midgame nodes with at least this depth left sort moves by the opponent's replies."""
 END_SHALLOW = 6

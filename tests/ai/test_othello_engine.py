@@ -261,6 +261,21 @@ def test_a_timed_search_near_the_end_finishes_with_an_exact_solve() -> None:
     assert not ai.best(state, Limits(depth=3)).exact
 
 
+def test_a_clock_bounded_search_solves_exactly_as_soon_as_the_solve_fits_its_time() -> None:
+    # 19 empties: past the automatic solve, and a midgame search cannot reach the end in a
+    # second, but the solve takes a few hundredths: the level plays the proven best move.
+    rng = random.Random(29)
+    for _ in range(3):
+        state = with_empties(rng, 19)
+        iterations = list(ai.search(state, Limits(soft_time=1.0, hard_time=3.0)))
+        last = iterations[-1]
+        assert last.exact and last.depth == 19
+        assert max(it.depth for it in iterations if not it.exact) <= 9
+        solved = ai.best(state, Limits(exact=True))
+        assert last.score == solved.score
+        assert dict(last.root_scores)[last.move] == solved.score
+
+
 def test_a_forced_pass_is_the_answer_when_there_is_no_move() -> None:
     # Black's only disc b1 cannot outflank the white corner: black must pass.
     state = GAME.parse_position("OX------" + "-" * 56 + " X")
