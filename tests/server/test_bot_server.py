@@ -346,8 +346,9 @@ async def test_a_bot_dropped_mid_game_comes_back_by_token_alone_and_finishes(
         await bot.expect("move_made", ply=ply + 1)
     transport = bot.ws.transport
     assert transport is not None
+    (seen_by_server,) = server.app.clients[bot.player_id]
     transport.abort()
-    await asyncio.sleep(0.05)
+    await seen_by_server.ws.wait_closed()  # the server knows it dropped
     back = await connect(server, token)  # no resume: the token is enough
     state = await back.expect("room_state")
     assert state["room"]["id"] == room and state["you"] == 0
