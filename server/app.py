@@ -261,11 +261,13 @@ class DiscusServer:
     def process_request(
         self, connection: ServerConnection, request: Request
     ) -> Response | Awaitable[Response] | None:
-        """Serve the page and its files and the exports of stored games (``/games/<id>.txt``,
-        ``.ggf``); let ``/ws`` through to the websocket handshake."""
+        """Serve the page and its files, the exports of stored games (``/games/<id>.txt``,
+        ``.ggf``) and ``/healthz``; let ``/ws`` through to the websocket handshake."""
         path = request.path.split("?", 1)[0]
         if path == "/ws":
             return None
+        if path == "/healthz":  # for a container's healthcheck: the event loop answers
+            return connection.respond(HTTPStatus.OK, "ok\n")
         if path.startswith("/games/"):
             return self._download(connection, path.removeprefix("/games/"))
         found = self.files.get(path)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 
 def _perft(args: argparse.Namespace) -> int:
@@ -36,7 +38,33 @@ def _serve(args: argparse.Namespace) -> int:
     from server.app import run
 
     run(host=args.host, port=args.port, database_url=args.database_url, redis_url=args.redis_url,
-        bot_registration=args.bot_registration)
+        workers=args.workers, bot_registration=args.bot_registration)
+    return 0
+
+
+def _workers(text: str) -> int:
+    count = int(text)
+    if count < 1:
+        # 0 is kept for a server that only serves, its AI moves found by a cluster's workers.
+        raise argparse.ArgumentTypeError("must be 1 or more (a server runs its own AI workers)")
+    return count
+
+
+def _warm_up(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    import ai
+    from ai.jit import cache_counts
+
+    for game in ("connect4", "othello"):
+        ai.warm_up(game)
+    loaded, compiled = cache_counts()
+    print(f"engines in {Path(ai.__file__).parent}: {loaded} kernels loaded from numba's "
+          f"cache, {compiled} compiled, in {time.perf_counter() - started:.1f} s")
+    if args.check and compiled:
+        print("discus warm-up: a start compiles kernels instead of loading them; run "
+              "`discus warm-up` as the user and with the NUMBA_CACHE_DIR that serve will have",
+              file=sys.stderr)
+        return 1
     return 0
 
 
@@ -107,10 +135,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--database-url", default=None, help="default: $DATABASE_URL, else SQLite")
     p.add_argument("--redis-url", default=None, help="default: $REDIS_URL, else in-process")
+    p.add_argument("--workers", type=_workers, default=None, metavar="N",
+                   help="AI worker processes, each with its own search tables (default: one "
+                   "per core)")
     p.add_argument("--bot-registration", action="store_true",
                    help="let any connection make a bot account with register_bot (rate "
                    "limited; default: only admins make bot accounts)")
     p.set_defaults(func=_serve)
+
+    p = sub.add_parser("warm-up", help="compile the engines, or load them from numba's cache")
+    p.add_argument("--check", action="store_true",
+                   help="fail if any kernel had to be compiled (run it twice to prove that a "
+                   "start loads every kernel from the cache)")
+    p.set_defaults(func=_warm_up)
 
     p = sub.add_parser("migrate", help="upgrade a database to the current schema")
     p.add_argument("--database-url", default=None, help="default: $DATABASE_URL, else SQLite")

@@ -81,3 +81,29 @@ def test_analyse_rejects_a_bad_position_with_a_message_and_exit_code_2(
 ) -> None:
     assert main(["analyse", "connect4", "48"]) == 2
     assert "8" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("count", ["0", "-1", "two"])
+def test_serve_refuses_a_worker_count_below_one(
+    count: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--workers", count])
+    assert exited.value.code == 2 and "--workers" in capsys.readouterr().err
+
+
+def test_serve_passes_its_worker_count_to_the_ai_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    import server.app
+
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(server.app, "run", lambda **options: seen.update(options))
+    assert main(["serve", "--workers", "3"]) == 0
+    assert seen["workers"] == 3
+    assert main(["serve"]) == 0
+    assert seen["workers"] is None  # one per core
+
+
+def test_warm_up_says_where_the_engines_came_from(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["warm-up"]) == 0
+    line = last_line(capsys)
+    assert line.startswith("engines in ") and "kernels loaded from numba's cache" in line

@@ -49,6 +49,11 @@ async def test_the_page_and_its_files_are_served_on_the_websocket_port(server: R
     assert status == 404
 
 
+async def test_healthz_answers_ok_for_a_container_healthcheck(server: Running) -> None:
+    status, kind, body = await asyncio.to_thread(http_get, server.port, "/healthz")
+    assert (status, body) == (200, b"ok\n") and kind.startswith("text/plain")
+
+
 async def test_hello_is_answered_with_limits_games_and_levels(server: Running) -> None:
     client = await Client.open(server.url, "Ann")
     welcome = client.welcome
