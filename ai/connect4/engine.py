@@ -366,7 +366,8 @@ def _table_pv(state: Connect4State, move: int, depth: int, table: np.ndarray) ->
 
 
 def warm_up() -> float:
-    """Compile or load every kernel (run each once); returns the seconds it took."""
+    """Compile or load every kernel (run each once); returns the seconds it took. Leaves
+    this thread's tables empty, so a freshly warmed worker plays as a fresh process does."""
     started = time.perf_counter()
     from games.connect4 import GAME
 
@@ -392,6 +393,7 @@ def warm_up() -> float:
         np.zeros(1, dtype=np.int64),
         np.zeros(1, dtype=np.int64),
     )
+    clear()  # what the warm-up searched must not steer the first real game's searches
     return time.perf_counter() - started
 
 

@@ -65,6 +65,10 @@ class _Tables(threading.local):
     """
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Drop both tables; the next search makes new empty ones."""
         self.mid: np.ndarray | None = None
         self.end: np.ndarray | None = None
         self.generation = 0
@@ -226,7 +230,9 @@ def _best_first(order: np.ndarray, scores: np.ndarray, best_i: int
 
 
 def warm_up() -> float:
-    """Compile (or load from the cache) every kernel the engine runs; returns the seconds."""
+    """Compile (or load from the cache) every kernel the engine runs; returns the seconds.
+    Leaves this thread's tables empty, so a freshly warmed worker plays as a fresh process
+    does."""
     started = time.perf_counter()
     from games.othello import GAME
 
@@ -241,7 +247,13 @@ def warm_up() -> float:
     quick = GAME.parse_moves("f5d6c3d3c4f4f6f3e6e7d7c5b6")
     for _ in search(quick, Limits(depth=2)):
         pass
+    clear()  # what the warm-up searched must not steer the first real game's searches
     return time.perf_counter() - started
+
+
+def clear() -> None:
+    """Forget everything this thread's transposition tables hold."""
+    _TABLES.reset()
 
 
 def fixed_depth_value(state: OthelloState, depth: int, use_tt: bool = False) -> int:
