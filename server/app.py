@@ -54,7 +54,7 @@ from server.bot_limits import (
 )
 from server.rooms import AiTurn, Lobby, Outcome, Player, Room, game_id_of
 from server.store import DuplicateMove, MemoryStore, MoveRecord, PlayerRecord, Store
-from server.workers import COUNTED, AiJob, AiPool, Progress, quick_move_off_loop
+from server.workers import COUNTED, AiJob, AiPool, Pool, Progress, quick_move_off_loop
 
 log = logging.getLogger("discus.server")
 
@@ -196,7 +196,7 @@ class DiscusServer:
     def __init__(
         self,
         store: Store,
-        pool: AiPool | None,
+        pool: Pool | None,
         settings: Settings | None = None,
         levels: Mapping[str, Sequence[Level]] = DEFAULT_LEVELS,
         static_dir: Path = STATIC_DIR,
@@ -825,7 +825,7 @@ async def running(
     host: str = "127.0.0.1",
     port: int = 0,
     store: Store | None = None,
-    pool: AiPool | None = None,
+    pool: Pool | None = None,
     settings: Settings | None = None,
     secret: bytes | None = None,
     cache: Any = None,
@@ -908,10 +908,20 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
     await store.open()
     cache = await open_cache(redis_url, store)
     sql_url = store.url if isinstance(store, SqlStore) else None
-    pool = AiPool(processes=workers, cache=CacheSettings(resolve_redis_url(redis_url), sql_url))
+    shared = resolve_redis_url(redis_url)
+    pool: Pool
+    if workers == 0:
+        if shared is None:
+            raise ValueError("a server without AI workers needs Redis (REDIS_URL or "
+                             "--redis-url), where `discus worker` processes take its AI moves")
+        from server.ai_queue import QueuedPool
+
+        pool = QueuedPool(shared, database_url=sql_url)
+    else:
+        pool = AiPool(processes=workers, cache=CacheSettings(shared, sql_url))
     await pool.start()
     async with running(host, port, store=store, pool=pool, settings=settings, secret=secret,
-                       cache=cache, redis_url=resolve_redis_url(redis_url)) as server:
+                       cache=cache, redis_url=shared) as server:
         tune_gc()
         log.info("Discus on http://%s:%d/ (websocket %s)", host, server.port, server.url)
         print(f"Discus serving http://{host}:{server.port}/ — Ctrl-C to stop", flush=True)

@@ -34,7 +34,7 @@ from ai.calibrate import (
 )
 from ai.levels import Level
 from server.storage import repository as repo
-from server.workers import AiJob, AiPool
+from server.workers import AiJob, Pool
 
 OnProgress = Callable[[int, int, GameResult], None]
 
@@ -85,7 +85,7 @@ async def calibrate_and_store(
     processes: int | None = None,
     actor: str = "cli",
     on_progress: OnProgress | None = None,
-    pool: AiPool | None = None,
+    pool: Pool | None = None,
 ) -> tuple[str, CalibrationReport]:
     """Play and store one calibration; returns (run id, report). ``on_progress(done, total,
     result)`` is called on this event loop after each game.
@@ -132,7 +132,7 @@ async def calibrate_and_store(
 
 
 async def run_calibration_on_pool(
-    pool: AiPool,
+    pool: Pool,
     game_name: str,
     levels: Sequence[Level],
     games_per_pair: int = 8,
@@ -164,7 +164,7 @@ async def run_calibration_on_pool(
 
 
 async def _play_on_pool(
-    pool: AiPool, game_name: str, levels: dict[str, Level], match: MatchGame
+    pool: Pool, game_name: str, levels: dict[str, Level], match: MatchGame
 ) -> GameResult:
     game = games.load(game_name)
     started = time.perf_counter()

@@ -36,17 +36,42 @@ def _analyse(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from server.app import run
+    from server.storage import redis_url
 
+    if args.workers == 0 and redis_url(args.redis_url) is None:
+        print("discus serve --workers 0 needs Redis (--redis-url or $REDIS_URL): its AI moves "
+              "are found by `discus worker` processes that read their jobs there",
+              file=sys.stderr)
+        return 2
     run(host=args.host, port=args.port, database_url=args.database_url, redis_url=args.redis_url,
         workers=args.workers, bot_registration=args.bot_registration)
     return 0
 
 
-def _workers(text: str) -> int:
-    count = int(text)
-    if count < 1:
-        # 0 is kept for a server that only serves, its AI moves found by a cluster's workers.
-        raise argparse.ArgumentTypeError("must be 1 or more (a server runs its own AI workers)")
+def _worker(args: argparse.Namespace) -> int:
+    import os
+
+    from server.ai_worker import run
+    from server.storage import redis_url
+    from server.storage.config import database_url
+
+    url = redis_url(args.redis_url)
+    durable = args.database_url or os.environ.get("DATABASE_URL")
+    if url is None:
+        print("discus worker needs Redis (--redis-url or $REDIS_URL): the servers queue their "
+              "AI moves there", file=sys.stderr)
+        return 2
+    run(url, processes=args.processes, database_url=database_url(durable) if durable else None)
+    return 0
+
+
+def _workers(text: str, least: int = 0) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if count < least:
+        raise argparse.ArgumentTypeError(f"must be {least} or more")
     return count
 
 
@@ -137,11 +162,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--redis-url", default=None, help="default: $REDIS_URL, else in-process")
     p.add_argument("--workers", type=_workers, default=None, metavar="N",
                    help="AI worker processes, each with its own search tables (default: one "
-                   "per core)")
+                   "per core); 0: none, `discus worker` processes find the AI moves through "
+                   "Redis")
     p.add_argument("--bot-registration", action="store_true",
                    help="let any connection make a bot account with register_bot (rate "
                    "limited; default: only admins make bot accounts)")
     p.set_defaults(func=_serve)
+
+    p = sub.add_parser("worker", help="find AI moves for every server sharing a Redis")
+    p.add_argument("--redis-url", default=None, help="default: $REDIS_URL (required)")
+    p.add_argument("--processes", type=lambda t: _workers(t, least=1), default=None,
+                   metavar="N", help="engine processes (default: one per core)")
+    p.add_argument("--database-url", default=None,
+                   help="the servers' database, whose position_cache table is the durable "
+                   "tier of the position cache (default: $DATABASE_URL, else none)")
+    p.set_defaults(func=_worker)
 
     p = sub.add_parser("warm-up", help="compile the engines, or load them from numba's cache")
     p.add_argument("--check", action="store_true",

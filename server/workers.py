@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import games
 from ai.levels import Level, choose_move
@@ -428,6 +428,27 @@ class PoolStats:
             return None
         ordered = sorted(self.seconds)
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class Pool(Protocol):
+    """What the server needs of its AI: ``AiPool`` (engine processes of its own) and
+    ``server.ai_queue.QueuedPool`` (a cluster's ``discus worker`` processes) both are one."""
+
+    @property
+    def size(self) -> int:
+        """Engine processes that can search at once (a calibration keeps this many busy)."""
+
+    games: tuple[str, ...]
+    cache: CacheSettings | None
+
+    async def start(self, wait_ready: bool = False, timeout: float = 120.0) -> None: ...
+
+    async def think(self, job: AiJob,
+                    on_progress: Callable[[Progress], None] | None = None) -> AiAnswer: ...
+
+    def snapshot(self) -> PoolStats: ...
+
+    async def close(self) -> None: ...
 
 
 class AiPool:

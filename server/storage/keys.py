@@ -37,3 +37,33 @@ def levels_version(prefix: str) -> str:
 def levels_channel(prefix: str) -> str:
     """Pub/sub channel announcing a level edit (message: the new version number)."""
     return f"{prefix}:levels:changed"
+
+
+AI_GROUP = "workers"
+"""The consumer group every ``discus worker`` reads the AI job stream with."""
+
+
+def ai_jobs(prefix: str) -> str:
+    """Stream of AI jobs from every node (``server.ai_queue``), read by ``AI_GROUP``."""
+    return f"{prefix}:ai:jobs"
+
+
+def ai_replies(prefix: str, node: str) -> str:
+    """Stream of one node's answers: ``started``, ``progress``, ``done`` or ``failed``."""
+    return f"{prefix}:ai:replies:{node}"
+
+
+def ai_started(prefix: str) -> str:
+    """Hash: job stream entry id -> when (epoch seconds) a worker first started it, so a
+    worker that claims a dead worker's job knows how much of its hard time is left."""
+    return f"{prefix}:ai:started"
+
+
+def ai_worker(prefix: str, name: str) -> str:
+    """One live ``discus worker`` (JSON: processes, busy, jobs), with a short TTL it renews."""
+    return f"{prefix}:ai:worker:{name}"
+
+
+def ai_worker_pattern(prefix: str) -> str:
+    """Matches every live worker's key (for SCAN)."""
+    return f"{prefix}:ai:worker:*"

@@ -83,13 +83,28 @@ def test_analyse_rejects_a_bad_position_with_a_message_and_exit_code_2(
     assert "8" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("count", ["0", "-1", "two"])
-def test_serve_refuses_a_worker_count_below_one(
+@pytest.mark.parametrize("count", ["-1", "two"])
+def test_serve_refuses_a_worker_count_that_is_no_count(
     count: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["serve", "--workers", count])
     assert exited.value.code == 2 and "--workers" in capsys.readouterr().err
+
+
+def test_a_server_without_workers_or_a_worker_needs_redis(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import server.app
+
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.setattr(server.app, "run", lambda **options: pytest.fail("it ran"))
+    assert main(["serve", "--workers", "0"]) == 2
+    assert "needs Redis" in capsys.readouterr().err
+    assert main(["worker"]) == 2
+    assert "needs Redis" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["worker", "--processes", "0"])
 
 
 def test_serve_passes_its_worker_count_to_the_ai_pool(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,326 @@
+"""AI moves found by ``discus worker`` processes on any machine, through Redis Streams.
+
+A node started with ``--workers 0`` (and ``REDIS_URL``) keeps no engine processes of its own:
+``QueuedPool`` has ``AiPool``'s interface (``start``, ``think``, ``snapshot``, ``close``), so
+the rooms cannot tell the difference, but each job is one entry on a stream every worker
+reads through one consumer group (``server.ai_worker``), and the answer comes back on a
+stream of the node's own.
+
+Why Streams and not pub/sub or a list: a consumer group hands each job to exactly one
+worker, remembers which worker holds it until it is acknowledged, and lets another worker
+take it over (``XAUTOCLAIM``) when the holder dies; pub/sub would lose jobs nobody listens
+for, and a list (``BRPOPLPUSH``) would need that bookkeeping written by hand. Answers use a
+stream per node rather than pub/sub so an answer published during a reconnect is not lost.
+
+The node never waits on a worker past the move's hard deadline: a job no worker has started
+within ``queue_timeout`` seconds, or not answered within its level's ``hard_time`` plus
+``margin`` after a worker first started it, is answered by ``quick_move`` in the node's
+quick-move thread, as the local pool does; a late answer is then ignored.
+
+Messages (JSON in one field, ``FIELD``): a job is ``{"id", "node", "game", "moves", "level",
+"seed", "start_by"}`` (wall clock: a worker that reads it later drops it, the node has played
+its quick move); a reply is ``{"id", "kind", ...}`` with ``kind`` one of ``started``
+(``at``: the worker's wall clock), ``progress`` (``depth``, ``score``, ``nodes``,
+``seconds``, ``exact``), ``done`` (``move``, ``depth``, ``score``, ``nodes``, ``seconds``,
+``fallback``, ``cached``) or ``failed`` (``error``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError, ResponseError
+
+import games
+from server.storage import keys
+from server.workers import (
+    COUNTED,
+    DEFAULT_MARGIN,
+    DEFAULT_QUEUE_TIMEOUT,
+    AiAnswer,
+    AiJob,
+    CacheSettings,
+    PoolStats,
+    Progress,
+    quick_move_off_loop,
+)
+
+log = logging.getLogger(__name__)
+
+FIELD = "m"
+"""The one field of every job and reply entry; its value is the JSON message."""
+
+JOBS_MAXLEN = 100_000
+"""Approximate cap on the job stream: acknowledged jobs are deleted, so only a backlog with no
+worker at all grows it, and those jobs were answered by the quick move long ago."""
+
+REPLIES_MAXLEN = 10_000
+REPLIES_TTL_SECONDS = 3600
+"""A node's reply stream outlives a node that stopped by an hour at most."""
+
+WORKERS_REFRESH_SECONDS = 2.0
+"""How often a node re-reads which workers are alive (for ``snapshot`` and ``size``)."""
+
+
+def encode(message: dict[str, Any]) -> dict[Any, Any]:
+    return {FIELD: json.dumps(message, separators=(",", ":"))}
+
+
+def decode(fields: dict[bytes, bytes]) -> dict[str, Any]:
+    message: dict[str, Any] = json.loads(fields[FIELD.encode()])
+    return message
+
+
+async def ensure_group(client: Any, prefix: str) -> None:
+    """Create the job stream and its consumer group unless they exist."""
+    try:
+        await client.xgroup_create(keys.ai_jobs(prefix), keys.AI_GROUP, id="0", mkstream=True)
+    except ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+async def live_workers(client: Any, prefix: str) -> list[dict[str, Any]]:
+    """What every live ``discus worker`` last said of itself."""
+    names = [k async for k in client.scan_iter(match=keys.ai_worker_pattern(prefix), count=100)]
+    values = await client.mget(names) if names else []
+    return [json.loads(v) for v in values if v is not None]
+
+
+@dataclass
+class _Pending:
+    job: AiJob
+    future: asyncio.Future[AiAnswer]
+    on_progress: Callable[[Progress], None] | None
+    queued_at: float
+    timer: asyncio.TimerHandle | None = None
+    started: bool = False
+
+
+@dataclass
+class _Workers:
+    """The cluster's live workers as last read (``WORKERS_REFRESH_SECONDS``)."""
+
+    processes: int = 0
+    busy: int = 0
+    restarts: int = 0
+    cache: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTED, 0))
+    """The workers' position cache counters, summed over every job each has answered."""
+    read_at: float = 0.0
+
+
+class QueuedPool:
+    """``AiPool``'s interface over the Redis job stream; see the module docstring.
+
+    Call ``start()`` inside the running loop before ``think``; ``close()`` at shutdown.
+    """
+
+    def __init__(self, redis_url: str, games: Sequence[str] = ("connect4", "othello"),
+                 margin: float = DEFAULT_MARGIN, queue_timeout: float = DEFAULT_QUEUE_TIMEOUT,
+                 prefix: str = keys.DEFAULT_PREFIX, database_url: str | None = None) -> None:
+        self.games = tuple(games)
+        self.margin = margin
+        self.queue_timeout = queue_timeout
+        self.prefix = prefix
+        self.cache: CacheSettings | None = CacheSettings(redis_url, database_url, prefix)
+        """Where the workers' position cache is (they open it themselves; shown in stats)."""
+        self.node = secrets.token_hex(6)
+        self._redis_url = redis_url
+        # Any: redis-py's stubs type stream replies as str | int, not as the nested lists they are.
+        self._client: Any = None
+        self._replies = keys.ai_replies(prefix, self.node)
+        self._pending: dict[str, _Pending] = {}
+        self._ids = itertools.count(1)
+        self._reader: asyncio.Task[None] | None = None
+        self._quick: set[asyncio.Task[None]] = set()
+        self._workers = _Workers()
+        self._closing = False
+        self.stats = PoolStats(workers=0, ready=0, busy=0, queued=0)
+
+    @property
+    def size(self) -> int:
+        """Worker processes in the cluster (at least 1: what a calibration may keep busy)."""
+        return max(1, self._workers.processes)
+
+    async def start(self, wait_ready: bool = False, timeout: float = 120.0) -> None:
+        """Connect and start reading answers; with ``wait_ready``, until a worker is live."""
+        self._client = aioredis.Redis.from_url(self._redis_url, socket_connect_timeout=2.0)
+        await ensure_group(self._client, self.prefix)
+        self._reader = asyncio.create_task(self._read_replies(), name="discus-ai-replies")
+        deadline = time.monotonic() + timeout
+        await self._refresh_workers()
+        while wait_ready and self._workers.processes == 0:
+            if time.monotonic() > deadline:
+                raise TimeoutError("no AI worker joined in time")
+            await asyncio.sleep(0.1)
+            await self._refresh_workers()
+
+    async def think(self, job: AiJob,
+                    on_progress: Callable[[Progress], None] | None = None) -> AiAnswer:
+        """The move for ``job``, always legal; never later than ``queue_timeout`` if no worker
+        starts it, nor than hard time + ``margin`` after one did."""
+        assert self._client is not None, "call start() first"
+        if self._closing:
+            raise RuntimeError("the AI pool is closed")
+        loop = asyncio.get_running_loop()
+        job_id = f"{self.node}-{next(self._ids)}"
+        pending = _Pending(job, loop.create_future(), on_progress, time.monotonic())
+        self._pending[job_id] = pending
+        pending.timer = loop.call_later(self.queue_timeout, self._fall_back, job_id,
+                                        "no worker started it")
+        try:
+            try:
+                await self._client.xadd(keys.ai_jobs(self.prefix), encode({
+                    "id": job_id, "node": self.node, "game": job.game, "moves": job.moves,
+                    "level": job.level.to_dict(), "seed": job.seed,
+                    "start_by": time.time() + self.queue_timeout,
+                }), maxlen=JOBS_MAXLEN, approximate=True)
+            except RedisError:
+                log.warning("could not queue an AI job; playing a quick move", exc_info=True)
+                self._fall_back(job_id, "Redis refused the job")
+            return await pending.future
+        finally:
+            self._forget(job_id)
+
+    def _forget(self, job_id: str) -> None:
+        pending = self._pending.pop(job_id, None)
+        if pending is not None and pending.timer is not None:
+            pending.timer.cancel()
+
+    def _resolve(self, job_id: str, answer: AiAnswer) -> None:
+        pending = self._pending.get(job_id)
+        if pending is None or pending.future.done():
+            return
+        if pending.timer is not None:
+            pending.timer.cancel()
+        self.stats.jobs += 1
+        self.stats.fallbacks += answer.fallback
+        self.stats.from_cache += answer.cached
+        self.stats.seconds.append(time.monotonic() - pending.queued_at)
+        pending.future.set_result(answer)
+
+    def _fall_back(self, job_id: str, why: str) -> None:
+        """Answer with ``quick_move`` (off the loop); a worker's answer after this is ignored."""
+        pending = self._pending.get(job_id)
+        if pending is None or pending.future.done():
+            return
+        log.warning("AI job %s answered by the quick move: %s", job_id, why)
+        state = games.load(pending.job.game).initial()
+        for move in pending.job.moves:
+            state = state.play(move)
+        started = time.perf_counter()
+
+        async def answer() -> None:
+            try:
+                move = await quick_move_off_loop(state, pending.job.seed)
+            except Exception:
+                log.exception("the quick fallback failed; playing the first legal move")
+                move = state.legal_moves()[0]
+            self._resolve(job_id, AiAnswer(move, None, None, None,
+                                           time.perf_counter() - started, fallback=True))
+
+        task = asyncio.get_running_loop().create_task(answer())
+        self._quick.add(task)
+        task.add_done_callback(self._quick.discard)
+
+    async def _read_replies(self) -> None:
+        """Read this node's reply stream for as long as the pool runs; reconnect on errors."""
+        assert self._client is not None
+        last = "0"
+        while not self._closing:
+            try:
+                if time.monotonic() - self._workers.read_at > WORKERS_REFRESH_SECONDS:
+                    await self._refresh_workers()
+                batches = await self._client.xread({self._replies: last}, count=256, block=500)
+            except RedisError:
+                log.warning("reading AI answers failed; retrying", exc_info=True)
+                await asyncio.sleep(0.5)
+                continue
+            for _, entries in batches:
+                for entry_id, fields in entries:
+                    last = entry_id
+                    try:
+                        self._on_reply(decode(fields))
+                    except Exception:
+                        log.exception("a bad AI reply was ignored")
+            if batches:
+                # Read entries are of no further use; the TTL covers a node that vanished.
+                await self._client.xtrim(self._replies, minid=last)
+
+    def _on_reply(self, reply: dict[str, Any]) -> None:
+        job_id = reply["id"]
+        pending = self._pending.get(job_id)
+        if pending is None or pending.future.done():
+            return
+        kind = reply["kind"]
+        if kind == "started":
+            if not pending.started:  # a claimed-again job keeps the first start's deadline
+                pending.started = True
+                if pending.timer is not None:
+                    pending.timer.cancel()
+                limit = pending.job.level.hard_time + self.margin
+                pending.timer = asyncio.get_running_loop().call_later(
+                    limit, self._fall_back, job_id, f"no answer within {limit:.1f}s")
+        elif kind == "progress":
+            if pending.on_progress is not None:
+                try:
+                    pending.on_progress(Progress(reply["depth"], reply["score"], reply["nodes"],
+                                                 reply["seconds"], reply["exact"]))
+                except Exception:
+                    log.exception("progress callback failed")
+        elif kind == "done":
+            self._resolve(job_id, AiAnswer(reply["move"], reply["depth"], reply["score"],
+                                           reply["nodes"], reply["seconds"], reply["fallback"],
+                                           reply["cached"]))
+        elif kind == "failed":
+            self._fall_back(job_id, f"the worker failed: {reply.get('error')}")
+
+    async def _refresh_workers(self) -> None:
+        assert self._client is not None
+        workers = await live_workers(self._client, self.prefix)
+        self._workers = _Workers(
+            processes=sum(w["processes"] for w in workers),
+            busy=sum(w["busy"] for w in workers),
+            restarts=sum(w["restarts"] for w in workers),
+            cache={name: sum(w["cache"].get(name, 0) for w in workers) for name in COUNTED},
+            read_at=time.monotonic(),
+        )
+
+    def snapshot(self) -> PoolStats:
+        """This node's jobs, and the cluster's live workers as last read (their cache
+        counters too: those count every node's jobs)."""
+        self.stats.workers = self.stats.ready = self._workers.processes
+        self.stats.busy = self._workers.busy
+        self.stats.restarts = self._workers.restarts
+        self.stats.cache = dict(self._workers.cache)
+        self.stats.queued = sum(not p.started for p in self._pending.values())
+        return self.stats
+
+    def pids(self) -> list[int | None]:
+        return []  # the processes are the workers', on other machines
+
+    async def close(self) -> None:
+        """Answer every job still waiting with a quick move, then disconnect."""
+        self._closing = True
+        for job_id in list(self._pending):
+            self._fall_back(job_id, "the server is stopping")
+        if self._quick:
+            await asyncio.gather(*self._quick, return_exceptions=True)
+        if self._reader is not None:
+            self._reader.cancel()
+            await asyncio.gather(self._reader, return_exceptions=True)
+        if self._client is not None:
+            try:
+                await self._client.delete(self._replies)
+            except RedisError:
+                pass
+            await self._client.aclose()

@@ -1,0 +1,252 @@
+"""``discus worker``: find AI moves for every node of a cluster, on any machine.
+
+A worker is a local ``AiPool`` (its engine processes, watchdog and quick fallback, exactly
+as a single server runs them) fed from the Redis job stream through the consumer group
+(``server.ai_queue`` says why Streams). It reads at most as many jobs as it has idle
+processes, so a busy worker leaves the rest of the stream to others.
+
+A worker that dies holds its jobs unacknowledged. Every live worker renews the entries it
+holds (``XCLAIM ... JUSTID`` resets their idle time) every ``renew`` seconds, and claims
+entries idle longer than ``claim_idle`` seconds (``XAUTOCLAIM``): only a dead or cut-off
+worker's jobs stay idle that long. A claimed job is searched in what is left of its hard
+time since it was first started (``keys.ai_started``), so the asking node's deadline holds;
+with too little left it is dropped, and the node plays its quick move.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import time
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from ai.levels import Level
+from server.ai_queue import REPLIES_MAXLEN, REPLIES_TTL_SECONDS, decode, encode, ensure_group
+from server.storage import keys
+from server.workers import AiJob, AiPool, CacheSettings, Progress
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CLAIM_IDLE = 3.0
+"""Seconds a held job may go unrenewed before another worker takes it over."""
+DEFAULT_RENEW = 1.0
+"""Seconds between a worker's renewals of the jobs it holds (and of its live-worker key)."""
+WORKER_TTL_SECONDS = 10
+PROGRESS_EVERY = 0.2
+"""Seconds between two progress replies of one job: a page needs a few a second, and a quick
+level's dozens of iterations would otherwise be as many Redis writes."""
+MIN_SECONDS_LEFT = 0.05
+"""A claimed job with less hard time left than this is not worth starting."""
+
+
+class Worker:
+    """One ``discus worker``: ``await run()`` until ``stop()``."""
+
+    def __init__(self, redis_url: str, processes: int | None = None,
+                 database_url: str | None = None, prefix: str = keys.DEFAULT_PREFIX,
+                 games: tuple[str, ...] = ("connect4", "othello"),
+                 claim_idle: float = DEFAULT_CLAIM_IDLE, renew: float = DEFAULT_RENEW,
+                 pool: AiPool | None = None) -> None:
+        self.prefix = prefix
+        self.claim_idle = claim_idle
+        self.renew = renew
+        self.name = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+        self.pool = pool or AiPool(processes=processes, games=games,
+                                   cache=CacheSettings(redis_url, database_url, prefix))
+        self.jobs_done = 0
+        self._redis_url = redis_url
+        # Any: redis-py's stubs type stream replies as str | int, not as the nested lists they are.
+        self._client: Any = None
+        self._held: dict[str, asyncio.Task[None]] = {}
+        self._stopping = asyncio.Event()
+
+    def stop(self) -> None:
+        """Take no more jobs; ``run`` returns once the held ones are answered."""
+        self._stopping.set()
+
+    async def run(self, ready: asyncio.Event | None = None) -> None:
+        self._client = aioredis.Redis.from_url(self._redis_url, socket_connect_timeout=2.0)
+        try:
+            await ensure_group(self._client, self.prefix)
+            await self.pool.start(wait_ready=True, timeout=self.pool.warm_up_timeout)
+            renewing = asyncio.create_task(self._renew_forever(), name="discus-worker-renew")
+            log.info("AI worker %s: %d processes, taking jobs", self.name, self.pool.size)
+            if ready is not None:
+                ready.set()
+            try:
+                await self._take_jobs()
+                if self._held:
+                    await asyncio.gather(*self._held.values(), return_exceptions=True)
+            finally:
+                renewing.cancel()
+                await asyncio.gather(renewing, return_exceptions=True)
+                await self._client.delete(keys.ai_worker(self.prefix, self.name))
+        finally:
+            await self.pool.close()
+            await self._client.aclose()
+
+    def _idle(self) -> int:
+        return self.pool.size - len(self._held)
+
+    async def _take_jobs(self) -> None:
+        assert self._client is not None
+        stream = keys.ai_jobs(self.prefix)
+        next_claim = 0.0
+        while not self._stopping.is_set():
+            if self._idle() <= 0:
+                await asyncio.sleep(0.01)
+                continue
+            try:
+                if time.monotonic() >= next_claim:
+                    next_claim = time.monotonic() + self.renew
+                    _, claimed, *_ = await self._client.xautoclaim(
+                        stream, keys.AI_GROUP, self.name, int(self.claim_idle * 1000),
+                        count=self._idle())
+                    for entry_id, fields in claimed:
+                        self._hold(entry_id, fields, claimed=True)
+                    if self._idle() <= 0:
+                        continue
+                batches = await self._client.xreadgroup(
+                    keys.AI_GROUP, self.name, {stream: ">"}, count=self._idle(),
+                    block=int(self.renew * 1000))
+            except RedisError:
+                log.warning("reading AI jobs failed; retrying", exc_info=True)
+                await asyncio.sleep(0.5)
+                continue
+            for _, entries in batches or []:
+                for entry_id, fields in entries:
+                    self._hold(entry_id, fields, claimed=False)
+
+    def _hold(self, entry_id: bytes, fields: dict[bytes, bytes] | None, claimed: bool) -> None:
+        key = entry_id.decode()
+        if key in self._held:
+            return
+        task = asyncio.create_task(self._answer(key, fields, claimed))
+        self._held[key] = task
+        task.add_done_callback(lambda _: self._held.pop(key, None))
+
+    async def _answer(self, entry_id: str, fields: dict[bytes, bytes] | None,
+                      claimed: bool) -> None:
+        assert self._client is not None
+        if not fields:
+            await self._settle(entry_id)  # deleted while a dead worker held it
+            return
+        message = decode(fields)
+        job_id, replies = message["id"], keys.ai_replies(self.prefix, message["node"])
+        sending: set[asyncio.Task[None]] = set()
+        try:
+            job = await self._job(entry_id, message, claimed)
+            if job is None:
+                return
+            await self._reply(replies, job_id, "started", at=time.time())
+            last_progress = 0.0
+
+            def progress(p: Progress) -> None:
+                nonlocal last_progress
+                if time.monotonic() - last_progress >= PROGRESS_EVERY:
+                    last_progress = time.monotonic()
+                    task = asyncio.create_task(
+                        self._reply(replies, job_id, "progress", **dataclasses.asdict(p)))
+                    sending.add(task)
+                    task.add_done_callback(sending.discard)
+
+            answer = await self.pool.think(job, progress)
+            await asyncio.gather(*sending, return_exceptions=True)
+            await self._reply(replies, job_id, "done", move=answer.move, depth=answer.depth,
+                              score=answer.score, nodes=answer.nodes, seconds=answer.seconds,
+                              fallback=answer.fallback, cached=answer.cached)
+            self.jobs_done += 1
+        except Exception as exc:
+            log.exception("AI job %s failed", entry_id)
+            try:
+                await self._reply(replies, job_id, "failed", error=type(exc).__name__)
+            except RedisError:
+                pass
+        finally:
+            await self._settle(entry_id)
+
+    async def _job(self, entry_id: str, message: dict[str, Any],
+                   claimed: bool) -> AiJob | None:
+        """The job to search, its level's clock cut to what is left of its hard time when it
+        was started before; None when that is next to nothing."""
+        assert self._client is not None
+        level = Level.from_dict(message["level"])
+        started_key = keys.ai_started(self.prefix)
+        now = time.time()
+        if not claimed and now > message["start_by"]:
+            log.info("AI job %s was read too late; its node has played a quick move", entry_id)
+            return None
+        first = await self._client.hget(started_key, entry_id) if claimed else None
+        if first is None:
+            await self._client.hset(started_key, entry_id, now)
+        else:
+            left = float(first) + level.hard_time - now
+            if left < MIN_SECONDS_LEFT:
+                log.info("claimed AI job %s has no time left; dropped", entry_id)
+                return None
+            hard = min(level.hard_time, left)
+            level = dataclasses.replace(level, hard_time=hard,
+                                        soft_time=min(level.soft_time, hard))
+            log.info("AI job %s claimed from a silent worker, %.2fs left", entry_id, left)
+        return AiJob(message["game"], tuple(message["moves"]), level, message["seed"])
+
+    async def _reply(self, stream: str, job_id: str, kind: str, **values: Any) -> None:
+        assert self._client is not None
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.xadd(stream, encode({"id": job_id, "kind": kind, **values}),
+                      maxlen=REPLIES_MAXLEN, approximate=True)
+            pipe.expire(stream, REPLIES_TTL_SECONDS)
+            await pipe.execute()
+
+    async def _settle(self, entry_id: str) -> None:
+        """Acknowledge and delete the job: nobody needs it any more."""
+        assert self._client is not None
+        try:
+            async with self._client.pipeline(transaction=False) as pipe:
+                pipe.xack(keys.ai_jobs(self.prefix), keys.AI_GROUP, entry_id)
+                pipe.xdel(keys.ai_jobs(self.prefix), entry_id)
+                pipe.hdel(keys.ai_started(self.prefix), entry_id)
+                await pipe.execute()
+        except RedisError:
+            log.warning("could not acknowledge AI job %s", entry_id, exc_info=True)
+
+    async def _renew_forever(self) -> None:
+        """Keep the held jobs from looking abandoned, and say this worker is alive."""
+        assert self._client is not None
+        while True:
+            try:
+                held = list(self._held)
+                if held:
+                    await self._client.xclaim(keys.ai_jobs(self.prefix), keys.AI_GROUP,
+                                              self.name, 0, held, justid=True)
+                stats = self.pool.snapshot()
+                await self._client.set(keys.ai_worker(self.prefix, self.name), json.dumps({
+                    "name": self.name, "processes": stats.ready, "busy": len(self._held),
+                    "jobs": self.jobs_done, "restarts": stats.restarts, "cache": stats.cache,
+                }), ex=WORKER_TTL_SECONDS)
+            except RedisError:
+                log.warning("renewing held AI jobs failed", exc_info=True)
+            await asyncio.sleep(self.renew)
+
+
+def run(redis_url: str, processes: int | None = None, database_url: str | None = None) -> None:
+    """``discus worker``: run until SIGINT or SIGTERM, then answer the held jobs and stop."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+
+    async def main() -> None:
+        worker = Worker(redis_url, processes, database_url)
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, worker.stop)
+        await worker.run()
+
+    asyncio.run(main())
