@@ -67,11 +67,14 @@ class Worker:
         # Any: redis-py's stubs type stream replies as str | int, not as the nested lists they are.
         self._client: Any = None
         self._held: dict[str, asyncio.Task[None]] = {}
+        self._freed = asyncio.Event()
+        """Set when a held job is settled: there is room for another."""
         self._stopping = asyncio.Event()
 
     def stop(self) -> None:
         """Take no more jobs; ``run`` returns once the held ones are answered."""
         self._stopping.set()
+        self._freed.set()
 
     async def run(self, ready: asyncio.Event | None = None) -> None:
         self._client = aioredis.Redis.from_url(self._redis_url, socket_connect_timeout=2.0)
@@ -103,7 +106,8 @@ class Worker:
         next_claim = 0.0
         while not self._stopping.is_set():
             if self._idle() <= 0:
-                await asyncio.sleep(0.01)
+                self._freed.clear()
+                await self._freed.wait()
                 continue
             try:
                 if time.monotonic() >= next_claim:
@@ -132,7 +136,11 @@ class Worker:
             return
         task = asyncio.create_task(self._answer(key, fields, claimed))
         self._held[key] = task
-        task.add_done_callback(lambda _: self._held.pop(key, None))
+        task.add_done_callback(lambda _: self._release(key))
+
+    def _release(self, key: str) -> None:
+        self._held.pop(key, None)
+        self._freed.set()
 
     async def _answer(self, entry_id: str, fields: dict[bytes, bytes] | None,
                       claimed: bool) -> None:
