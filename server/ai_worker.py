@@ -24,6 +24,7 @@ import secrets
 import signal
 import socket
 import time
+from pathlib import Path
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -55,10 +56,13 @@ class Worker:
                  database_url: str | None = None, prefix: str = keys.DEFAULT_PREFIX,
                  games: tuple[str, ...] = ("connect4", "othello"),
                  claim_idle: float = DEFAULT_CLAIM_IDLE, renew: float = DEFAULT_RENEW,
-                 pool: AiPool | None = None) -> None:
+                 pool: AiPool | None = None, heartbeat: Path | None = None) -> None:
         self.prefix = prefix
         self.claim_idle = claim_idle
         self.renew = renew
+        self.heartbeat = heartbeat
+        """A file touched after each renewal that reached Redis (a container's healthcheck
+        reads its age)."""
         self.name = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
         self.pool = pool or AiPool(processes=processes, games=games,
                                    cache=CacheSettings(redis_url, database_url, prefix))
@@ -241,17 +245,20 @@ class Worker:
                     "name": self.name, "processes": stats.ready, "busy": len(self._held),
                     "jobs": self.jobs_done, "restarts": stats.restarts, "cache": stats.cache,
                 }), ex=WORKER_TTL_SECONDS)
+                if self.heartbeat is not None:
+                    self.heartbeat.touch()
             except RedisError:
                 log.warning("renewing held AI jobs failed", exc_info=True)
             await asyncio.sleep(self.renew)
 
 
-def run(redis_url: str, processes: int | None = None, database_url: str | None = None) -> None:
+def run(redis_url: str, processes: int | None = None, database_url: str | None = None,
+        heartbeat: Path | None = None) -> None:
     """``discus worker``: run until SIGINT or SIGTERM, then answer the held jobs and stop."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 
     async def main() -> None:
-        worker = Worker(redis_url, processes, database_url)
+        worker = Worker(redis_url, processes, database_url, heartbeat=heartbeat)
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, worker.stop)

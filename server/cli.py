@@ -61,7 +61,8 @@ def _worker(args: argparse.Namespace) -> int:
         print("discus worker needs Redis (--redis-url or $REDIS_URL): the servers queue their "
               "AI moves there", file=sys.stderr)
         return 2
-    run(url, processes=args.processes, database_url=database_url(durable) if durable else None)
+    run(url, processes=args.processes, database_url=database_url(durable) if durable else None,
+        heartbeat=args.heartbeat_file)
     return 0
 
 
@@ -176,6 +177,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--database-url", default=None,
                    help="the servers' database, whose position_cache table is the durable "
                    "tier of the position cache (default: $DATABASE_URL, else none)")
+    p.add_argument("--heartbeat-file", type=Path, default=None, metavar="PATH",
+                   help="touched every second while the worker reaches Redis (for a "
+                   "healthcheck)")
     p.set_defaults(func=_worker)
 
     p = sub.add_parser("warm-up", help="compile the engines, or load them from numba's cache")

@@ -68,17 +68,20 @@ async def node(redis_prefix: str) -> AsyncIterator[QueuedPool]:  # noqa: F811
 
 
 async def test_a_node_without_engines_gets_the_moves_its_own_pool_would_find(
-    node: QueuedPool, redis_prefix: str  # noqa: F811
+    node: QueuedPool, redis_prefix: str, tmp_path: Path  # noqa: F811
 ) -> None:
-    worker, task = await _worker(redis_prefix)
+    alive = tmp_path / "alive"
+    worker, task = await _worker(redis_prefix, heartbeat=alive)
     try:
         seen: list[Progress] = []
         moves = (3, 3, 2)
         answer = await node.think(AiJob("connect4", moves, DEPTH_SIX, 7), seen.append)
         await asyncio.sleep(2.5)  # the node re-reads the live workers every 2 s
         stats = node.snapshot()
+        beat = alive.stat().st_mtime
     finally:
         await _stop(worker, task)
+    assert time.time() - beat < 2  # the healthcheck's file is touched while Redis answers
     assert not answer.fallback and answer.depth == 6
     assert seen and seen[-1].depth <= 6  # progress came back (coalesced, so maybe not all)
     # The same search in this process, from tables as fresh as the warmed-up worker's.
