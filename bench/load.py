@@ -10,7 +10,11 @@ a person), and prints:
 - p50/p99 latency from a client's move sent to that move's ``move_made`` arriving back
   (the acknowledgement: stored and announced; the AI's thinking is not in it; with
   ``--store sqlite`` or ``postgres`` it includes the durable commit of the move),
-- the server process's memory per connection (RSS growth from idle to all connected).
+- the server process's memory per connection (RSS growth from idle to all connected),
+- the server process's CPU seconds per client move over the measured play (its event loop
+  and threads, not the AI worker processes: its own move's handling plus the AI reply it
+  relays), its event-loop lag p99 (a timer every 50 ms, how late it fires) and its GC
+  pauses, both over the measured play only.
 
 Bounded: at most ``--clients`` connections, ``--seconds`` of play plus the time to connect
 (``--connect-timeout``). Target from the issue: 5,000 connections, p99 under 50 ms.
@@ -58,6 +62,13 @@ def raise_fd_limit(wanted: int) -> int:
     return target
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of process ``pid`` so far (all its threads)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_bytes(pid: int) -> int:
     with open(f"/proc/{pid}/status", encoding="ascii") as status:
         for line in status:
@@ -90,10 +101,32 @@ async def _serve(port: int, workers: int, database_url: str | None) -> None:
                                                     pauses[-1])
 
     gc.callbacks.append(timed)
+    lags: list[float] = []
+    measuring = [False]
+
+    def measure(on: bool) -> None:
+        """SIGUSR1: the measured play starts (forget the connecting phase); SIGUSR2: it ends."""
+        measuring[0] = on
+        if on:
+            pauses.clear()
+            cpu.clear()
+            lags.clear()
+            longest_by_generation[:] = [0.0, 0.0, 0.0]
+
+    async def sample_lag() -> None:
+        while True:
+            due = time.perf_counter() + 0.05
+            await asyncio.sleep(0.05)
+            if measuring[0]:
+                lags.append(time.perf_counter() - due)
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    loop.add_signal_handler(signal.SIGUSR1, measure, True)
+    loop.add_signal_handler(signal.SIGUSR2, measure, False)
+    sampler = asyncio.create_task(sample_lag())
     pool = AiPool(processes=workers, games=("connect4",))
     await pool.start(wait_ready=True, timeout=600)
     settings = Settings(messages_per_second=50.0, burst=100)
@@ -103,6 +136,10 @@ async def _serve(port: int, workers: int, database_url: str | None) -> None:
         tune_gc()
         print(f"READY {server.port}", flush=True)
         await stop.wait()
+        sampler.cancel()
+        lags.sort()
+        p99 = lags[min(len(lags) - 1, int(0.99 * len(lags)))] * 1000 if lags else float("nan")
+        print(f"LAG p99_ms={p99:.1f} max_ms={max(lags, default=0) * 1000:.1f}", flush=True)
         stats = pool.snapshot()
         print(f"POOL jobs={stats.jobs} fallbacks={stats.fallbacks} restarts={stats.restarts}",
               flush=True)
@@ -192,12 +229,16 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
     connect_seconds = time.monotonic() - started
     connected_rss = rss_bytes(server_pid)
     connected = stats.connected
+    os.kill(server_pid, signal.SIGUSR1)
+    cpu_start = cpu_seconds(server_pid)
     stats.measuring = True
     measure_start = time.monotonic()
     stop_at[0] = measure_start + seconds
     ready.set()
     done = await asyncio.gather(*tasks, return_exceptions=True)
     measured = time.monotonic() - measure_start
+    server_cpu = cpu_seconds(server_pid) - cpu_start
+    os.kill(server_pid, signal.SIGUSR2)
     held = 0
     for result in done:
         if isinstance(result, BaseException):
@@ -225,6 +266,8 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
         "ack_mean_ms": round(statistics.fmean(lat) * 1000, 2) if lat else None,
         "server_rss_idle_mb": round(idle_rss / 2**20, 1),
         "server_rss_connected_mb": round(connected_rss / 2**20, 1),
+        "server_cpu_seconds": round(server_cpu, 2),
+        "server_cpu_ms_per_client_move": round(server_cpu * 1000 / max(1, stats.human_moves), 3),
         "server_kb_per_connection": round((connected_rss - idle_rss) / max(1, connected) / 1024,
                                           1),
         "errors": len(stats.errors),
@@ -303,7 +346,7 @@ def _run(args: argparse.Namespace, database_url: str | None) -> int:
             child.kill()
             out, _ = child.communicate()
     for line in out.splitlines():
-        if line.startswith(("POOL", "GC")):
+        if line.startswith(("POOL", "GC", "LAG")):
             report[line.split()[0].lower()] = line.split(" ", 1)[1]
     width = max(len(k) for k in report)
     for key, value in report.items():

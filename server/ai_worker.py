@@ -42,9 +42,6 @@ DEFAULT_CLAIM_IDLE = 3.0
 DEFAULT_RENEW = 1.0
 """Seconds between a worker's renewals of the jobs it holds (and of its live-worker key)."""
 WORKER_TTL_SECONDS = 10
-PROGRESS_EVERY = 0.2
-"""Seconds between two progress replies of one job: a page needs a few a second, and a quick
-level's dozens of iterations would otherwise be as many Redis writes."""
 MIN_SECONDS_LEFT = 0.05
 """A claimed job with less hard time left than this is not worth starting."""
 
@@ -160,16 +157,12 @@ class Worker:
             if job is None:
                 return
             await self._reply(replies, job_id, "started", at=time.time())
-            last_progress = 0.0
 
-            def progress(p: Progress) -> None:
-                nonlocal last_progress
-                if time.monotonic() - last_progress >= PROGRESS_EVERY:
-                    last_progress = time.monotonic()
-                    task = asyncio.create_task(
-                        self._reply(replies, job_id, "progress", **dataclasses.asdict(p)))
-                    sending.add(task)
-                    task.add_done_callback(sending.discard)
+            def progress(p: Progress) -> None:  # already coalesced by the engine processes
+                task = asyncio.create_task(
+                    self._reply(replies, job_id, "progress", **dataclasses.asdict(p)))
+                sending.add(task)
+                task.add_done_callback(sending.discard)
 
             answer = await self.pool.think(job, progress)
             await asyncio.gather(*sending, return_exceptions=True)

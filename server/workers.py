@@ -2,7 +2,8 @@
 
 ``AiPool`` keeps one process per core (by default), each warmed up (the engines' JIT compiled
 or loaded from cache) before it takes work. ``await pool.think(job, on_progress)`` queues a
-job, calls ``on_progress`` with each finished search iteration as it arrives, and returns
+job, calls ``on_progress`` with finished search iterations as they arrive (the first, then
+at most one each ``PROGRESS_EVERY`` seconds), and returns
 an ``AiAnswer``. A worker that runs past the level's hard deadline plus ``margin`` seconds,
 hangs while warming up (past ``warm_up_timeout``), or dies, is killed and replaced, and the
 move is made anyway by ``quick_move`` (a shallow search of a few milliseconds in a thread of
@@ -66,6 +67,11 @@ first start compiles every engine kernel: about a minute on a busy two-core mach
 
 DEFAULT_QUEUE_TIMEOUT = 15.0
 """Seconds a job may wait for a free worker before it is answered by ``quick_move``."""
+
+PROGRESS_EVERY = 0.2
+"""Seconds between two progress messages of one job (the first iteration is always sent): a
+page needs a few updates a second, and a quick level's dozens of iterations were each
+pickled, unpickled and broadcast to the room (the load profile's largest single cost)."""
 
 CACHE_LOOKUP_SECONDS = 0.3
 """A job-start cache lookup slower than this counts as a miss (the move's time is the
@@ -310,9 +316,12 @@ def _answer(conn: multiprocessing.connection.Connection, job_id: int, game: str,
             return ("done", job_id, move, hit.depth, _score_of(hit, move), 0,
                     time.perf_counter() - started, False, True, counts), None
     iterations: list[Iteration] = []
+    sent_at = -PROGRESS_EVERY
     for it in search(state, limits):
         iterations.append(it)
-        conn.send(("progress", job_id, it.depth, it.score, it.nodes, it.seconds, it.exact))
+        if time.perf_counter() - sent_at >= PROGRESS_EVERY:
+            sent_at = time.perf_counter()
+            conn.send(("progress", job_id, it.depth, it.score, it.nodes, it.seconds, it.exact))
     last = iterations[-1] if iterations else None
     move = choose_move(state, level, seed, iterations[-1:])
     return (
