@@ -32,6 +32,17 @@ def steady(state: State, limits: Limits) -> Iterator[Iteration]:
                         nodes=10 * depth, seconds=0.001 * depth, root_scores=scores)
 
 
+def unhurried(state: State, limits: Limits) -> Iterator[Iteration]:
+    """Eight iterations 0.1 s apart (``seconds`` is the real time since the start), all for
+    the last legal move."""
+    legal = state.legal_moves()
+    started = time.perf_counter()
+    for depth in range(1, 9):
+        time.sleep(0.1)
+        yield Iteration(depth=depth, score=0, move=legal[-1], pv=(legal[-1],), nodes=depth,
+                        seconds=time.perf_counter() - started)
+
+
 def stuck(state: State, limits: Limits) -> Iterator[Iteration]:
     """One iteration, then never returns (a search ignoring its hard deadline)."""
     legal = state.legal_moves()

@@ -4,6 +4,7 @@ quick fallback is a real (shallow) search."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import AsyncIterator
 
@@ -11,7 +12,7 @@ import pytest
 
 import games
 from ai.levels import Level
-from server.workers import AiJob, AiPool, Progress, quick_move
+from server.workers import PROGRESS_EVERY, AiJob, AiPool, Progress, quick_move
 
 HANGS = f"{__name__}:hang_while_warming_up"
 """Loaded by path in the worker process (which inherits this run's ``sys.path``)."""
@@ -25,6 +26,7 @@ def hang_while_warming_up(game_name: str) -> float:
 C4 = games.load("connect4")
 OTHELLO = games.load("othello")
 FAST = Level("test", 0, "", None, 0.1, 0.2, None, candidates=1, margin=0, rails=False)
+PATIENT = Level("patient", 0, "", None, 5.0, 10.0, None, candidates=1, margin=0, rails=False)
 
 
 async def started_pool(search: str, margin: float = 0.3) -> AiPool:
@@ -41,12 +43,28 @@ async def steady_pool() -> AsyncIterator[AiPool]:
     await pool.close()
 
 
-async def test_a_job_gets_the_engines_move_and_streams_each_iteration(steady_pool: AiPool) -> None:
+async def test_a_job_gets_the_engines_move_and_streams_its_first_iteration(
+    steady_pool: AiPool,
+) -> None:
     seen: list[Progress] = []
     answer = await steady_pool.think(AiJob("connect4", (3, 3), FAST, seed=1), seen.append)
     assert answer.move == 6 and not answer.fallback
-    assert [p.depth for p in seen] == [1, 2, 3]
+    assert [p.depth for p in seen] == [1]  # its three iterations took milliseconds
     assert answer.depth == 3 and answer.nodes == 60
+
+
+async def test_progress_comes_at_most_every_fifth_of_a_second_from_the_first_iteration() -> None:
+    pool = await started_pool("unhurried")
+    try:
+        seen: list[Progress] = []
+        answer = await pool.think(AiJob("connect4", (3,), PATIENT, seed=1), seen.append)
+    finally:
+        await pool.close()
+    assert answer.depth == 8 and not answer.fallback
+    depths = [p.depth for p in seen]
+    assert depths[0] == 1 and depths == sorted(set(depths)) and 2 <= len(depths) < 8
+    gaps = [b.seconds - a.seconds for a, b in itertools.pairwise(seen)]
+    assert min(gaps) >= PROGRESS_EVERY
 
 
 async def test_jobs_queue_behind_a_busy_worker_and_all_get_answers(steady_pool: AiPool) -> None:
