@@ -38,11 +38,12 @@ from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
 from websockets.http11 import Request, Response
 
 import games
 from ai.levels import DEFAULT_LEVELS, Level, find, levels_of
-from server import errors, history
+from server import errors, history, overload
 from server import protocol as p
 from server.admin import ADMIN_MESSAGES, AdminDesk
 from server.bot_desk import BotDesk
@@ -52,6 +53,7 @@ from server.bot_limits import (
     BotLimits,
     RegistrationLimits,
 )
+from server.overload import LoadGauge
 from server.rooms import AiTurn, Lobby, Outcome, Player, Room, game_id_of
 from server.store import DuplicateMove, MemoryStore, MoveRecord, PlayerRecord, Store
 from server.workers import COUNTED, AiJob, AiPool, Pool, Progress, quick_move_off_loop
@@ -109,6 +111,10 @@ class Settings:
     (``discus serve --bot-registration``). Off, bot accounts come from admins only."""
     bot_registration_limits: RegistrationLimits = DEFAULT_REGISTRATION_LIMITS
     """Bounds on ``register_bot`` (``welcome.limits.bot_registration`` while it is on)."""
+    max_connections: int = 20_000
+    """Open websocket connections past which new ones are shed (``server.overload``)."""
+    shed_lag_seconds: float = 0.5
+    """New connections are shed for 2 s after the event loop runs this late."""
     store_retry_seconds: tuple[float, ...] = (0.1, 0.5, 2.0)
     """Pauses before each new attempt to store an AI move the store refused; when the last
     attempt fails too, the move is not played and the room is told (the sweeper asks the AI
@@ -225,6 +231,8 @@ class DiscusServer:
         """Admin messages and live levels; ``running`` gives it the store's database."""
         self.bots = BotDesk(self, None)
         """Bot logins, limits and challenges; ``running`` gives it the store's database."""
+        self.gauge = LoadGauge(self.settings.shed_lag_seconds, self.settings.max_connections)
+        """Whether this node is saturated and sheds new connections (``server.overload``)."""
         self.cache: Any = None
         """The server's ``PositionCache`` (``running(cache=...)``); ``stats`` reads the
         counters every process on the same Redis shares from it."""
@@ -262,12 +270,18 @@ class DiscusServer:
         self, connection: ServerConnection, request: Request
     ) -> Response | Awaitable[Response] | None:
         """Serve the page and its files, the exports of stored games (``/games/<id>.txt``,
-        ``.ggf``) and ``/healthz``; let ``/ws`` through to the websocket handshake."""
+        ``.ggf``), ``/healthz`` and ``/readyz``; let ``/ws`` through to the websocket
+        handshake."""
         path = request.path.split("?", 1)[0]
         if path == "/ws":
             return None
         if path == "/healthz":  # for a container's healthcheck: the event loop answers
             return connection.respond(HTTPStatus.OK, "ok\n")
+        if path == "/readyz":  # for a load balancer: 503 while new players are shed
+            busy = self.gauge.busy(time.monotonic())
+            if busy is not None:
+                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, f"busy: {busy}\n")
+            return connection.respond(HTTPStatus.OK, "ready\n")
         if path.startswith("/games/"):
             return self._download(connection, path.removeprefix("/games/"))
         found = self.files.get(path)
@@ -382,7 +396,19 @@ class DiscusServer:
     # --- connections -----------------------------------------------------------------------
 
     async def handler(self, ws: ServerConnection) -> None:
-        """One connection: hello first, then commands until it closes."""
+        """One connection: hello first, then commands until it closes. A saturated node
+        closes it at once (1013, with the reason) instead."""
+        busy = self.gauge.busy(time.monotonic())
+        if busy is not None:
+            await ws.close(CloseCode.TRY_AGAIN_LATER, f"{busy}; try again shortly")
+            return
+        self.gauge.connections += 1
+        try:
+            await self._serve_connection(ws)
+        finally:
+            self.gauge.connections -= 1
+
+    async def _serve_connection(self, ws: ServerConnection) -> None:
         client = _Client(ws, TokenBucket(self.settings.messages_per_second,
                                          self.settings.burst, self.now()))
         timer = asyncio.get_running_loop().call_later(self.settings.hello_seconds,
@@ -862,11 +888,13 @@ async def running(
         **server_options,
     )
     sweeper = asyncio.create_task(app.sweep_forever())
+    gauging = asyncio.create_task(overload.watch(app.gauge))
     sock = next(iter(ws_server.sockets))
     actual_port = sock.getsockname()[1]
     try:
         yield Running(app, ws_server, host, actual_port)
     finally:
+        gauging.cancel()
         await app.shut_down(ws_server, sweeper)
         if cache is not None:
             await cache.close()

@@ -1,0 +1,53 @@
+"""When a node is saturated: shed new connections instead of slowing every player down.
+
+Every connected player's latency grows with the event loop's lag, so past a point one more
+connection makes the game worse for all of them. ``LoadGauge`` says when that point is
+passed: the loop ran late by more than ``max_lag`` seconds within the last ``window``
+seconds (``watch`` measures it: a timer that should fire every ``interval`` seconds, and how
+late it fires), or ``max_connections`` are open. The server then closes each new connection
+at once with 1013 ("try again later") and a reason, and answers ``/readyz`` with 503, so a
+load balancer's health check sends new players to another node until this one recovers.
+Players already connected are never dropped for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+
+
+class LoadGauge:
+    """The loop's recent lag and the open connections; ``busy`` says if a node must shed."""
+
+    def __init__(self, max_lag: float, max_connections: int, window: float = 2.0) -> None:
+        self.max_lag = max_lag
+        self.max_connections = max_connections
+        self.window = window
+        self.connections = 0
+        self._late: collections.deque[tuple[float, float]] = collections.deque()
+        """(when, seconds late) of every sample over ``max_lag`` within ``window``."""
+
+    def record_lag(self, seconds: float, now: float) -> None:
+        if seconds > self.max_lag:
+            self._late.append((now, seconds))
+
+    def busy(self, now: float) -> str | None:
+        """Why a new connection must be shed now, or None when it is welcome."""
+        while self._late and now - self._late[0][0] > self.window:
+            self._late.popleft()
+        if self.connections >= self.max_connections:
+            return f"this server holds its maximum of {self.max_connections} connections"
+        if self._late:
+            worst = max(late for _, late in self._late)
+            return f"this server is overloaded (its event loop ran {worst:.2f} s late)"
+        return None
+
+
+async def watch(gauge: LoadGauge, interval: float = 0.1) -> None:
+    """Measure the running loop's lag into ``gauge`` until cancelled."""
+    while True:
+        due = time.monotonic() + interval
+        await asyncio.sleep(interval)
+        now = time.monotonic()
+        gauge.record_lag(now - due, now)
