@@ -288,13 +288,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="where the server stores every move before acknowledging it: "
                         "nowhere (default), a scratch SQLite file, or a scratch PostgreSQL "
                         "database (dropped afterwards)")
+    parser.add_argument("--loop", choices=("uvloop", "asyncio"), default=None,
+                        help="the server's event loop (default: uvloop where installed, as "
+                        "`discus serve`)")
     parser.add_argument("--database-url", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     limit = raise_fd_limit(2 * args.clients + 256)
     if args.serve:
-        asyncio.run(_serve(args.port, args.workers or os.cpu_count() or 1, args.database_url))
+        from server.app import run_loop
+
+        run_loop(_serve(args.port, args.workers or os.cpu_count() or 1, args.database_url),
+                 args.loop)
         return 0
     if limit < args.clients + 64:
         print(f"open-file limit {limit} is too low for {args.clients} clients")
@@ -323,6 +329,7 @@ def _run(args: argparse.Namespace, database_url: str | None) -> int:
     child = subprocess.Popen(
         [sys.executable, "-m", "bench.load", "--serve", "--clients", str(args.clients)]
         + (["--workers", str(args.workers)] if args.workers else [])
+        + (["--loop", args.loop] if args.loop else [])
         + (["--database-url", database_url] if database_url else []),
         stdout=subprocess.PIPE, text=True,
     )
@@ -334,7 +341,8 @@ def _run(args: argparse.Namespace, database_url: str | None) -> int:
             return 1
         port = int(line.split()[1])
         print(f"server pid {child.pid} on port {port}; {args.clients} clients, "
-              f"{args.seconds:g}s of play, think {args.think:g}s, store {args.store}",
+              f"{args.seconds:g}s of play, think {args.think:g}s, store {args.store}, "
+              f"loop {args.loop or 'default'}",
               flush=True)
         report = asyncio.run(_drive(f"ws://127.0.0.1:{port}/ws", args.clients, args.seconds,
                                     args.think, args.connect_timeout, child.pid))

@@ -122,3 +122,27 @@ def test_warm_up_says_where_the_engines_came_from(capsys: pytest.CaptureFixture[
     assert main(["warm-up"]) == 0
     line = last_line(capsys)
     assert line.startswith("engines in ") and "kernels loaded from numba's cache" in line
+
+
+def test_the_server_runs_on_uvloop_where_installed_and_on_asyncio_when_asked() -> None:
+    import asyncio
+    import importlib.util
+
+    from server.app import run_loop
+
+    seen: list[str] = []
+
+    async def note_loop() -> None:
+        seen.append(type(asyncio.get_running_loop()).__module__)
+
+    run_loop(note_loop(), "asyncio")
+    run_loop(note_loop())
+    has_uvloop = importlib.util.find_spec("uvloop") is not None
+    assert seen[0].startswith("asyncio")
+    assert seen[1].startswith("uvloop") == has_uvloop
+    with pytest.raises(ValueError, match="unknown event loop"):
+        coroutine = note_loop()
+        try:
+            run_loop(coroutine, "trio")
+        finally:
+            coroutine.close()
