@@ -52,7 +52,16 @@ from server.bot_limits import (
     BotLimits,
     RegistrationLimits,
 )
-from server.rooms import AiTurn, Lobby, Outcome, Player, Room, game_id_of
+from server.rooms import (
+    ROOM_CODE_ALPHABET,
+    ROOM_CODE_LENGTH,
+    AiTurn,
+    Lobby,
+    Outcome,
+    Player,
+    Room,
+    game_id_of,
+)
 from server.store import DuplicateMove, MemoryStore, MoveRecord, PlayerRecord, Store
 from server.workers import COUNTED, AiJob, AiPool, Progress, quick_move_off_loop
 
@@ -166,6 +175,11 @@ class _Client:
             self.closing = asyncio.create_task(self.ws.close(code, reason))
 
 
+def new_room_code() -> str:
+    """A fresh room code (also the invite code people type): see ``ROOM_CODE_ALPHABET``."""
+    return "".join(secrets.choice(ROOM_CODE_ALPHABET) for _ in range(ROOM_CODE_LENGTH))
+
+
 def _static_files(root: Path) -> dict[str, tuple[bytes, str]]:
     """Every file under ``root`` by URL path, read once: nothing else can ever be served."""
     files: dict[str, tuple[bytes, str]] = {}
@@ -208,7 +222,7 @@ class DiscusServer:
         self.levels = levels
         self.lobby = Lobby(
             levels={g: [lv.name for lv in levels_of(g, levels)] for g in games.names()},
-            ids=lambda: secrets.token_urlsafe(6).replace("-", "x").replace("_", "y"),
+            ids=new_room_code,
             grace=self.settings.grace_seconds,
             max_rooms=self.settings.max_rooms,
         )
@@ -507,8 +521,7 @@ class DiscusServer:
             raise errors.UnknownType(f"unhandled message {type(message).__name__}")
 
     async def _room_command(self, player: Player, message: _RoomCommand) -> None:
-        room_id = message.room
-        self.lobby.room(room_id)  # unknown_room before waiting for any lock
+        room_id = self.lobby.room(message.room).id  # unknown_room before waiting for any lock
         async with self._lock(room_id):
             room = self.lobby.room(room_id)  # it may have closed while we waited
             now = self.now()

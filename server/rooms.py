@@ -34,6 +34,13 @@ COLOURS: Mapping[str, tuple[str, str]] = {
 }
 """What people call each seat, per game (seat 0 first)."""
 
+ROOM_CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+"""Room codes are read aloud and typed from a friend's message: upper case only, and none of
+the look-alikes 0/O, 1/I/L. ``Lobby.room`` upper-cases what people type."""
+
+ROOM_CODE_LENGTH = 8
+"""31**8 (about 8.5e11) codes: a guessed code finds a room only by rare luck."""
+
 OpponentKind = Literal["ai", "friend", "open"]
 SeatKind = Literal["human", "ai", "empty"]
 
@@ -629,10 +636,17 @@ class Lobby:
         self._watching: dict[str, set[str]] = {}
 
     def room(self, room_id: str) -> Room:
-        try:
-            return self.rooms[room_id]
-        except KeyError:
-            raise errors.UnknownRoom(f"there is no room {room_id!r}") from None
+        """The room a code names, as people type it: surrounding spaces and letter case do
+        not matter (codes made before codes were upper case still match case-insensitively,
+        if only one room does)."""
+        code = room_id.strip()
+        room = self.rooms.get(code) or self.rooms.get(code.upper())
+        if room is None:
+            folded = [r for r in self.rooms.values() if r.id.casefold() == code.casefold()]
+            room = folded[0] if len(folded) == 1 else None
+        if room is None:
+            raise errors.UnknownRoom(f"there is no room {code!r}")
+        return room
 
     def rooms_of(self, player_id: str) -> list[Room]:
         """Rooms where the player holds a seat, oldest first."""

@@ -117,7 +117,7 @@ function onRoomState(msg) {
   // Show it if we just asked for it (create, join, watch), the link names it, or it is on
   // screen already (a rematch or a resync). Rooms restored on reconnect otherwise wait in
   // the lobby's list.
-  if (S.expectNew || S.pendingShow === id || roomFromHash() === id || S.current === id) {
+  if (S.expectNew || sameCode(S.pendingShow, id) || sameCode(roomFromHash(), id) || S.current === id) {
     S.expectNew = false;
     S.pendingShow = null;
     if (S.current === id) S.viewPly = null;
@@ -283,6 +283,11 @@ function roomFromHash() {
 function replayFromHash() {
   const m = /^#replay\/([\w-]{1,64})$/.exec(location.hash);
   return m ? m[1] : null;
+}
+
+/** Room codes are typed in any case (the server matches them so): compare them that way. */
+function sameCode(a, b) {
+  return a !== null && b !== null && a.toUpperCase() === b.toUpperCase();
 }
 
 function openRoom(id, hash = id) {
@@ -697,7 +702,7 @@ $("friend-form").addEventListener("submit", (ev) => {
 });
 $("code-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
-  const code = $("code").value.trim();
+  const code = $("code").value.trim().toUpperCase();
   if (!code) return;
   S.autoJoin = client.join(code);
   S.pendingShow = code;

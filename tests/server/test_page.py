@@ -13,6 +13,7 @@ the system one: these tests never download a browser.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -181,6 +182,29 @@ async def test_two_people_play_through_the_share_link_and_see_each_others_moves(
 
     assert problems == []
     for ctx in (ann_ctx, bob_ctx, eve_ctx):
+        await ctx.close()
+
+
+async def test_a_friend_joins_by_typing_the_code_in_lower_case_with_spaces(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx = await browser.new_context()
+    bob_ctx = await browser.new_context()
+    ann = await open_page(ann_ctx, server_url, problems)
+    await ann.click("#invite")
+    await ann.wait_for_selector("#share:not([hidden])")
+    code = await ann.inner_text("#share-code")
+    assert re.fullmatch(r"[2-9A-HJKMNP-Z]{8}", code), f"no look-alikes, one case: {code}"
+
+    bob = await open_page(bob_ctx, server_url, problems)
+    await bob.fill("#code", f"  {code.lower()} ")
+    await bob.click("#code-form button")
+    await bob.wait_for_selector("#board-wrap .board.connect4")
+    await ann.wait_for_selector("#share", state="hidden")
+    assert "you" in await bob.locator(".player").nth(1).inner_text()
+    assert problems == []
+    for ctx in (ann_ctx, bob_ctx):
         await ctx.close()
 
 

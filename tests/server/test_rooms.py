@@ -119,6 +119,17 @@ def test_unknown_games_levels_and_rooms_are_refused_by_their_own_errors() -> Non
     assert lobby.rooms == {}
 
 
+def test_a_room_code_is_found_whatever_the_case_and_spaces_it_is_typed_with() -> None:
+    codes = iter(["TQ7XMPSK", "Old_Mixed"])
+    lobby = Lobby(levels={}, ids=lambda: next(codes))
+    new, _ = lobby.create(ANN, "connect4", p.FriendOpponent(), 0, now=0.0)
+    old, _ = lobby.create(ANN, "connect4", p.FriendOpponent(), 0, now=0.0)
+    assert lobby.room(" tq7xmpsk ") is new
+    assert lobby.room("old_mixed") is old and lobby.room("OLD_MIXED") is old
+    lobby.join(BOB, "tq7xmPSK\n", now=1.0)
+    assert new.seat_of(BOB.id) == 1
+
+
 def test_a_player_may_sit_in_at_most_max_rooms_unfinished_rooms() -> None:
     lobby = make_lobby(max_rooms=2)
     lobby.create(ANN, "connect4", p.FriendOpponent(), 0, now=0.0)

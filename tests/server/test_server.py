@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -157,6 +158,22 @@ async def test_open_rooms_are_listed_and_can_be_joined(server: Running) -> None:
     state = await bob.expect("room_state")
     assert state["you"] == 0 and state["room"]["status"] == "active"
     assert state["room"]["position"]["legal_moves"] == ["d3", "c4", "f5", "e6"]
+
+
+async def test_room_codes_have_no_look_alikes_and_are_joined_in_any_case(server: Running
+                                                                         ) -> None:
+    ann = await Client.open(server.url, "Ann")
+    codes = set()
+    for _ in range(5):
+        await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
+        code = (await ann.expect("room_state"))["room"]["id"]
+        assert re.fullmatch(r"[2-9A-HJKMNP-Z]{8}", code), code
+        codes.add(code)
+    assert len(codes) == 5
+    bob = await Client.open(server.url, "Bob")
+    await bob.send(type="join_room", room=f" {code.lower()} ")
+    state = await bob.expect("room_state")
+    assert state["room"]["id"] == code and state["you"] == 1
 
 
 async def test_a_rematch_swaps_colours(server: Running) -> None:
