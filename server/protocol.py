@@ -474,9 +474,11 @@ class Result(_Message):
 
     winner: Seat | None
     score: int | None = None
-    reason: Literal["end", "resigned", "left", "abandoned"] = Field(
+    reason: Literal["end", "resigned", "left", "abandoned", "aborted"] = Field(
         description="end: played out; resigned; left: a player left; abandoned: claimed "
-        "after the opponent's grace period ran out."
+        "after the opponent's grace period ran out (or everyone was away that long); "
+        "aborted: ended by leaving or abandoning before both sides had moved, with no "
+        "winner and not scored."
     )
 
 

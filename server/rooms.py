@@ -41,6 +41,9 @@ the look-alikes 0/O, 1/I/L. ``Lobby.room`` upper-cases what people type."""
 ROOM_CODE_LENGTH = 8
 """31**8 (about 8.5e11) codes: a guessed code finds a room only by rare luck."""
 
+ABORTABLE_PLIES = 2
+"""Until both sides have made a move, leaving or abandoning a game aborts it (unscored)."""
+
 OpponentKind = Literal["ai", "friend", "open"]
 SeatKind = Literal["human", "ai", "empty"]
 
@@ -263,7 +266,9 @@ class Room:
         ai_seat = next((i for i, s in enumerate(self.seats) if s.kind == "ai"), None)
         status: GameStatus = self.status
         result: int | None = None
-        if self.result is not None:
+        if self.result is not None and self.result.reason == "aborted":
+            status = "aborted"
+        elif self.result is not None:
             if self.result.score is not None:
                 result = self.result.score
             else:
@@ -356,7 +361,7 @@ class Room:
             raise errors.NotInRoom(f"you are not in room {self.id}")
         out = Outcome()
         if self.status == "active":
-            out.extend(self._finish(p.Result(winner=1 - seat, reason="left"), now))  # type: ignore[arg-type]
+            out.extend(self._finish_early(p.Result(winner=1 - seat, reason="left"), now))  # type: ignore[arg-type]
         self.seats[seat].gone = True
         self.seats[seat].connected = False
         if self.rematch_offered_by is not None:
@@ -401,7 +406,7 @@ class Room:
             raise errors.CannotClaim(
                 f"your opponent may still come back for {left:.0f} s", retry_after=round(left, 3)
             )
-        return self._finish(p.Result(winner=seat, reason="abandoned"), now)  # type: ignore[arg-type]
+        return self._finish_early(p.Result(winner=seat, reason="abandoned"), now)  # type: ignore[arg-type]
 
     def abandoned_since(self) -> float | None:
         """When the last connected person left, if nobody seated is connected any more."""
@@ -414,12 +419,13 @@ class Room:
     def expire(self, now: float) -> Outcome:
         """Close a room nobody came back to: an unfinished game ends as abandoned.
 
-        With an AI opponent the AI wins; between people it is scored a draw.
+        With an AI opponent the AI wins; between people it is scored a draw. A game where a
+        side has not moved yet is aborted instead (``_finish_early``).
         """
         if self.status != "active":
             return Outcome()
         ai_seat = next((i for i, s in enumerate(self.seats) if s.kind == "ai"), None)
-        return self._finish(p.Result(winner=ai_seat, reason="abandoned"), now)  # type: ignore[arg-type]
+        return self._finish_early(p.Result(winner=ai_seat, reason="abandoned"), now)  # type: ignore[arg-type]
 
     # --- the game ------------------------------------------------------------------------
 
@@ -512,6 +518,14 @@ class Room:
         seat = self._seated(player_id)
         self._require_active()
         return self._finish(p.Result(winner=1 - seat, reason="resigned"), now)  # type: ignore[arg-type]
+
+    def _finish_early(self, result: p.Result, now: float) -> Outcome:
+        """End a game nobody played out (a player left, or was away too long) with ``result``;
+        but while a side has yet to make its first move (fewer than two plies, as lichess
+        counts) nobody has played a game: it is aborted, unscored, with no winner."""
+        if len(self.moves) < ABORTABLE_PLIES:
+            result = p.Result(winner=None, reason="aborted")
+        return self._finish(result, now)
 
     def _finish(self, result: p.Result, now: float) -> Outcome:
         self.result = result

@@ -54,6 +54,9 @@ function discCounts(cells) {
 
 const client = new Client(dispatch);
 
+/** Until this many plies are played, leaving aborts the game (server/rooms.py says so too). */
+const ABORTABLE_PLIES = 2;
+
 // --- server events ---------------------------------------------------------------------------
 
 function dispatch(event, msg) {
@@ -206,7 +209,8 @@ function onError(msg) {
 /** "You won" / "Red won" / "Draw", and why, for a finished game's result. */
 function outcomeText(g, mySeat) {
   const res = g.result;
-  if (!res) return g.status === "aborted" ? "abandoned" : "unfinished";
+  if (!res) return g.status === "aborted" ? "Aborted" : "unfinished";
+  if (res.reason === "aborted") return "Aborted · not scored";
   const why = { resigned: " (resigned)", left: " (left)", abandoned: " (abandoned)" }[res.reason] || "";
   if (res.winner === null) return `Draw${why}`;
   if (mySeat === null) return `${g.seats[res.winner].colour} won${why}`;
@@ -316,7 +320,7 @@ function goLobby() {
   const r = S.current && S.rooms.get(S.current);
   // Leaving a game you are playing would forfeit it: keep the seat and list it in the lobby.
   if (r && (r.record || r.you === null || r.view.status === "finished")) {
-    if (!r.record) client.leave(r.view.id);
+    if (!r.record && !r.aborted) client.leave(r.view.id);
     S.rooms.delete(r.view.id);
   }
   S.current = null;
@@ -559,8 +563,12 @@ function renderGame(r) {
   const seated = r.you !== null;
   $("resign").hidden = !(seated && v.status !== "finished");
   $("resign").disabled = v.status !== "active";
+  // Until both sides have moved, the game can be aborted (left unscored) instead of resigned.
+  const abortable = v.status === "active" && v.moves.length < ABORTABLE_PLIES;
+  if (!resignArmed) $("resign").textContent = abortable ? "Abort" : "Resign";
+  $("resign").dataset.abort = String(abortable);
   const rm = $("rematch");
-  rm.hidden = !(seated && v.status === "finished" && !r.record);
+  rm.hidden = !(seated && v.status === "finished" && !r.record && !r.aborted);
   const offer = v.rematch_offered_by;
   rm.disabled = offer === r.you;
   rm.textContent = offer === null || offer === undefined ? "Rematch" : offer === r.you ? "Rematch offered…" : "Accept rematch";
@@ -613,6 +621,11 @@ function renderStatus(r) {
     const res = v.result;
     el.classList.add("over");
     let head;
+    if (res.reason === "aborted") {
+      el.textContent = "Game aborted: it ended before both sides had moved, so it is not scored.";
+      el.dataset.result = "aborted";
+      return;
+    }
     if (res.winner === null) head = "Draw";
     else if (r.you === null) head = `${info.players[res.winner]} wins`;
     else if (res.winner === r.you) { head = "You win!"; el.classList.add("win"); }
@@ -726,6 +739,13 @@ $("lobby-btn").addEventListener("click", goLobby);
 let resignArmed = null;
 $("resign").addEventListener("click", () => {
   const b = $("resign");
+  const r = S.rooms.get(S.current);
+  if (r && b.dataset.abort === "true") {
+    // Leaving before both sides moved aborts the game (the server does not score it).
+    r.aborted = true;
+    client.leave(S.current);
+    return;
+  }
   if (resignArmed) {
     clearTimeout(resignArmed);
     resignArmed = null;

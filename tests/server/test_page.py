@@ -208,6 +208,30 @@ async def test_a_friend_joins_by_typing_the_code_in_lower_case_with_spaces(
         await ctx.close()
 
 
+async def test_an_ai_game_aborted_before_any_move_is_not_scored_and_says_so_in_history(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    context = await browser.new_context()
+    page = await open_page(context, server_url, problems)
+    await page.click("#ai-form label:has-text('Connect Four')")
+    await page.locator("#ai-level option").first.wait_for(state="attached")
+    await page.click("#play-ai")
+    await page.wait_for_selector("#board-wrap .cell[data-move]")
+    await expect(page.locator("#resign")).to_have_text("Abort")
+    await page.click("#resign")
+    await expect(page.locator("#status")).to_contain_text("aborted")
+    assert await page.get_attribute("#board-wrap", "data-status") == "finished"
+    await expect(page.locator("#rematch")).to_be_hidden()
+    await page.click("#lobby-btn")
+    past = page.locator("#history li")
+    await expect(past).to_have_count(1)
+    await expect(past.first).to_contain_text("Aborted")
+    assert "lost" not in (await past.first.inner_text()).lower()
+    assert problems == []
+    await context.close()
+
+
 def test_the_page_is_served_with_its_scripts_as_javascript(server_url: str) -> None:
     """Module scripts only run when served with a JavaScript MIME type."""
     for name in ("app.js", "net.js", "board.js"):

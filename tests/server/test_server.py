@@ -137,6 +137,8 @@ async def test_a_player_who_drops_comes_back_with_the_resume_token(server: Runni
 
 async def test_after_the_grace_period_the_opponent_may_claim_the_game(server: Running) -> None:
     ann, bob, room = await two_players(server)
+    await move(ann, room, 0, "4")
+    await move(bob, room, 1, "4")
     await bob.close()
     await ann.expect("room_event", event="disconnected")
     early = await ann.request("claim", room=room)
