@@ -571,6 +571,19 @@ class DiscusServer:
                                                       bot=record.kind == "bot")
         return player
 
+    async def _rename(self, player: Player, name: str) -> Player:
+        """The guest ``player`` now goes by ``name``: stored, and shown in the rooms it sits in
+        (from the next message that carries seats) and on its other connections."""
+        renamed = Player(player.id, name, bot=player.bot)
+        record = await self.store.load_player(player.id)
+        created = record.created_at if record is not None else time.time()
+        await self.store.save_player(PlayerRecord(player.id, name, "guest", created))
+        self.players[player.id] = renamed
+        self.lobby.rename(renamed)
+        for client in self.clients.get(player.id, ()):
+            client.player = renamed
+        return renamed
+
     async def restore(self) -> int:
         """Bring back the unfinished games of the store (after a restart); returns how many.
 
@@ -605,6 +618,9 @@ class DiscusServer:
             player = await self._resumed(hello.resume)
             await self.bots.refuse_resume(player.id)
             token = hello.resume
+            name = (hello.name or "").strip()
+            if name and name != player.name:
+                player = await self._rename(player, name)
         else:
             name = (hello.name or "").strip() or f"Guest {secrets.randbelow(9000) + 1000}"
             player = Player(secrets.token_hex(6), name)

@@ -107,7 +107,9 @@ class Hello(_ClientMessage):
         description="The resume token from an earlier `welcome`: continue as that player.",
     )
     name: str | None = Field(
-        default=None, max_length=40, description="Display name; a guest name is made up if absent."
+        default=None, max_length=40,
+        description="Display name; a guest name is made up if absent. With `resume`, a new "
+        "name renames that player (same id, same games).",
     )
     token: str | None = Field(
         default=None, max_length=256,

@@ -759,6 +759,13 @@ class Lobby:
             self.close(room.id)
         return out
 
+    def rename(self, player: Player) -> None:
+        """``player`` (same id) has a new name: seat it under that name wherever it sits."""
+        for room in self.rooms_of(player.id):
+            for seat in room.seats:
+                if seat.player is not None and seat.player.id == player.id:
+                    seat.player = player
+
     def _forget(self, player_id: str, room: Room) -> None:
         self._watching.get(player_id, set()).discard(room.id)
         if room.seat_of(player_id) is None:

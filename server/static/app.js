@@ -723,14 +723,12 @@ $("code-form").addEventListener("submit", (ev) => {
 $("name-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const name = $("name").value.trim();
+  if (!name || name === S.me?.name) return;
   client.setName(name);
-  // The name travels in hello, and the protocol has no rename: a player who sits in no game
-  // starts afresh under the new name; otherwise it applies once those games are over.
-  const seated = [...S.rooms.values()].some((r) => r.you !== null && r.view.status !== "finished");
-  if (seated) { toast("Your new name applies once your games in progress are over.", null, true); return; }
-  client.forget();
-  S.rooms.clear();
+  // The name travels in hello: saying hello again with the resume token renames this player
+  // (same id, same games and seats).
   client.resync();
+  toast(`You are now ${name}.`, null, true);
 });
 $("refresh").addEventListener("click", () => client.listRooms());
 $("home-link").addEventListener("click", (ev) => { ev.preventDefault(); goLobby(); });

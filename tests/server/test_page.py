@@ -232,6 +232,38 @@ async def test_an_ai_game_aborted_before_any_move_is_not_scored_and_says_so_in_h
     await context.close()
 
 
+async def test_saving_a_new_name_renames_the_player_and_keeps_its_past_games(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    context = await browser.new_context()
+    page = await open_page(context, server_url, problems)
+    await page.fill("#name", "Ann")
+    await page.click("#name-form button")
+    await page.wait_for_function("document.querySelector('#conn').dataset.state === 'online'")
+    player = await page.evaluate("localStorage.getItem('discus.resume').split('.')[0]")
+    await page.click("#play-ai")
+    await page.wait_for_selector("#board-wrap .cell[data-move]")
+    await page.click("#resign")  # "Abort": one past game, quickly
+    await expect(page.locator("#status")).to_contain_text("aborted")
+    await page.click("#lobby-btn")
+    await expect(page.locator("#history li")).to_have_count(1)
+
+    await page.fill("#name", "Annabel")
+    await page.click("#name-form button")
+    await page.wait_for_function("document.querySelector('#conn').dataset.state === 'online'")
+    await expect(page.locator("#history li")).to_have_count(1)
+    assert await page.evaluate("localStorage.getItem('discus.resume').split('.')[0]") == player
+    await page.reload()
+    await page.wait_for_function("document.querySelector('#conn').dataset.state === 'online'")
+    await expect(page.locator("#name")).to_have_value("Annabel")
+    await expect(page.locator("#history li")).to_have_count(1)
+    record = await stored_game(server_url, await page.get_attribute("#history li", "data-game"))
+    assert record["seats"][0]["player"] == {"id": player, "name": "Annabel", "bot": False}
+    assert problems == []
+    await context.close()
+
+
 def test_the_page_is_served_with_its_scripts_as_javascript(server_url: str) -> None:
     """Module scripts only run when served with a JavaScript MIME type."""
     for name in ("app.js", "net.js", "board.js"):

@@ -135,6 +135,30 @@ async def test_a_player_who_drops_comes_back_with_the_resume_token(server: Runni
     assert made["seat"] == 1
 
 
+async def test_hello_with_resume_and_a_new_name_renames_the_player_and_keeps_its_games(
+    server: Running,
+) -> None:
+    ann, bob, room = await two_players(server)
+    for ply, text in enumerate(VERTICAL_WIN):
+        await move([ann, bob][ply % 2], room, ply, text)
+    await ann.expect("game_over")
+    await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
+    waiting = (await ann.expect("room_state"))["room"]["id"]
+    await ann.close()
+
+    annie = await Client.open(server.url, "Annie", resume=ann.welcome["resume"])
+    assert annie.welcome["player"] == {**ann.welcome["player"], "name": "Annie"}
+    await annie.send(type="list_history")
+    [past] = (await annie.expect("history"))["games"]
+    assert past["seats"][0]["player"]["name"] == "Annie"
+    cy = await Client.open(server.url, "Cy")
+    await cy.send(type="join_room", room=waiting)
+    seats = (await cy.expect("room_state"))["room"]["seats"]
+    assert seats[0]["player"] == {"id": ann.player_id, "name": "Annie", "bot": False}
+    again = await Client.open(server.url, "Annie", resume=ann.welcome["resume"])
+    assert again.welcome["player"]["name"] == "Annie"
+
+
 async def test_after_the_grace_period_the_opponent_may_claim_the_game(server: Running) -> None:
     ann, bob, room = await two_players(server)
     await move(ann, room, 0, "4")
