@@ -787,6 +787,11 @@ $("r-next").addEventListener("click", () => step((p) => p + 1));
 $("r-last").addEventListener("click", () => step((p, n) => n));
 document.addEventListener("keydown", (ev) => {
   if ($("game").hidden || ev.target.closest?.("input, select, .grid")) return;
+  if (/^[1-7]$/.test(ev.key) && !ev.altKey && !ev.ctrlKey && !ev.metaKey) {
+    // Connect Four: a digit drops in that column from anywhere on the game view.
+    $("board-wrap").querySelector(`.connect4 .cell[data-move="${ev.key}"]`)?.click();
+    return;
+  }
   if (ev.key === "ArrowLeft") step((p) => p - 1);
   else if (ev.key === "ArrowRight") step((p) => p + 1);
   else if (ev.key === "Home") step(() => 0);

@@ -264,6 +264,85 @@ async def test_saving_a_new_name_renames_the_player_and_keeps_its_past_games(
     await context.close()
 
 
+async def focused(page: Page, attribute: str) -> str | None:
+    value: str | None = await page.evaluate(
+        f"document.activeElement?.closest('#board-wrap') && "
+        f"document.activeElement.dataset.{attribute} || null")
+    return value
+
+
+async def test_connect_four_by_keyboard_tab_enters_at_the_centre_arrows_go_by_column_digits_drop(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx = await browser.new_context()
+    bob_ctx = await browser.new_context()
+    ann = await open_page(ann_ctx, server_url, problems)
+    await ann.click("#friend-form label:has-text('Connect Four')")
+    await ann.click("#invite")
+    await ann.wait_for_selector("#share:not([hidden])")
+    bob = await open_page(bob_ctx, await ann.input_value("#share-link"), problems)
+    await ann.wait_for_selector("#share", state="hidden")
+    # Columns of different heights, so page order and column order differ.
+    for mover, column in [(ann, 3), (bob, 3), (ann, 3), (bob, 6), (ann, 1), (bob, 1)]:
+        await mover.wait_for_selector(f"#board-wrap .cell[data-move='{column}']")
+        await mover.click(f"#board-wrap .cell[data-move='{column}']")
+        await ann.focus("#home-link")  # Ann's focus is off the board when her turn comes
+    await ann.wait_for_selector("#board-wrap .cell[data-move]")
+
+    await ann.keyboard.press("Tab")
+    assert await focused(ann, "move") == "4", "Tab enters the board at the centre column"
+    seen = []
+    for _ in range(4):
+        await ann.keyboard.press("ArrowRight")
+        seen.append(await focused(ann, "move"))
+    assert seen == ["5", "6", "7", "7"]
+    for _ in range(6):
+        await ann.keyboard.press("ArrowLeft")
+    assert await focused(ann, "move") == "1"
+    await ann.keyboard.press("2")
+    await bob.wait_for_selector("#board-wrap .cell[aria-label^='column 2, row 1, red']")
+    # Bob types a digit without touching the board: it drops in that column too.
+    await bob.wait_for_selector("#board-wrap .cell[data-move]")
+    await bob.keyboard.press("7")
+    await ann.wait_for_selector("#board-wrap .cell[aria-label^='column 7, row 1, yellow']")
+    assert problems == []
+    for ctx in (ann_ctx, bob_ctx):
+        await ctx.close()
+
+
+async def test_othello_by_keyboard_arrows_move_on_the_grid_and_enter_plays(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx = await browser.new_context()
+    bob_ctx = await browser.new_context()
+    ann = await open_page(ann_ctx, server_url, problems)
+    await ann.click("#friend-form label:has-text('Othello')")
+    await ann.click("#invite")
+    await ann.wait_for_selector("#share:not([hidden])")
+    bob = await open_page(bob_ctx, await ann.input_value("#share-link"), problems)
+    await ann.wait_for_selector("#share", state="hidden")
+    await ann.wait_for_selector("#board-wrap .cell[data-move]")
+
+    await ann.focus("#home-link")
+    await ann.keyboard.press("Tab")
+    assert await focused(ann, "move") == "d3", "Tab enters the board on a legal move"
+    walk = []
+    for key in ["ArrowDown", "ArrowRight", "ArrowDown", "ArrowDown", "ArrowLeft", "ArrowUp"]:
+        await ann.keyboard.press(key)
+        walk.append(await focused(ann, "square"))
+    assert walk == ["d4", "e4", "e5", "e6", "d6", "d5"]
+    for key in ["ArrowDown", "ArrowRight"]:
+        await ann.keyboard.press(key)
+    assert await focused(ann, "move") == "e6"
+    await ann.keyboard.press("Enter")
+    await bob.wait_for_selector("#board-wrap .cell[aria-label^='e6, black']")
+    assert problems == []
+    for ctx in (ann_ctx, bob_ctx):
+        await ctx.close()
+
+
 def test_the_page_is_served_with_its_scripts_as_javascript(server_url: str) -> None:
     """Module scripts only run when served with a JavaScript MIME type."""
     for name in ("app.js", "net.js", "board.js"):
