@@ -63,7 +63,7 @@ from server.rooms import (
     game_id_of,
 )
 from server.store import DuplicateMove, MemoryStore, MoveRecord, PlayerRecord, Store
-from server.workers import COUNTED, AiJob, AiPool, Progress, quick_move_off_loop
+from server.workers import COUNTED, AiJob, AiPool, Progress, quick_move_off_loop, win_in
 
 log = logging.getLogger("discus.server")
 
@@ -707,14 +707,23 @@ class DiscusServer:
         except KeyError:
             level = levels_of(turn.game, self.levels)[0]
         last_sent = [-1.0]
+        held: list[Progress | None] = [None]
+        """The latest iteration the throttle held back: sent before the move, so the last
+        thing people see of a search is its last iteration, not its first."""
+
+        def send(step: Progress) -> None:
+            self._deliver(room.ai_progress(
+                turn.round, turn.ply, step.depth, step.score, step.nodes, step.seconds,
+                step.exact, win_in(turn.game, turn.ply, step.score, step.exact)))
 
         def progress(step: Progress) -> None:
             now = self.now()
             if now - last_sent[0] < self.settings.thinking_interval:
+                held[0] = step
                 return
             last_sent[0] = now
-            self._deliver(room.ai_progress(turn.round, turn.ply, step.depth, step.score,
-                                           step.nodes, step.seconds, step.exact))
+            held[0] = None
+            send(step)
 
         try:
             answer = await self.pool.think(AiJob(turn.game, turn.moves, level, seed), progress)
@@ -722,6 +731,8 @@ class DiscusServer:
             log.warning("the AI pool failed in room %s; playing a quick move", room.id,
                         exc_info=True)
             return await quick_move_off_loop(turn.state, seed), None, None, None
+        if held[0] is not None:
+            send(held[0])
         return answer.move, answer.depth, answer.score, answer.nodes
 
     async def _store_ai_move(self, room: Room, record: MoveRecord) -> bool:

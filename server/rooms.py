@@ -549,12 +549,13 @@ class Room:
         return None if self.ai_thinking else self._ai_turn()
 
     def ai_progress(self, round: int, ply: int, depth: int, score: int, nodes: int,
-                    seconds: float, exact: bool = False) -> Outcome:
+                    seconds: float, exact: bool = False, win_in: int | None = None
+                    ) -> Outcome:
         """A search iteration for the AI's move; dropped if the request is stale."""
         if round != self.round or ply != len(self.moves) or not self.ai_thinking:
             return Outcome()
         message = p.AiThinking(room=self.id, ply=ply, depth=depth, score=score, nodes=nodes,
-                               seconds=round_seconds(seconds), exact=exact)
+                               seconds=round_seconds(seconds), exact=exact, win_in=win_in)
         return Outcome(sends=[Send(self.members(), message)])
 
     # --- rematch -------------------------------------------------------------------------

@@ -138,6 +138,9 @@ function onMoveMade(msg) {
   v.boards.push(boardText(msg.position.cells));
   v.position = msg.position;
   v.status = msg.status;
+  // What the AI last saw stays on screen after its move (its search may be quicker than a
+  // glance); it goes with the next move.
+  r.thought = r.thinking && v.seats[msg.seat].kind === "ai" ? r.thinking : null;
   r.thinking = null;
   r.sent = null;
   const next = msg.position.to_move;
@@ -651,11 +654,8 @@ function renderStatus(r) {
   if (seat.kind === "ai" && v.ai_thinking) {
     el.append(`${seatName(seat)} is thinking`, Object.assign(document.createElement("span"), { className: "dots" }));
     if (r.thinking) {
-      const t = r.thinking;
-      const score = `${t.score > 0 ? "+" : ""}${t.score}`;
       el.append(" ", Object.assign(document.createElement("span"), {
-        className: "thinking",
-        textContent: `depth ${t.depth} · score ${score}${t.exact ? " (solved)" : ""} · ${fmtNodes(t.nodes)} nodes`,
+        className: "thinking", textContent: thoughtText(v, r.thinking, to),
       }));
     }
     return;
@@ -668,6 +668,12 @@ function renderStatus(r) {
       return;
     }
     el.textContent = `Your move (${seat.colour})`;
+    if (r.thought && r.thought.ply === v.moves.length - 1) {
+      const ai = 1 - to;
+      el.append(" ", Object.assign(document.createElement("span"), {
+        className: "thinking", textContent: `· ${seatName(v.seats[ai])} saw ${thoughtText(v, r.thought, ai)}`,
+      }));
+    }
     return;
   }
   if (!seat.connected) {
@@ -678,6 +684,27 @@ function renderStatus(r) {
     return;
   }
   el.textContent = r.you === null ? `${seat.colour} to move` : `Waiting for ${seatName(seat)}…`;
+}
+
+/** An ai_thinking message in words: the search's depth, what its score means for whom (in
+ * discs for Othello; a proven win as the moves it takes), and its size. */
+function thoughtText(v, t, aiSeat) {
+  const mine = v.seats[aiSeat].colour;
+  const theirs = v.seats[1 - aiSeat].colour;
+  const lead = t.score > 0 ? mine : theirs;
+  const n = Math.abs(t.score);
+  let what;
+  if (t.win_in !== null && t.win_in !== undefined) {
+    const k = Math.abs(t.win_in);
+    what = `${t.win_in > 0 ? mine : theirs} wins in ${k} move${k === 1 ? "" : "s"}`;
+  } else if (t.score === 0) {
+    what = t.exact ? "a draw" : "even";
+  } else if (v.game === "othello") {
+    what = t.exact ? `${lead} wins by ${n} disc${n === 1 ? "" : "s"}` : `+${n} disc${n === 1 ? "" : "s"} for ${lead}`;
+  } else {
+    what = `+${n} for ${lead}`;
+  }
+  return `depth ${t.depth} · ${what}${t.exact ? " (solved)" : ""} · ${fmtNodes(t.nodes)} nodes`;
 }
 
 function fmtNodes(n) {

@@ -28,6 +28,10 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
 from wsclient import Client
 
+from server.app import Settings, running
+from server.store import MemoryStore
+from server.workers import AiPool
+
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -341,6 +345,35 @@ async def test_othello_by_keyboard_arrows_move_on_the_grid_and_enter_plays(
     assert problems == []
     for ctx in (ann_ctx, bob_ctx):
         await ctx.close()
+
+
+async def test_the_thinking_readout_keeps_the_last_iteration_and_says_whom_the_score_favours(
+    browser: Browser,
+) -> None:
+    """A server in this process with a scripted engine (three iterations in a few ms, scores
+    +1, +2, +3 for the AI, always the last column), so what the page must show is known."""
+    pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
+                  warm_up="scripted_engines:warm_up")
+    await pool.start(wait_ready=True, timeout=60)
+    problems: list[str] = []
+    try:
+        settings = Settings(thinking_interval=60.0)
+        async with running(port=0, store=MemoryStore(), pool=pool, settings=settings) as srv:
+            context = await browser.new_context()
+            page = await open_page(context, f"http://127.0.0.1:{srv.port}/", problems)
+            await page.click("#ai-form label:has-text('Connect Four')")
+            await page.locator("#ai-level option").first.wait_for(state="attached")
+            await page.click("#play-ai")
+            await page.click("#board-wrap .cell[data-move='4']")
+            await page.wait_for_function(
+                "document.querySelectorAll('#board-wrap .disc.s1').length === 1")
+            readout = page.locator("#status .thinking")
+            await expect(readout).to_have_text(
+                re.compile(r"^· Computer \(\w+\) saw depth 3 · \+3 for Yellow · 30 nodes$"))
+            await context.close()
+    finally:
+        await pool.close()
+    assert problems == []
 
 
 def test_the_page_is_served_with_its_scripts_as_javascript(server_url: str) -> None:

@@ -214,6 +214,26 @@ async def test_a_rematch_swaps_colours(server: Running) -> None:
     assert state["you"] == 0 and state["room"]["round"] == 2
 
 
+async def test_the_last_iteration_of_a_quick_search_is_shown_before_the_move() -> None:
+    """The scripted engine finishes three iterations in a few milliseconds; the throttle lets
+    one through per interval, so without the flush only depth 1 would ever be seen."""
+    pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
+                  warm_up="scripted_engines:warm_up")
+    await pool.start(wait_ready=True, timeout=60)
+    try:
+        settings = Settings(grace_seconds=0.5, thinking_interval=60.0)
+        async with running(port=0, store=MemoryStore(), pool=pool, settings=settings) as srv:
+            ann = await Client.open(srv.url, "Ann")
+            await ann.send(type="create_room", game="connect4",
+                           opponent={"kind": "ai", "level": "easy"}, seat=1)
+            await ann.expect("move_made", ply=0, timeout=30)
+            thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
+            assert [m["depth"] for m in thinking] == [1, 3]
+            assert thinking[-1]["score"] == 3 and thinking[-1]["win_in"] is None
+    finally:
+        await pool.close()
+
+
 async def test_games_against_the_real_engines_in_a_worker_stream_their_thinking() -> None:
     pool = AiPool(processes=1, games=("connect4", "othello"))
     await pool.start(wait_ready=True, timeout=120)
