@@ -72,7 +72,7 @@ function dispatch(event, msg) {
     case "game_over": return onGameOver(msg);
     case "error": return onError(msg);
     case "history": S.past = msg; return renderHistory(msg);
-    case "game_record": return openRecord(msg);
+    case "game_record": return onRecord(msg);
     default: return undefined;
   }
 }
@@ -178,7 +178,26 @@ function onGameOver(msg) {
   r.view.ai_thinking = false;
   r.view.rematch_offered_by = null;
   r.thinking = null;
+  askForExport(r);
   if (S.current === msg.room) render();
+}
+
+/** A finished live game shows its export as a replay does: ask for its record (the server's
+ * export texts and downloads), which ``game_record`` then attaches to the room. */
+function askForExport(r) {
+  if (r.record || r.you === null || r.view.status !== "finished") return;
+  S.exportFor = `${r.view.id}-${r.view.round}`;
+  client.getGame(S.exportFor);
+}
+
+function onRecord(rec) {
+  if (rec.id === S.exportFor) {
+    S.exportFor = null;
+    const r = [...S.rooms.values()].find((x) => !x.record && `${x.view.id}-${x.view.round}` === rec.id);
+    if (r) { r.finished = rec; if (S.current === r.view.id) render(); }
+    return;
+  }
+  openRecord(rec);
 }
 
 function onError(msg) {
@@ -342,26 +361,34 @@ function render() {
   if (inGame) renderGame(S.rooms.get(S.current)); else renderLobby();
 }
 
+let retryTimer = null;
 function showConnection({ state, retryIn }) {
   const was = S.online;
   S.online = state === "online";
   if (was && !S.online && S.current) render(); // no clicks on a board we cannot send from
   const el = $("conn");
   el.dataset.state = state;
-  el.textContent = {
-    connecting: "connecting…",
-    reconnecting: "reconnecting…",
-    online: "online",
-    offline: `offline · retrying in ${Math.ceil((retryIn || 0) / 1000)} s`,
-  }[state];
+  clearInterval(retryTimer);
+  if (state === "offline") {
+    // Count down to the next attempt, second by second.
+    const at = Date.now() + (retryIn || 0);
+    const tick = () => {
+      el.textContent = `offline · retrying in ${Math.max(0, Math.ceil((at - Date.now()) / 1000))} s`;
+    };
+    tick();
+    retryTimer = setInterval(tick, 250);
+    return;
+  }
+  el.textContent = { connecting: "connecting…", reconnecting: "reconnecting…", online: "online" }[state];
 }
 
 let toastTimer = null;
 function toast(message, code, info = false) {
   const el = $("toast");
   el.classList.toggle("info", info);
+  // The server's message is in words; its stable code is kept for scripts, not shown.
   el.replaceChildren(document.createTextNode(message));
-  if (code) el.append(Object.assign(document.createElement("span"), { className: "code", textContent: `(${code})` }));
+  if (code) el.dataset.code = code; else delete el.dataset.code;
   el.hidden = false;
   clearTimeout(toastTimer);
   toastTimer = setTimeout(() => { el.hidden = true; }, 6000);
@@ -407,7 +434,8 @@ function renderLobby() {
   if (S.current === null) document.title = "Discus — Othello and Connect Four";
   if (!$("lobby").hidden || S.current === null) {
     const list = $("rooms");
-    const items = S.open.filter((r) => !S.rooms.has(r.id)).map((r) => {
+    const mineToo = (r) => S.rooms.has(r.id) || r.seats.some((s) => s.player && S.me && s.player.id === S.me.id);
+    const items = S.open.filter((r) => !mineToo(r)).map((r) => {
       const li = document.createElement("li");
       const host = r.seats.find((s) => s.kind === "human");
       const what = document.createElement("div");
@@ -422,7 +450,8 @@ function renderLobby() {
       li.append(what, acts);
       return li;
     });
-    // Games this page is part of (seated or watching) come first: a way back after "Lobby".
+    // Games this page is part of (seated or watching) have a card of their own: a way back
+    // after "Lobby".
     const mine = [...S.rooms.values()].filter((r) => r.view.status !== "finished").map((r) => {
       const li = document.createElement("li");
       const what = document.createElement("div");
@@ -433,9 +462,11 @@ function renderLobby() {
       li.append(what, button("Continue", () => { openRoom(r.view.id); render(); }, "primary"));
       return li;
     });
-    if (!items.length && !mine.length) {
-      list.replaceChildren(Object.assign(document.createElement("li"), { className: "muted", textContent: "Nothing open right now — create a room and it shows here." }));
-    } else list.replaceChildren(...mine, ...items);
+    $("mine-card").hidden = !mine.length;
+    $("mine").replaceChildren(...mine);
+    if (!items.length) {
+      list.replaceChildren(Object.assign(document.createElement("li"), { className: "muted", textContent: "Nothing open right now — open a room to anyone and it shows here." }));
+    } else list.replaceChildren(...items);
   }
 }
 
@@ -578,16 +609,19 @@ function renderGame(r) {
   rm.classList.toggle("primary", offer !== r.you);
   // Offered once the grace period is over (or when we do not know when it began, e.g. after
   // our own reconnect: the server then answers cannot_claim with the time left).
+  // While their grace period runs the button counts down to when the claim is allowed.
   const opp = seated ? 1 - r.you : 0;
-  const claimable = seated && v.status === "active" && v.seats[opp].kind === "human" &&
-    !v.seats[opp].connected && Date.now() >= r.away[opp];
-  $("claim").hidden = !claimable;
+  const away = seated && v.status === "active" && v.seats[opp].kind === "human" && !v.seats[opp].connected;
+  const wait = away ? Math.ceil((r.away[opp] - Date.now()) / 1000) : 0;
+  $("claim").hidden = !away;
+  $("claim").disabled = wait > 0;
+  $("claim").textContent = wait > 0 ? `Claim the win in ${wait} s` : "Claim the win";
   $("lobby-btn").textContent = r.record ? "Back" : seated && v.status !== "finished" ? "Lobby" : "Leave";
 }
 
 /** The export card of a replayed game: its text in the known formats, and downloads. */
 function renderExport(r) {
-  const rec = r.record;
+  const rec = r.record || (r.view.status === "finished" && r.finished?.id === `${r.view.id}-${r.view.round}` ? r.finished : null);
   $("export").hidden = !rec;
   if (!rec) return;
   const names = { columns: "Column string", moves: "Move list", ggf: "GGF" };

@@ -376,6 +376,120 @@ async def test_the_thinking_readout_keeps_the_last_iteration_and_says_whom_the_s
     assert problems == []
 
 
+async def friends_on_pages(browser: Browser, server_url: str, game: str, problems: list[str]
+                          ) -> tuple[BrowserContext, Page, BrowserContext, Page]:
+    """Ann invites, Bob opens the link: both pages on the started game."""
+    ann_ctx = await browser.new_context()
+    bob_ctx = await browser.new_context()
+    ann = await open_page(ann_ctx, server_url, problems)
+    await ann.click(f"#friend-form label:has-text('{game}')")
+    await ann.click("#invite")
+    await ann.wait_for_selector("#share:not([hidden])")
+    bob = await open_page(bob_ctx, await ann.input_value("#share-link"), problems)
+    await ann.wait_for_selector("#share", state="hidden")
+    return ann_ctx, ann, bob_ctx, bob
+
+
+async def test_an_error_toast_says_it_in_words_without_the_raw_code(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    context = await browser.new_context()
+    page = await open_page(context, server_url, problems)
+    await page.fill("#code", "nosuchroom")
+    await page.click("#code-form button")
+    toast = page.locator("#toast")
+    await expect(toast).to_contain_text("no room")
+    assert "unknown_room" not in await toast.inner_text()
+    assert await toast.get_attribute("data-code") == "unknown_room"
+    assert problems == []
+    await context.close()
+
+
+async def test_your_own_open_room_is_under_your_games_not_under_open_rooms(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    context = await browser.new_context()
+    page = await open_page(context, server_url, problems)
+    other = await open_page(context, server_url, problems)  # the same player, another tab
+    await page.click("#open-room")
+    await page.wait_for_selector("#board-wrap .board")
+    code = await page.evaluate("location.hash.slice(1)")
+    await page.click("#lobby-btn")
+    for tab in (page, other):
+        await tab.click("#refresh")
+        await expect(tab.locator("#mine li")).to_have_count(1)
+        await expect(tab.locator("#mine li")).to_contain_text("Connect Four")
+        await tab.wait_for_timeout(300)
+        mine = tab.locator(f"#rooms button[aria-label$='room {code}']")
+        assert await mine.count() == 0, "nothing to join or watch"
+    # Someone else sees it among the open rooms.
+    stranger_ctx = await browser.new_context()
+    stranger = await open_page(stranger_ctx, server_url, problems)
+    await expect(stranger.locator(f"#rooms button[aria-label$='room {code}']")).to_have_count(2)
+    assert problems == []
+    await context.close()
+    await stranger_ctx.close()
+
+
+async def test_a_finished_game_shows_its_export_without_going_to_history(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx, ann, bob_ctx, bob = await friends_on_pages(browser, server_url, "Connect Four",
+                                                        problems)
+    for ply, column in enumerate("1212121"):
+        mover = (ann, bob)[ply % 2]
+        await mover.click(f"#board-wrap .cell[data-move='{column}']")
+        await ann.wait_for_function(
+            f"document.querySelectorAll('#board-wrap .disc').length === {ply + 1}")
+    await expect(ann.locator("#status")).to_contain_text("You win")
+    await expect(ann.locator("#export")).to_be_visible()
+    await expect(ann.locator("#export-text")).to_have_text("1212121")
+    await expect(bob.locator("#export-text")).to_have_text("1212121")
+    href = await ann.get_attribute("#downloads a", "href")
+    assert href is not None and href.endswith(".txt")
+    assert problems == []
+    for ctx in (ann_ctx, bob_ctx):
+        await ctx.close()
+
+
+async def test_the_claim_button_counts_down_while_the_opponent_may_come_back(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx, ann, bob_ctx, bob = await friends_on_pages(browser, server_url, "Connect Four",
+                                                        problems)
+    await bob_ctx.close()
+    claim = ann.locator("#claim")
+    await expect(claim).to_be_visible()
+    await expect(claim).to_be_disabled()
+    first = int(re.fullmatch(r"Claim the win in (\d+) s", await claim.inner_text())[1])  # type: ignore[index]
+    await ann.wait_for_timeout(2100)
+    later = int(re.fullmatch(r"Claim the win in (\d+) s", await claim.inner_text())[1])  # type: ignore[index]
+    assert 0 < later < first
+    assert problems == []
+    await ann_ctx.close()
+
+
+async def test_offline_retrying_in_counts_down_to_the_next_attempt(browser: Browser) -> None:
+    problems: list[str] = []
+    context = await browser.new_context()
+    async with running(port=0, store=MemoryStore()) as srv:
+        page = await open_page(context, f"http://127.0.0.1:{srv.port}/", problems)
+    # The server is gone: the page backs off 0.5 s, 1 s, 2 s, 4 s... between attempts.
+    conn = page.locator("#conn")
+    await page.wait_for_function(
+        "Number((document.querySelector('#conn').textContent.match(/retrying in (\\d+) s/)"
+        " || [0, 0])[1]) >= 3", timeout=30_000)
+    first = int(re.search(r"retrying in (\d+) s", await conn.inner_text())[1])  # type: ignore[index]
+    await page.wait_for_timeout(1100)
+    later = int(re.search(r"retrying in (\d+) s", await conn.inner_text())[1])  # type: ignore[index]
+    assert later < first
+    await context.close()
+
+
 def test_the_page_is_served_with_its_scripts_as_javascript(server_url: str) -> None:
     """Module scripts only run when served with a JavaScript MIME type."""
     for name in ("app.js", "net.js", "board.js"):
@@ -392,7 +506,7 @@ async def test_a_person_plays_a_whole_connect_four_game_against_the_weakest_ai_b
     # A server error is shown as the server put it, with its stable code.
     await page.fill("#code", "nosuchroom")
     await page.click("#code-form button")
-    await expect(page.locator("#toast")).to_contain_text("unknown_room")
+    await expect(page.locator("#toast")).to_have_attribute("data-code", "unknown_room")
     await page.click("#toast")
 
     await page.click("#ai-form label:has-text('Connect Four')")
