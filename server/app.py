@@ -195,6 +195,8 @@ def _static_files(root: Path) -> dict[str, tuple[bytes, str]]:
         files["/"] = files["/index.html"]
     if "/admin.html" in files:
         files["/admin"] = files["/admin.html"]
+    if "/favicon.svg" in files:  # what browsers ask for when a page names no icon
+        files["/favicon.ico"] = files["/favicon.svg"]
     return files
 
 
@@ -284,6 +286,10 @@ class DiscusServer:
             return connection.respond(HTTPStatus.OK, "ok\n")
         if path.startswith("/games/"):
             return self._download(connection, path.removeprefix("/games/"))
+        if path == "/admin/":  # the page's files are relative to /admin, not /admin/
+            response = connection.respond(HTTPStatus.MOVED_PERMANENTLY, "Moved to /admin\n")
+            response.headers["Location"] = "/admin"
+            return response
         found = self.files.get(path)
         if found is None:
             return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")

@@ -490,6 +490,32 @@ async def test_offline_retrying_in_counts_down_to_the_next_attempt(browser: Brow
     await context.close()
 
 
+async def test_on_a_phone_away_and_claim_stay_on_one_line_and_do_not_push_the_board(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx = await browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True)
+    bob_ctx = await browser.new_context()
+    ann = await open_page(ann_ctx, server_url, problems)
+    await ann.click("#friend-form label:has-text('Connect Four')")
+    await ann.click("#invite")
+    await ann.wait_for_selector("#share:not([hidden])")
+    await open_page(bob_ctx, await ann.input_value("#share-link"), problems)
+    await ann.wait_for_selector("#share", state="hidden")
+    board_top = (await ann.locator("#board-wrap").bounding_box() or {})["y"]
+    await bob_ctx.close()
+    await ann.wait_for_selector(".player.offline")
+    await expect(ann.locator("#claim")).to_be_visible()
+    heights = [(await b.bounding_box() or {})["height"] for b in await ann.locator(".player").all()]
+    assert heights[0] == heights[1], f"'away' must not add a line: {heights}"
+    assert (await ann.locator("#board-wrap").bounding_box() or {})["y"] == board_top
+    claim = (await ann.locator("#claim").bounding_box() or {})["height"]
+    lobby = (await ann.locator("#lobby-btn").bounding_box() or {})["height"]
+    assert claim == lobby, "the claim button is one line, as the others"
+    assert problems == []
+    await ann_ctx.close()
+
+
 def test_the_page_is_served_with_its_scripts_as_javascript(server_url: str) -> None:
     """Module scripts only run when served with a JavaScript MIME type."""
     for name in ("app.js", "net.js", "board.js"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import re
+import urllib.request
 from collections.abc import AsyncIterator
 
 import pytest
@@ -48,6 +49,24 @@ async def test_the_page_and_its_files_are_served_on_the_websocket_port(server: R
     assert status == 404
     status, _, _ = await asyncio.to_thread(http_get, server.port, "/nothing-here.txt")
     assert status == 404
+
+
+async def test_the_favicon_and_the_admin_page_with_a_trailing_slash_are_found(
+    server: Running,
+) -> None:
+    status, kind, body = await asyncio.to_thread(http_get, server.port, "/favicon.ico")
+    assert status == 200 and kind.startswith("image/svg+xml") and b"<svg" in body
+    status, _, _ = await asyncio.to_thread(http_get, server.port, "/favicon.svg")
+    assert status == 200
+    status, _, _ = await asyncio.to_thread(http_get, server.port, "/admin/")
+    assert status == 301, "its files are relative to /admin, so it is sent there"
+
+    def follow(url: str) -> tuple[int, str, bytes]:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            return answer.status, answer.url, answer.read()
+
+    status, url, body = await asyncio.to_thread(follow, f"http://127.0.0.1:{server.port}/admin/")
+    assert status == 200 and url.endswith("/admin") and b"admin.js" in body
 
 
 async def test_healthz_answers_ok_for_a_container_healthcheck(server: Running) -> None:
