@@ -13,7 +13,8 @@ const S = {
   me: null,            // PlayerView
   games: {},           // name -> GameInfo (levels, colour names)
   open: [],            // RoomSummary[] waiting for a second player
-  rooms: new Map(),    // id -> {view: RoomView, you, thinking, away: [ms, ms], sent}
+  rooms: new Map(),    // id -> {view: RoomView, you, thinking, thought (the AI's last, kept
+                       //   after its move), away: [ms, ms], sent, aborted, finished (record)}
   current: null,       // id of the room on screen, or null for the lobby
   viewPly: null,       // null: the live position; a number: replaying the position after that ply
   drawn: null,         // {id, ply, round} last drawn, to animate only a one-move step
@@ -22,6 +23,7 @@ const S = {
   pendingShow: null,   // id of a room asked for (join/watch) to show when its state comes
   expectNew: false,    // a room was just created: show it when its state comes
   past: [],            // PastGame[]: the player's finished games, newest first
+  exportFor: null,     // game id of the record asked for to show a finished game's export
 };
 
 // --- boards as the server sends them -------------------------------------------------------
@@ -619,9 +621,10 @@ function renderGame(r) {
   $("lobby-btn").textContent = r.record ? "Back" : seated && v.status !== "finished" ? "Lobby" : "Leave";
 }
 
-/** The export card of a replayed game: its text in the known formats, and downloads. */
+/** The export card of a replayed or just finished game: its text in the known formats, and downloads. */
 function renderExport(r) {
-  const rec = r.record || (r.view.status === "finished" && r.finished?.id === `${r.view.id}-${r.view.round}` ? r.finished : null);
+  const ended = r.view.status === "finished" && r.finished?.id === `${r.view.id}-${r.view.round}`;
+  const rec = r.record || (ended ? r.finished : null);
   $("export").hidden = !rec;
   if (!rec) return;
   const names = { columns: "Column string", moves: "Move list", ggf: "GGF" };
