@@ -516,6 +516,40 @@ async def test_on_a_phone_away_and_claim_stay_on_one_line_and_do_not_push_the_bo
     await ann_ctx.close()
 
 
+async def test_on_a_phone_the_winning_computers_level_is_not_cut_off_by_its_badge(
+    browser: Browser,
+) -> None:
+    """The scripted engine at ``expert`` plays the last column unless it must block (the
+    level's rails): it blocks column 1 once, then stacks column 7 to a win."""
+    pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
+                  warm_up="scripted_engines:warm_up")
+    await pool.start(wait_ready=True, timeout=60)
+    problems: list[str] = []
+    try:
+        async with running(port=0, store=MemoryStore(), pool=pool) as srv:
+            context = await browser.new_context(viewport={"width": 390, "height": 844},
+                                                has_touch=True)
+            page = await open_page(context, f"http://127.0.0.1:{srv.port}/", problems)
+            await page.locator("#ai-level option").first.wait_for(state="attached")
+            await page.select_option("#ai-level", "expert")
+            await page.click("#play-ai")
+            for ply, column in enumerate("11122"):
+                await page.click(f"#board-wrap .cell[data-move='{column}']")
+                await page.wait_for_function(
+                    f"document.querySelectorAll('#board-wrap .disc').length === {2 * ply + 2}")
+            await expect(page.locator("#status")).to_contain_text("You lose")
+            winner = page.locator(".player.winner")
+            await expect(winner.locator(".badge")).to_be_visible()
+            level = winner.locator(".who small")
+            await expect(level).to_contain_text("expert")
+            fits = await level.evaluate("e => e.scrollWidth <= e.clientWidth")
+            assert fits, "the level name is shown whole"
+            await context.close()
+    finally:
+        await pool.close()
+    assert problems == []
+
+
 def test_the_page_is_served_with_its_scripts_as_javascript(server_url: str) -> None:
     """Module scripts only run when served with a JavaScript MIME type."""
     for name in ("app.js", "net.js", "board.js"):
