@@ -54,9 +54,26 @@ from server.bot_limits import (
     RegistrationLimits,
 )
 from server.overload import LoadGauge
-from server.rooms import AiTurn, Lobby, Outcome, Player, Room, game_id_of
+from server.rooms import (
+    ROOM_CODE_ALPHABET,
+    ROOM_CODE_LENGTH,
+    AiTurn,
+    Lobby,
+    Outcome,
+    Player,
+    Room,
+    game_id_of,
+)
 from server.store import DuplicateMove, MemoryStore, MoveRecord, PlayerRecord, Store
-from server.workers import COUNTED, AiJob, AiPool, Pool, Progress, quick_move_off_loop
+from server.workers import (
+    COUNTED,
+    AiJob,
+    AiPool,
+    Pool,
+    Progress,
+    quick_move_off_loop,
+    win_in,
+)
 
 log = logging.getLogger("discus.server")
 
@@ -172,6 +189,11 @@ class _Client:
             self.closing = asyncio.create_task(self.ws.close(code, reason))
 
 
+def new_room_code() -> str:
+    """A fresh room code (also the invite code people type): see ``ROOM_CODE_ALPHABET``."""
+    return "".join(secrets.choice(ROOM_CODE_ALPHABET) for _ in range(ROOM_CODE_LENGTH))
+
+
 def _static_files(root: Path) -> dict[str, tuple[bytes, str]]:
     """Every file under ``root`` by URL path, read once: nothing else can ever be served."""
     files: dict[str, tuple[bytes, str]] = {}
@@ -187,6 +209,8 @@ def _static_files(root: Path) -> dict[str, tuple[bytes, str]]:
         files["/"] = files["/index.html"]
     if "/admin.html" in files:
         files["/admin"] = files["/admin.html"]
+    if "/favicon.svg" in files:  # what browsers ask for when a page names no icon
+        files["/favicon.ico"] = files["/favicon.svg"]
     return files
 
 
@@ -214,7 +238,7 @@ class DiscusServer:
         self.levels = levels
         self.lobby = Lobby(
             levels={g: [lv.name for lv in levels_of(g, levels)] for g in games.names()},
-            ids=lambda: secrets.token_urlsafe(6).replace("-", "x").replace("_", "y"),
+            ids=new_room_code,
             grace=self.settings.grace_seconds,
             max_rooms=self.settings.max_rooms,
         )
@@ -284,6 +308,10 @@ class DiscusServer:
             return connection.respond(HTTPStatus.OK, "ready\n")
         if path.startswith("/games/"):
             return self._download(connection, path.removeprefix("/games/"))
+        if path == "/admin/":  # the page's files are relative to /admin, not /admin/
+            response = connection.respond(HTTPStatus.MOVED_PERMANENTLY, "Moved to /admin\n")
+            response.headers["Location"] = "/admin"
+            return response
         found = self.files.get(path)
         if found is None:
             return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
@@ -533,8 +561,7 @@ class DiscusServer:
             raise errors.UnknownType(f"unhandled message {type(message).__name__}")
 
     async def _room_command(self, player: Player, message: _RoomCommand) -> None:
-        room_id = message.room
-        self.lobby.room(room_id)  # unknown_room before waiting for any lock
+        room_id = self.lobby.room(message.room).id  # unknown_room before waiting for any lock
         async with self._lock(room_id):
             room = self.lobby.room(room_id)  # it may have closed while we waited
             now = self.now()
@@ -584,6 +611,19 @@ class DiscusServer:
                                                       bot=record.kind == "bot")
         return player
 
+    async def _rename(self, player: Player, name: str) -> Player:
+        """The guest ``player`` now goes by ``name``: stored, and shown in the rooms it sits in
+        (from the next message that carries seats) and on its other connections."""
+        renamed = Player(player.id, name, bot=player.bot)
+        record = await self.store.load_player(player.id)
+        created = record.created_at if record is not None else time.time()
+        await self.store.save_player(PlayerRecord(player.id, name, "guest", created))
+        self.players[player.id] = renamed
+        self.lobby.rename(renamed)
+        for client in self.clients.get(player.id, ()):
+            client.player = renamed
+        return renamed
+
     async def restore(self) -> int:
         """Bring back the unfinished games of the store (after a restart); returns how many.
 
@@ -618,6 +658,9 @@ class DiscusServer:
             player = await self._resumed(hello.resume)
             await self.bots.refuse_resume(player.id)
             token = hello.resume
+            name = (hello.name or "").strip()
+            if name and name != player.name:
+                player = await self._rename(player, name)
         else:
             name = (hello.name or "").strip() or f"Guest {secrets.randbelow(9000) + 1000}"
             player = Player(secrets.token_hex(6), name)
@@ -704,14 +747,23 @@ class DiscusServer:
         except KeyError:
             level = levels_of(turn.game, self.levels)[0]
         last_sent = [-1.0]
+        held: list[Progress | None] = [None]
+        """The latest iteration the throttle held back: sent before the move, so the last
+        thing people see of a search is its last iteration, not its first."""
+
+        def send(step: Progress) -> None:
+            self._deliver(room.ai_progress(
+                turn.round, turn.ply, step.depth, step.score, step.nodes, step.seconds,
+                step.exact, win_in(turn.game, turn.ply, step.score, step.exact)))
 
         def progress(step: Progress) -> None:
             now = self.now()
             if now - last_sent[0] < self.settings.thinking_interval:
+                held[0] = step
                 return
             last_sent[0] = now
-            self._deliver(room.ai_progress(turn.round, turn.ply, step.depth, step.score,
-                                           step.nodes, step.seconds, step.exact))
+            held[0] = None
+            send(step)
 
         try:
             answer = await self.pool.think(AiJob(turn.game, turn.moves, level, seed), progress)
@@ -719,6 +771,8 @@ class DiscusServer:
             log.warning("the AI pool failed in room %s; playing a quick move", room.id,
                         exc_info=True)
             return await quick_move_off_loop(turn.state, seed), None, None, None
+        if held[0] is not None:
+            send(held[0])
         return answer.move, answer.depth, answer.score, answer.nodes
 
     async def _store_ai_move(self, room: Room, record: MoveRecord) -> bool:

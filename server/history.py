@@ -30,7 +30,10 @@ CONTENT_TYPES: Mapping[str, str] = {
 
 def result_of(record: GameRecord) -> p.Result | None:
     """The protocol result of a stored game. Played out, ``record.result`` is the rules' score
-    from seat 0's side; otherwise (resigned, left, abandoned) only its sign names the winner."""
+    from seat 0's side; otherwise (resigned, left, abandoned) only its sign names the winner.
+    An aborted game has no result and no winner."""
+    if record.reason == "aborted":
+        return p.Result(winner=None, reason="aborted")
     if record.result is None or record.reason is None:
         return None
     winner = None if record.result == 0 else (0 if record.result > 0 else 1)

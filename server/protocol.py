@@ -107,7 +107,9 @@ class Hello(_ClientMessage):
         description="The resume token from an earlier `welcome`: continue as that player.",
     )
     name: str | None = Field(
-        default=None, max_length=40, description="Display name; a guest name is made up if absent."
+        default=None, max_length=40,
+        description="Display name; a guest name is made up if absent. With `resume`, a new "
+        "name renames that player (same id, same games).",
     )
     token: str | None = Field(
         default=None, max_length=256,
@@ -474,9 +476,11 @@ class Result(_Message):
 
     winner: Seat | None
     score: int | None = None
-    reason: Literal["end", "resigned", "left", "abandoned"] = Field(
+    reason: Literal["end", "resigned", "left", "abandoned", "aborted"] = Field(
         description="end: played out; resigned; left: a player left; abandoned: claimed "
-        "after the opponent's grace period ran out."
+        "after the opponent's grace period ran out (or everyone was away that long); "
+        "aborted: ended by leaving or abandoning before both sides had moved, with no "
+        "winner and not scored."
     )
 
 
@@ -704,8 +708,11 @@ class RoomEvent(_Message):
 
 
 class AiThinking(_Message):
-    """Progress of the AI's search for the move at ``ply``: one per finished iteration.
-    ``score`` is from the AI's side (positive: it thinks it is ahead)."""
+    """Progress of the AI's search for the move at ``ply``: finished iterations, at most
+    about ten a second, and always the search's last one before its ``move_made``.
+    ``score`` is from the AI's side (positive: it thinks it is ahead): in Othello in discs
+    (an estimate of the final disc difference; the difference itself when ``exact``); in
+    Connect Four in the evaluation's points, or Pons' score when ``exact``."""
 
     type: Literal["ai_thinking"] = "ai_thinking"
     room: RoomId
@@ -715,6 +722,12 @@ class AiThinking(_Message):
     nodes: int
     seconds: float
     exact: bool = False
+    win_in: int | None = Field(
+        default=None,
+        description="A result the search proved, in moves: N > 0, the AI wins with its Nth "
+        "move from now; N < 0, its opponent wins with its -Nth move. Null when nothing is "
+        "proven or the game gives no length (Othello, draws).",
+    )
 
 
 class GameOver(_Message):

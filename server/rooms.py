@@ -34,6 +34,16 @@ COLOURS: Mapping[str, tuple[str, str]] = {
 }
 """What people call each seat, per game (seat 0 first)."""
 
+ROOM_CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+"""Room codes are read aloud and typed from a friend's message: upper case only, and none of
+the look-alikes 0/O, 1/I/L. ``Lobby.room`` upper-cases what people type."""
+
+ROOM_CODE_LENGTH = 8
+"""31**8 (about 8.5e11) codes: a guessed code finds a room only by rare luck."""
+
+ABORTABLE_PLIES = 2
+"""Until both sides have made a move, leaving or abandoning a game aborts it (unscored)."""
+
 OpponentKind = Literal["ai", "friend", "open"]
 SeatKind = Literal["human", "ai", "empty"]
 
@@ -256,7 +266,9 @@ class Room:
         ai_seat = next((i for i, s in enumerate(self.seats) if s.kind == "ai"), None)
         status: GameStatus = self.status
         result: int | None = None
-        if self.result is not None:
+        if self.result is not None and self.result.reason == "aborted":
+            status = "aborted"
+        elif self.result is not None:
             if self.result.score is not None:
                 result = self.result.score
             else:
@@ -349,7 +361,7 @@ class Room:
             raise errors.NotInRoom(f"you are not in room {self.id}")
         out = Outcome()
         if self.status == "active":
-            out.extend(self._finish(p.Result(winner=1 - seat, reason="left"), now))  # type: ignore[arg-type]
+            out.extend(self._finish_early(p.Result(winner=1 - seat, reason="left"), now))  # type: ignore[arg-type]
         self.seats[seat].gone = True
         self.seats[seat].connected = False
         if self.rematch_offered_by is not None:
@@ -394,7 +406,7 @@ class Room:
             raise errors.CannotClaim(
                 f"your opponent may still come back for {left:.0f} s", retry_after=round(left, 3)
             )
-        return self._finish(p.Result(winner=seat, reason="abandoned"), now)  # type: ignore[arg-type]
+        return self._finish_early(p.Result(winner=seat, reason="abandoned"), now)  # type: ignore[arg-type]
 
     def abandoned_since(self) -> float | None:
         """When the last connected person left, if nobody seated is connected any more."""
@@ -407,12 +419,13 @@ class Room:
     def expire(self, now: float) -> Outcome:
         """Close a room nobody came back to: an unfinished game ends as abandoned.
 
-        With an AI opponent the AI wins; between people it is scored a draw.
+        With an AI opponent the AI wins; between people it is scored a draw. A game where a
+        side has not moved yet is aborted instead (``_finish_early``).
         """
         if self.status != "active":
             return Outcome()
         ai_seat = next((i for i, s in enumerate(self.seats) if s.kind == "ai"), None)
-        return self._finish(p.Result(winner=ai_seat, reason="abandoned"), now)  # type: ignore[arg-type]
+        return self._finish_early(p.Result(winner=ai_seat, reason="abandoned"), now)  # type: ignore[arg-type]
 
     # --- the game ------------------------------------------------------------------------
 
@@ -506,6 +519,14 @@ class Room:
         self._require_active()
         return self._finish(p.Result(winner=1 - seat, reason="resigned"), now)  # type: ignore[arg-type]
 
+    def _finish_early(self, result: p.Result, now: float) -> Outcome:
+        """End a game nobody played out (a player left, or was away too long) with ``result``;
+        but while a side has yet to make its first move (fewer than two plies, as lichess
+        counts) nobody has played a game: it is aborted, unscored, with no winner."""
+        if len(self.moves) < ABORTABLE_PLIES:
+            result = p.Result(winner=None, reason="aborted")
+        return self._finish(result, now)
+
     def _finish(self, result: p.Result, now: float) -> Outcome:
         self.result = result
         self.ai_thinking = False
@@ -528,12 +549,13 @@ class Room:
         return None if self.ai_thinking else self._ai_turn()
 
     def ai_progress(self, round: int, ply: int, depth: int, score: int, nodes: int,
-                    seconds: float, exact: bool = False) -> Outcome:
+                    seconds: float, exact: bool = False, win_in: int | None = None
+                    ) -> Outcome:
         """A search iteration for the AI's move; dropped if the request is stale."""
         if round != self.round or ply != len(self.moves) or not self.ai_thinking:
             return Outcome()
         message = p.AiThinking(room=self.id, ply=ply, depth=depth, score=score, nodes=nodes,
-                               seconds=round_seconds(seconds), exact=exact)
+                               seconds=round_seconds(seconds), exact=exact, win_in=win_in)
         return Outcome(sends=[Send(self.members(), message)])
 
     # --- rematch -------------------------------------------------------------------------
@@ -629,10 +651,17 @@ class Lobby:
         self._watching: dict[str, set[str]] = {}
 
     def room(self, room_id: str) -> Room:
-        try:
-            return self.rooms[room_id]
-        except KeyError:
-            raise errors.UnknownRoom(f"there is no room {room_id!r}") from None
+        """The room a code names, as people type it: surrounding spaces and letter case do
+        not matter (codes made before codes were upper case still match case-insensitively,
+        if only one room does)."""
+        code = room_id.strip()
+        room = self.rooms.get(code) or self.rooms.get(code.upper())
+        if room is None:
+            folded = [r for r in self.rooms.values() if r.id.casefold() == code.casefold()]
+            room = folded[0] if len(folded) == 1 else None
+        if room is None:
+            raise errors.UnknownRoom(f"there is no room {code!r}")
+        return room
 
     def rooms_of(self, player_id: str) -> list[Room]:
         """Rooms where the player holds a seat, oldest first."""
@@ -730,6 +759,13 @@ class Lobby:
         if seated and (room.status == "waiting" or not room.humans()):
             self.close(room.id)
         return out
+
+    def rename(self, player: Player) -> None:
+        """``player`` (same id) has a new name: seat it under that name wherever it sits."""
+        for room in self.rooms_of(player.id):
+            for seat in room.seats:
+                if seat.player is not None and seat.player.id == player.id:
+                    seat.player = player
 
     def _forget(self, player_id: str, room: Room) -> None:
         self._watching.get(player_id, set()).discard(room.id)

@@ -3,7 +3,7 @@
 ``AiPool`` keeps one process per core (by default), each warmed up (the engines' JIT compiled
 or loaded from cache) before it takes work. ``await pool.think(job, on_progress)`` queues a
 job, calls ``on_progress`` with finished search iterations as they arrive (the first, then
-at most one each ``PROGRESS_EVERY`` seconds), and returns
+at most one each ``PROGRESS_EVERY`` seconds, and the last), and returns
 an ``AiAnswer``. A worker that runs past the level's hard deadline plus ``margin`` seconds,
 hangs while warming up (past ``warm_up_timeout``), or dies, is killed and replaced, and the
 move is made anyway by ``quick_move`` (a shallow search of a few milliseconds in a thread of
@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import games
+from ai.connect4.evaluation import MAX_EVAL, WIN
 from ai.levels import Level, choose_move
 from ai.limits import Iteration, Limits
 from games.base import State
@@ -146,6 +147,27 @@ class Progress:
     nodes: int
     seconds: float
     exact: bool
+
+
+def win_in(game: str, ply: int, score: int, exact: bool) -> int | None:
+    """A proven Connect Four result as the ``ai_thinking`` message's ``win_in``, from the
+    search's ``score`` for the side to move at ``ply``: exact scores are Pons' (22 minus the
+    winner's stones), and the heuristic search scores a win it found as ``WIN`` plus Pons'.
+    None when nothing is proven, for a draw, and for other games (no length is known)."""
+    if game != "connect4":
+        return None
+    if exact:
+        pons = score
+    elif abs(score) > MAX_EVAL:
+        pons = score - WIN if score > 0 else score + WIN
+    else:
+        return None
+    if pons == 0:
+        return None
+    mine = ply // 2  # the stones the side to move has played (it moves at even or odd plies)
+    if pons > 0:
+        return 22 - pons - mine
+    return -(22 + pons - (ply - mine))
 
 
 QUICK_LIMITS = Limits(depth=3, nodes=20_000)
@@ -317,11 +339,17 @@ def _answer(conn: multiprocessing.connection.Connection, job_id: int, game: str,
                     time.perf_counter() - started, False, True, counts), None
     iterations: list[Iteration] = []
     sent_at = -PROGRESS_EVERY
+    held: Iteration | None = None
     for it in search(state, limits):
         iterations.append(it)
+        held = it
         if time.perf_counter() - sent_at >= PROGRESS_EVERY:
             sent_at = time.perf_counter()
             conn.send(("progress", job_id, it.depth, it.score, it.nodes, it.seconds, it.exact))
+            held = None
+    if held is not None:  # the last iteration is what people should see before the move
+        conn.send(("progress", job_id, held.depth, held.score, held.nodes, held.seconds,
+                   held.exact))
     last = iterations[-1] if iterations else None
     move = choose_move(state, level, seed, iterations[-1:])
     return (

@@ -107,7 +107,11 @@ const HANDLERS = {
   admin_level_edited(msg) {
     const row = document.querySelector(`#levels tr[data-level="${msg.after.name}"]`);
     if (row) { row.classList.add("saved"); setTimeout(() => row.classList.remove("saved"), 1600); }
+    // Every edit bumps the levels' version: show the new one here and in the figures.
+    if (state.levels) state.levels.version = msg.version;
+    $("#levels-version").textContent = versionText(msg.version);
     send({ type: "admin_list_audit", limit: 50 });
+    send({ type: "admin_get_stats" });
   },
   admin_audit(msg) { renderAudit(msg.entries); },
   admin_rooms(msg) { renderRooms(msg); },
@@ -201,11 +205,15 @@ function readInput(input, kind) {
   return Number.isNaN(n) ? raw : n;
 }
 
+function versionText(version) {
+  return version >= 0 ? `version ${version}` : "built-in (no database)";
+}
+
 function renderLevels() {
   const body = $("#levels tbody");
   body.replaceChildren();
   if (!state.levels) return;
-  $("#levels-version").textContent = state.levels.version >= 0 ? `version ${state.levels.version}` : "built-in (no database)";
+  $("#levels-version").textContent = versionText(state.levels.version);
   const game = state.levels.games.find((g) => g.game === state.game);
   if (!game) return;
   for (const level of game.levels) {

@@ -13,7 +13,8 @@ const S = {
   me: null,            // PlayerView
   games: {},           // name -> GameInfo (levels, colour names)
   open: [],            // RoomSummary[] waiting for a second player
-  rooms: new Map(),    // id -> {view: RoomView, you, thinking, away: [ms, ms], sent}
+  rooms: new Map(),    // id -> {view: RoomView, you, thinking, thought (the AI's last, kept
+                       //   after its move), away: [ms, ms], sent, aborted, finished (record)}
   current: null,       // id of the room on screen, or null for the lobby
   viewPly: null,       // null: the live position; a number: replaying the position after that ply
   drawn: null,         // {id, ply, round} last drawn, to animate only a one-move step
@@ -22,6 +23,7 @@ const S = {
   pendingShow: null,   // id of a room asked for (join/watch) to show when its state comes
   expectNew: false,    // a room was just created: show it when its state comes
   past: [],            // PastGame[]: the player's finished games, newest first
+  exportFor: null,     // game id of the record asked for to show a finished game's export
 };
 
 // --- boards as the server sends them -------------------------------------------------------
@@ -54,6 +56,9 @@ function discCounts(cells) {
 
 const client = new Client(dispatch);
 
+/** Until this many plies are played, leaving aborts the game (server/rooms.py says so too). */
+const ABORTABLE_PLIES = 2;
+
 // --- server events ---------------------------------------------------------------------------
 
 function dispatch(event, msg) {
@@ -69,7 +74,7 @@ function dispatch(event, msg) {
     case "game_over": return onGameOver(msg);
     case "error": return onError(msg);
     case "history": S.past = msg; return renderHistory(msg);
-    case "game_record": return openRecord(msg);
+    case "game_record": return onRecord(msg);
     default: return undefined;
   }
 }
@@ -117,7 +122,7 @@ function onRoomState(msg) {
   // Show it if we just asked for it (create, join, watch), the link names it, or it is on
   // screen already (a rematch or a resync). Rooms restored on reconnect otherwise wait in
   // the lobby's list.
-  if (S.expectNew || S.pendingShow === id || roomFromHash() === id || S.current === id) {
+  if (S.expectNew || sameCode(S.pendingShow, id) || sameCode(roomFromHash(), id) || S.current === id) {
     S.expectNew = false;
     S.pendingShow = null;
     if (S.current === id) S.viewPly = null;
@@ -135,6 +140,9 @@ function onMoveMade(msg) {
   v.boards.push(boardText(msg.position.cells));
   v.position = msg.position;
   v.status = msg.status;
+  // What the AI last saw stays on screen after its move (its search may be quicker than a
+  // glance); it goes with the next move.
+  r.thought = r.thinking && v.seats[msg.seat].kind === "ai" ? r.thinking : null;
   r.thinking = null;
   r.sent = null;
   const next = msg.position.to_move;
@@ -172,7 +180,26 @@ function onGameOver(msg) {
   r.view.ai_thinking = false;
   r.view.rematch_offered_by = null;
   r.thinking = null;
+  askForExport(r);
   if (S.current === msg.room) render();
+}
+
+/** A finished live game shows its export as a replay does: ask for its record (the server's
+ * export texts and downloads), which ``game_record`` then attaches to the room. */
+function askForExport(r) {
+  if (r.record || r.you === null || r.view.status !== "finished") return;
+  S.exportFor = `${r.view.id}-${r.view.round}`;
+  client.getGame(S.exportFor);
+}
+
+function onRecord(rec) {
+  if (rec.id === S.exportFor) {
+    S.exportFor = null;
+    const r = [...S.rooms.values()].find((x) => !x.record && `${x.view.id}-${x.view.round}` === rec.id);
+    if (r) { r.finished = rec; if (S.current === r.view.id) render(); }
+    return;
+  }
+  openRecord(rec);
 }
 
 function onError(msg) {
@@ -206,7 +233,8 @@ function onError(msg) {
 /** "You won" / "Red won" / "Draw", and why, for a finished game's result. */
 function outcomeText(g, mySeat) {
   const res = g.result;
-  if (!res) return g.status === "aborted" ? "abandoned" : "unfinished";
+  if (!res) return g.status === "aborted" ? "Aborted" : "unfinished";
+  if (res.reason === "aborted") return "Aborted · not scored";
   const why = { resigned: " (resigned)", left: " (left)", abandoned: " (abandoned)" }[res.reason] || "";
   if (res.winner === null) return `Draw${why}`;
   if (mySeat === null) return `${g.seats[res.winner].colour} won${why}`;
@@ -285,6 +313,11 @@ function replayFromHash() {
   return m ? m[1] : null;
 }
 
+/** Room codes are typed in any case (the server matches them so): compare them that way. */
+function sameCode(a, b) {
+  return a !== null && b !== null && a.toUpperCase() === b.toUpperCase();
+}
+
 function openRoom(id, hash = id) {
   if (location.hash !== `#${hash}`) history.replaceState(null, "", `#${hash}`);
   if (S.current !== id) { S.current = id; S.viewPly = null; S.drawn = null; }
@@ -311,7 +344,7 @@ function goLobby() {
   const r = S.current && S.rooms.get(S.current);
   // Leaving a game you are playing would forfeit it: keep the seat and list it in the lobby.
   if (r && (r.record || r.you === null || r.view.status === "finished")) {
-    if (!r.record) client.leave(r.view.id);
+    if (!r.record && !r.aborted) client.leave(r.view.id);
     S.rooms.delete(r.view.id);
   }
   S.current = null;
@@ -330,26 +363,34 @@ function render() {
   if (inGame) renderGame(S.rooms.get(S.current)); else renderLobby();
 }
 
+let retryTimer = null;
 function showConnection({ state, retryIn }) {
   const was = S.online;
   S.online = state === "online";
   if (was && !S.online && S.current) render(); // no clicks on a board we cannot send from
   const el = $("conn");
   el.dataset.state = state;
-  el.textContent = {
-    connecting: "connecting…",
-    reconnecting: "reconnecting…",
-    online: "online",
-    offline: `offline · retrying in ${Math.ceil((retryIn || 0) / 1000)} s`,
-  }[state];
+  clearInterval(retryTimer);
+  if (state === "offline") {
+    // Count down to the next attempt, second by second.
+    const at = Date.now() + (retryIn || 0);
+    const tick = () => {
+      el.textContent = `offline · retrying in ${Math.max(0, Math.ceil((at - Date.now()) / 1000))} s`;
+    };
+    tick();
+    retryTimer = setInterval(tick, 250);
+    return;
+  }
+  el.textContent = { connecting: "connecting…", reconnecting: "reconnecting…", online: "online" }[state];
 }
 
 let toastTimer = null;
 function toast(message, code, info = false) {
   const el = $("toast");
   el.classList.toggle("info", info);
+  // The server's message is in words; its stable code is kept for scripts, not shown.
   el.replaceChildren(document.createTextNode(message));
-  if (code) el.append(Object.assign(document.createElement("span"), { className: "code", textContent: `(${code})` }));
+  if (code) el.dataset.code = code; else delete el.dataset.code;
   el.hidden = false;
   clearTimeout(toastTimer);
   toastTimer = setTimeout(() => { el.hidden = true; }, 6000);
@@ -395,7 +436,8 @@ function renderLobby() {
   if (S.current === null) document.title = "Discus — Othello and Connect Four";
   if (!$("lobby").hidden || S.current === null) {
     const list = $("rooms");
-    const items = S.open.filter((r) => !S.rooms.has(r.id)).map((r) => {
+    const mineToo = (r) => S.rooms.has(r.id) || r.seats.some((s) => s.player && S.me && s.player.id === S.me.id);
+    const items = S.open.filter((r) => !mineToo(r)).map((r) => {
       const li = document.createElement("li");
       const host = r.seats.find((s) => s.kind === "human");
       const what = document.createElement("div");
@@ -410,7 +452,8 @@ function renderLobby() {
       li.append(what, acts);
       return li;
     });
-    // Games this page is part of (seated or watching) come first: a way back after "Lobby".
+    // Games this page is part of (seated or watching) have a card of their own: a way back
+    // after "Lobby".
     const mine = [...S.rooms.values()].filter((r) => r.view.status !== "finished").map((r) => {
       const li = document.createElement("li");
       const what = document.createElement("div");
@@ -421,9 +464,11 @@ function renderLobby() {
       li.append(what, button("Continue", () => { openRoom(r.view.id); render(); }, "primary"));
       return li;
     });
-    if (!items.length && !mine.length) {
-      list.replaceChildren(Object.assign(document.createElement("li"), { className: "muted", textContent: "Nothing open right now — create a room and it shows here." }));
-    } else list.replaceChildren(...mine, ...items);
+    $("mine-card").hidden = !mine.length;
+    $("mine").replaceChildren(...mine);
+    if (!items.length) {
+      list.replaceChildren(Object.assign(document.createElement("li"), { className: "muted", textContent: "Nothing open right now — open a room to anyone and it shows here." }));
+    } else list.replaceChildren(...items);
   }
 }
 
@@ -554,24 +599,32 @@ function renderGame(r) {
   const seated = r.you !== null;
   $("resign").hidden = !(seated && v.status !== "finished");
   $("resign").disabled = v.status !== "active";
+  // Until both sides have moved, the game can be aborted (left unscored) instead of resigned.
+  const abortable = v.status === "active" && v.moves.length < ABORTABLE_PLIES;
+  if (!resignArmed) $("resign").textContent = abortable ? "Abort" : "Resign";
+  $("resign").dataset.abort = String(abortable);
   const rm = $("rematch");
-  rm.hidden = !(seated && v.status === "finished" && !r.record);
+  rm.hidden = !(seated && v.status === "finished" && !r.record && !r.aborted);
   const offer = v.rematch_offered_by;
   rm.disabled = offer === r.you;
   rm.textContent = offer === null || offer === undefined ? "Rematch" : offer === r.you ? "Rematch offered…" : "Accept rematch";
   rm.classList.toggle("primary", offer !== r.you);
   // Offered once the grace period is over (or when we do not know when it began, e.g. after
   // our own reconnect: the server then answers cannot_claim with the time left).
+  // While their grace period runs the button counts down to when the claim is allowed.
   const opp = seated ? 1 - r.you : 0;
-  const claimable = seated && v.status === "active" && v.seats[opp].kind === "human" &&
-    !v.seats[opp].connected && Date.now() >= r.away[opp];
-  $("claim").hidden = !claimable;
+  const away = seated && v.status === "active" && v.seats[opp].kind === "human" && !v.seats[opp].connected;
+  const wait = away ? Math.ceil((r.away[opp] - Date.now()) / 1000) : 0;
+  $("claim").hidden = !away;
+  $("claim").disabled = wait > 0;
+  $("claim").textContent = wait > 0 ? `Claim the win in ${wait} s` : "Claim the win";
   $("lobby-btn").textContent = r.record ? "Back" : seated && v.status !== "finished" ? "Lobby" : "Leave";
 }
 
-/** The export card of a replayed game: its text in the known formats, and downloads. */
+/** The export card of a replayed or just finished game: its text in the known formats, and downloads. */
 function renderExport(r) {
-  const rec = r.record;
+  const ended = r.view.status === "finished" && r.finished?.id === `${r.view.id}-${r.view.round}`;
+  const rec = r.record || (ended ? r.finished : null);
   $("export").hidden = !rec;
   if (!rec) return;
   const names = { columns: "Column string", moves: "Move list", ggf: "GGF" };
@@ -608,6 +661,11 @@ function renderStatus(r) {
     const res = v.result;
     el.classList.add("over");
     let head;
+    if (res.reason === "aborted") {
+      el.textContent = "Game aborted: it ended before both sides had moved, so it is not scored.";
+      el.dataset.result = "aborted";
+      return;
+    }
     if (res.winner === null) head = "Draw";
     else if (r.you === null) head = `${info.players[res.winner]} wins`;
     else if (res.winner === r.you) { head = "You win!"; el.classList.add("win"); }
@@ -633,11 +691,8 @@ function renderStatus(r) {
   if (seat.kind === "ai" && v.ai_thinking) {
     el.append(`${seatName(seat)} is thinking`, Object.assign(document.createElement("span"), { className: "dots" }));
     if (r.thinking) {
-      const t = r.thinking;
-      const score = `${t.score > 0 ? "+" : ""}${t.score}`;
       el.append(" ", Object.assign(document.createElement("span"), {
-        className: "thinking",
-        textContent: `depth ${t.depth} · score ${score}${t.exact ? " (solved)" : ""} · ${fmtNodes(t.nodes)} nodes`,
+        className: "thinking", textContent: thoughtText(v, r.thinking, to),
       }));
     }
     return;
@@ -650,6 +705,12 @@ function renderStatus(r) {
       return;
     }
     el.textContent = `Your move (${seat.colour})`;
+    if (r.thought && r.thought.ply === v.moves.length - 1) {
+      const ai = 1 - to;
+      el.append(" ", Object.assign(document.createElement("span"), {
+        className: "thinking", textContent: `· ${seatName(v.seats[ai])} saw ${thoughtText(v, r.thought, ai)}`,
+      }));
+    }
     return;
   }
   if (!seat.connected) {
@@ -660,6 +721,27 @@ function renderStatus(r) {
     return;
   }
   el.textContent = r.you === null ? `${seat.colour} to move` : `Waiting for ${seatName(seat)}…`;
+}
+
+/** An ai_thinking message in words: the search's depth, what its score means for whom (in
+ * discs for Othello; a proven win as the moves it takes), and its size. */
+function thoughtText(v, t, aiSeat) {
+  const mine = v.seats[aiSeat].colour;
+  const theirs = v.seats[1 - aiSeat].colour;
+  const lead = t.score > 0 ? mine : theirs;
+  const n = Math.abs(t.score);
+  let what;
+  if (t.win_in !== null && t.win_in !== undefined) {
+    const k = Math.abs(t.win_in);
+    what = `${t.win_in > 0 ? mine : theirs} wins in ${k} move${k === 1 ? "" : "s"}`;
+  } else if (t.score === 0) {
+    what = t.exact ? "a draw" : "even";
+  } else if (v.game === "othello") {
+    what = t.exact ? `${lead} wins by ${n} disc${n === 1 ? "" : "s"}` : `+${n} disc${n === 1 ? "" : "s"} for ${lead}`;
+  } else {
+    what = `+${n} for ${lead}`;
+  }
+  return `depth ${t.depth} · ${what}${t.exact ? " (solved)" : ""} · ${fmtNodes(t.nodes)} nodes`;
 }
 
 function fmtNodes(n) {
@@ -697,7 +779,7 @@ $("friend-form").addEventListener("submit", (ev) => {
 });
 $("code-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
-  const code = $("code").value.trim();
+  const code = $("code").value.trim().toUpperCase();
   if (!code) return;
   S.autoJoin = client.join(code);
   S.pendingShow = code;
@@ -705,14 +787,12 @@ $("code-form").addEventListener("submit", (ev) => {
 $("name-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const name = $("name").value.trim();
+  if (!name || name === S.me?.name) return;
   client.setName(name);
-  // The name travels in hello, and the protocol has no rename: a player who sits in no game
-  // starts afresh under the new name; otherwise it applies once those games are over.
-  const seated = [...S.rooms.values()].some((r) => r.you !== null && r.view.status !== "finished");
-  if (seated) { toast("Your new name applies once your games in progress are over.", null, true); return; }
-  client.forget();
-  S.rooms.clear();
+  // The name travels in hello: saying hello again with the resume token renames this player
+  // (same id, same games and seats).
   client.resync();
+  toast(`You are now ${name}.`, null, true);
 });
 $("refresh").addEventListener("click", () => client.listRooms());
 $("home-link").addEventListener("click", (ev) => { ev.preventDefault(); goLobby(); });
@@ -721,6 +801,13 @@ $("lobby-btn").addEventListener("click", goLobby);
 let resignArmed = null;
 $("resign").addEventListener("click", () => {
   const b = $("resign");
+  const r = S.rooms.get(S.current);
+  if (r && b.dataset.abort === "true") {
+    // Leaving before both sides moved aborts the game (the server does not score it).
+    r.aborted = true;
+    client.leave(S.current);
+    return;
+  }
   if (resignArmed) {
     clearTimeout(resignArmed);
     resignArmed = null;
@@ -764,6 +851,11 @@ $("r-next").addEventListener("click", () => step((p) => p + 1));
 $("r-last").addEventListener("click", () => step((p, n) => n));
 document.addEventListener("keydown", (ev) => {
   if ($("game").hidden || ev.target.closest?.("input, select, .grid")) return;
+  if (/^[1-7]$/.test(ev.key) && !ev.altKey && !ev.ctrlKey && !ev.metaKey) {
+    // Connect Four: a digit drops in that column from anywhere on the game view.
+    $("board-wrap").querySelector(`.connect4 .cell[data-move="${ev.key}"]`)?.click();
+    return;
+  }
   if (ev.key === "ArrowLeft") step((p) => p - 1);
   else if (ev.key === "ArrowRight") step((p) => p + 1);
   else if (ev.key === "Home") step(() => 0);

@@ -1,6 +1,7 @@
 // Draws one position of either game into a container. Every cell is a <button> with an
-// aria-label so the board works by keyboard and screen reader; only playable cells are in the
-// tab order. The caller passes what to show (cells the server sent, the cell last played and
+// aria-label so the board works by keyboard and screen reader. One cell at a time is in the tab
+// order (a "roving tabindex"): Tab enters the board on a playable cell, and the arrow keys move
+// from there -- by column in Connect Four (keys 1-7 drop in a column), on the grid in Othello. The caller passes what to show (cells the server sent, the cell last played and
 // the cells it turned); this module keeps no game state and knows no rules of its own.
 
 const SIDE_WORD = { connect4: ["red", "yellow"], othello: ["black", "white"] };
@@ -40,6 +41,22 @@ function disc(side, cls) {
   return d;
 }
 
+/** The playable column nearest the centre (ties: the left one), where Tab enters the board. */
+function centreMost(legal) {
+  return [...legal].sort((a, b) => Math.abs(a - 4) - Math.abs(b - 4) || a - b)[0];
+}
+
+/** Keep one cell of ``grid`` in the tab order: the one with ``data-move`` ``first`` (or none),
+ * and from then on whichever cell has focus, so Tab leaves and re-enters where you were. */
+function rovingFocus(grid, first) {
+  const start = first === undefined ? null : grid.querySelector(`.cell[data-move="${first}"]`);
+  for (const cell of grid.children) cell.tabIndex = cell === start ? 0 : -1;
+  grid.addEventListener("focusin", (ev) => {
+    if (!ev.target.classList.contains("cell")) return;
+    for (const cell of grid.children) cell.tabIndex = cell === ev.target ? 0 : -1;
+  });
+}
+
 function connect4({ pos, prev, legal, side, animate, onMove }) {
   const board = document.createElement("div");
   board.className = "board connect4";
@@ -64,8 +81,6 @@ function connect4({ pos, prev, legal, side, animate, onMove }) {
       const ghost = document.createElement("span");
       ghost.className = `disc-ghost s${side}`;
       cell.append(ghost);
-    } else {
-      cell.tabIndex = -1;
     }
     if (legal.includes(cell.dataset.col)) cell.classList.add("legal");
     else cell.setAttribute("aria-disabled", "true");
@@ -99,14 +114,25 @@ function connect4({ pos, prev, legal, side, animate, onMove }) {
   grid.addEventListener("pointerleave", () => {
     grid.querySelectorAll(".hover-target").forEach((c) => c.classList.remove("hover-target"));
   });
-  // Arrow keys move between the playable columns.
+  // Arrow keys move to the next playable column left or right (in column order, stopping at
+  // the edge); a digit drops a disc in that column.
   grid.addEventListener("keydown", (ev) => {
-    if (ev.key !== "ArrowLeft" && ev.key !== "ArrowRight") return;
-    const targets = [...grid.querySelectorAll(".cell[data-move]")];
-    const at = targets.indexOf(document.activeElement);
-    const next = targets[(at + (ev.key === "ArrowRight" ? 1 : -1) + targets.length) % targets.length];
-    if (next) { next.focus(); ev.preventDefault(); }
+    if (ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    if (/^[1-7]$/.test(ev.key)) {
+      if (legal.includes(ev.key)) { onMove(ev.key); ev.preventDefault(); }
+      return;
+    }
+    const dir = { ArrowLeft: -1, ArrowRight: 1 }[ev.key];
+    if (!dir) return;
+    const at = Number(document.activeElement?.dataset?.col || 4);
+    const columns = legal.map(Number).filter((c) => (c - at) * dir > 0);
+    if (columns.length) {
+      const col = dir > 0 ? Math.min(...columns) : Math.max(...columns);
+      grid.querySelector(`.cell[data-move="${col}"]`).focus();
+    }
+    ev.preventDefault();
   });
+  rovingFocus(grid, centreMost(legal));
   const labels = document.createElement("div");
   labels.className = "col-labels";
   labels.setAttribute("aria-hidden", "true");
@@ -146,7 +172,6 @@ function othello({ pos, prev, legal, side, animate, onMove }) {
       cell.dataset.move = name;
       extra.push("legal move");
     } else {
-      cell.tabIndex = -1;
       cell.setAttribute("aria-disabled", "true");
     }
     if (i === pos.last) { cell.classList.add("last"); extra.push("last move"); }
@@ -163,14 +188,18 @@ function othello({ pos, prev, legal, side, animate, onMove }) {
     const cell = ev.target.closest(".cell");
     if (cell && legalSet.has(cell.dataset.square)) onMove(cell.dataset.square);
   });
+  // Arrow keys move one square on the grid, stopping at the edges (Enter plays a legal one).
   grid.addEventListener("keydown", (ev) => {
-    const step = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -8, ArrowDown: 8 }[ev.key];
-    if (!step) return;
-    const targets = [...grid.querySelectorAll(".cell[data-move]")];
-    const at = targets.indexOf(document.activeElement);
-    const next = targets[(at + (step > 0 ? 1 : -1) + targets.length) % targets.length];
-    if (next) { next.focus(); ev.preventDefault(); }
+    const step = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[ev.key];
+    if (!step || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    const cells = [...grid.children];
+    const at = Math.max(0, cells.indexOf(document.activeElement));
+    const row = Math.min(7, Math.max(0, Math.floor(at / 8) + step[0]));
+    const col = Math.min(7, Math.max(0, (at % 8) + step[1]));
+    cells[row * 8 + col].focus();
+    ev.preventDefault();
   });
+  rovingFocus(grid, legal[0]);
   board.append(corner, files, ranks, grid);
   return board;
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,9 @@ async def test_an_admin_logs_in_retunes_a_level_sees_the_audit_and_calibrates(
         await expect(page.locator("#desk")).to_be_visible()
         await expect(page.locator("#who")).to_have_text("Ann")
 
+        version = page.locator("#levels-version")
+        await expect(version).to_have_text(re.compile(r"version \d+"))
+        before = int((await version.inner_text()).split()[-1])
         easy = page.locator('#levels tr[data-level="easy"]')
         await expect(easy.locator('[data-field="max_depth"]')).to_have_value("4")
         # An impossible edit is refused and says which fields are wrong.
@@ -67,6 +71,10 @@ async def test_an_admin_logs_in_retunes_a_level_sees_the_audit_and_calibrates(
         await expect(page.locator("#audit tbody tr").first).to_contain_text("Ann")
         await expect(page.locator("#levels tr.problems:not([hidden])")).to_have_count(0)
         assert server.app.levels["connect4"][1].max_depth == 2  # the server plays it now
+        await expect(version).to_have_text(f"version {before + 1}")  # without a reload
+        # At once, not at the figures' next five-second poll.
+        await expect(page.locator("#stats")).to_contain_text(f"Levels version{before + 1}",
+                                                              timeout=1500)
 
         await page.fill("#cal-levels", "beginner,easy")
         await page.fill("#cal-games", "2")

@@ -97,6 +97,23 @@ async def test_a_finished_game_is_listed_with_opponent_result_and_move_count(
     assert (await history(bob, player=ann.player_id))["games"] == [line]
 
 
+async def test_an_ai_game_left_before_any_move_is_in_history_as_aborted_with_no_winner(
+    server: Running,
+) -> None:
+    ann = await Client.open(server.url, "Ann")
+    await ann.send(type="create_room", game="connect4", opponent={"kind": "ai", "level": "easy"},
+                   seat=0)
+    room = (await ann.expect("room_state"))["room"]["id"]
+    await ann.send(type="leave", room=room)
+    over = await ann.expect("game_over")
+    assert over["result"] == {"winner": None, "score": None, "reason": "aborted"}
+    [line] = (await history(ann))["games"]
+    assert line["status"] == "aborted" and line["move_count"] == 0
+    assert line["result"] == {"winner": None, "score": None, "reason": "aborted"}
+    replay = await ask(ann, "get_game", "game_record", game_id=line["id"])
+    assert replay["record"]["result"] == line["result"]
+
+
 async def test_history_is_newest_first_and_obeys_its_limit(server: Running) -> None:
     ann, bob, room = await two_players(server, "connect4")
     ids = []

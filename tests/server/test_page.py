@@ -13,6 +13,7 @@ the system one: these tests never download a browser.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -26,6 +27,10 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
 from wsclient import Client
+
+from server.app import Settings, running
+from server.store import MemoryStore
+from server.workers import AiPool
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -184,6 +189,367 @@ async def test_two_people_play_through_the_share_link_and_see_each_others_moves(
         await ctx.close()
 
 
+async def test_a_friend_joins_by_typing_the_code_in_lower_case_with_spaces(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx = await browser.new_context()
+    bob_ctx = await browser.new_context()
+    ann = await open_page(ann_ctx, server_url, problems)
+    await ann.click("#invite")
+    await ann.wait_for_selector("#share:not([hidden])")
+    code = await ann.inner_text("#share-code")
+    assert re.fullmatch(r"[2-9A-HJKMNP-Z]{8}", code), f"no look-alikes, one case: {code}"
+
+    bob = await open_page(bob_ctx, server_url, problems)
+    await bob.fill("#code", f"  {code.lower()} ")
+    await bob.click("#code-form button")
+    await bob.wait_for_selector("#board-wrap .board.connect4")
+    await ann.wait_for_selector("#share", state="hidden")
+    assert "you" in await bob.locator(".player").nth(1).inner_text()
+    assert problems == []
+    for ctx in (ann_ctx, bob_ctx):
+        await ctx.close()
+
+
+async def test_an_ai_game_aborted_before_any_move_is_not_scored_and_says_so_in_history(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    context = await browser.new_context()
+    page = await open_page(context, server_url, problems)
+    await page.click("#ai-form label:has-text('Connect Four')")
+    await page.locator("#ai-level option").first.wait_for(state="attached")
+    await page.click("#play-ai")
+    await page.wait_for_selector("#board-wrap .cell[data-move]")
+    await expect(page.locator("#resign")).to_have_text("Abort")
+    await page.click("#resign")
+    await expect(page.locator("#status")).to_contain_text("aborted")
+    assert await page.get_attribute("#board-wrap", "data-status") == "finished"
+    await expect(page.locator("#rematch")).to_be_hidden()
+    await page.click("#lobby-btn")
+    past = page.locator("#history li")
+    await expect(past).to_have_count(1)
+    await expect(past.first).to_contain_text("Aborted")
+    assert "lost" not in (await past.first.inner_text()).lower()
+    assert problems == []
+    await context.close()
+
+
+async def test_saving_a_new_name_renames_the_player_and_keeps_its_past_games(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    context = await browser.new_context()
+    page = await open_page(context, server_url, problems)
+    await page.fill("#name", "Ann")
+    await page.click("#name-form button")
+    await page.wait_for_function("document.querySelector('#conn').dataset.state === 'online'")
+    player = await page.evaluate("localStorage.getItem('discus.resume').split('.')[0]")
+    await page.click("#play-ai")
+    await page.wait_for_selector("#board-wrap .cell[data-move]")
+    await page.click("#resign")  # "Abort": one past game, quickly
+    await expect(page.locator("#status")).to_contain_text("aborted")
+    await page.click("#lobby-btn")
+    await expect(page.locator("#history li")).to_have_count(1)
+
+    await page.fill("#name", "Annabel")
+    await page.click("#name-form button")
+    await page.wait_for_function("document.querySelector('#conn').dataset.state === 'online'")
+    await expect(page.locator("#history li")).to_have_count(1)
+    assert await page.evaluate("localStorage.getItem('discus.resume').split('.')[0]") == player
+    await page.reload()
+    await page.wait_for_function("document.querySelector('#conn').dataset.state === 'online'")
+    await expect(page.locator("#name")).to_have_value("Annabel")
+    await expect(page.locator("#history li")).to_have_count(1)
+    record = await stored_game(server_url, await page.get_attribute("#history li", "data-game"))
+    assert record["seats"][0]["player"] == {"id": player, "name": "Annabel", "bot": False}
+    assert problems == []
+    await context.close()
+
+
+async def focused(page: Page, attribute: str) -> str | None:
+    value: str | None = await page.evaluate(
+        f"document.activeElement?.closest('#board-wrap') && "
+        f"document.activeElement.dataset.{attribute} || null")
+    return value
+
+
+async def test_connect_four_by_keyboard_tab_enters_at_the_centre_arrows_go_by_column_digits_drop(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx = await browser.new_context()
+    bob_ctx = await browser.new_context()
+    ann = await open_page(ann_ctx, server_url, problems)
+    await ann.click("#friend-form label:has-text('Connect Four')")
+    await ann.click("#invite")
+    await ann.wait_for_selector("#share:not([hidden])")
+    bob = await open_page(bob_ctx, await ann.input_value("#share-link"), problems)
+    await ann.wait_for_selector("#share", state="hidden")
+    # Columns of different heights, so page order and column order differ.
+    for mover, column in [(ann, 3), (bob, 3), (ann, 3), (bob, 6), (ann, 1), (bob, 1)]:
+        await mover.wait_for_selector(f"#board-wrap .cell[data-move='{column}']")
+        await mover.click(f"#board-wrap .cell[data-move='{column}']")
+        await ann.focus("#home-link")  # Ann's focus is off the board when her turn comes
+    await ann.wait_for_selector("#board-wrap .cell[data-move]")
+
+    await ann.keyboard.press("Tab")
+    assert await focused(ann, "move") == "4", "Tab enters the board at the centre column"
+    seen = []
+    for _ in range(4):
+        await ann.keyboard.press("ArrowRight")
+        seen.append(await focused(ann, "move"))
+    assert seen == ["5", "6", "7", "7"]
+    for _ in range(6):
+        await ann.keyboard.press("ArrowLeft")
+    assert await focused(ann, "move") == "1"
+    await ann.keyboard.press("2")
+    await bob.wait_for_selector("#board-wrap .cell[aria-label^='column 2, row 1, red']")
+    # Bob types a digit without touching the board: it drops in that column too.
+    await bob.wait_for_selector("#board-wrap .cell[data-move]")
+    await bob.keyboard.press("7")
+    await ann.wait_for_selector("#board-wrap .cell[aria-label^='column 7, row 1, yellow']")
+    assert problems == []
+    for ctx in (ann_ctx, bob_ctx):
+        await ctx.close()
+
+
+async def test_othello_by_keyboard_arrows_move_on_the_grid_and_enter_plays(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx = await browser.new_context()
+    bob_ctx = await browser.new_context()
+    ann = await open_page(ann_ctx, server_url, problems)
+    await ann.click("#friend-form label:has-text('Othello')")
+    await ann.click("#invite")
+    await ann.wait_for_selector("#share:not([hidden])")
+    bob = await open_page(bob_ctx, await ann.input_value("#share-link"), problems)
+    await ann.wait_for_selector("#share", state="hidden")
+    await ann.wait_for_selector("#board-wrap .cell[data-move]")
+
+    await ann.focus("#home-link")
+    await ann.keyboard.press("Tab")
+    assert await focused(ann, "move") == "d3", "Tab enters the board on a legal move"
+    walk = []
+    for key in ["ArrowDown", "ArrowRight", "ArrowDown", "ArrowDown", "ArrowLeft", "ArrowUp"]:
+        await ann.keyboard.press(key)
+        walk.append(await focused(ann, "square"))
+    assert walk == ["d4", "e4", "e5", "e6", "d6", "d5"]
+    for key in ["ArrowDown", "ArrowRight"]:
+        await ann.keyboard.press(key)
+    assert await focused(ann, "move") == "e6"
+    await ann.keyboard.press("Enter")
+    await bob.wait_for_selector("#board-wrap .cell[aria-label^='e6, black']")
+    assert problems == []
+    for ctx in (ann_ctx, bob_ctx):
+        await ctx.close()
+
+
+async def test_the_thinking_readout_keeps_the_last_iteration_and_says_whom_the_score_favours(
+    browser: Browser,
+) -> None:
+    """A server in this process with a scripted engine (three iterations in a few ms, scores
+    +1, +2, +3 for the AI, always the last column), so what the page must show is known."""
+    pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
+                  warm_up="scripted_engines:warm_up")
+    await pool.start(wait_ready=True, timeout=60)
+    problems: list[str] = []
+    try:
+        settings = Settings(thinking_interval=60.0)
+        async with running(port=0, store=MemoryStore(), pool=pool, settings=settings) as srv:
+            context = await browser.new_context()
+            page = await open_page(context, f"http://127.0.0.1:{srv.port}/", problems)
+            await page.click("#ai-form label:has-text('Connect Four')")
+            await page.locator("#ai-level option").first.wait_for(state="attached")
+            await page.click("#play-ai")
+            await page.click("#board-wrap .cell[data-move='4']")
+            await page.wait_for_function(
+                "document.querySelectorAll('#board-wrap .disc.s1').length === 1")
+            readout = page.locator("#status .thinking")
+            await expect(readout).to_have_text(
+                re.compile(r"^· Computer \(\w+\) saw depth 3 · \+3 for Yellow · 30 nodes$"))
+            await context.close()
+    finally:
+        await pool.close()
+    assert problems == []
+
+
+async def friends_on_pages(browser: Browser, server_url: str, game: str, problems: list[str]
+                          ) -> tuple[BrowserContext, Page, BrowserContext, Page]:
+    """Ann invites, Bob opens the link: both pages on the started game."""
+    ann_ctx = await browser.new_context()
+    bob_ctx = await browser.new_context()
+    ann = await open_page(ann_ctx, server_url, problems)
+    await ann.click(f"#friend-form label:has-text('{game}')")
+    await ann.click("#invite")
+    await ann.wait_for_selector("#share:not([hidden])")
+    bob = await open_page(bob_ctx, await ann.input_value("#share-link"), problems)
+    await ann.wait_for_selector("#share", state="hidden")
+    return ann_ctx, ann, bob_ctx, bob
+
+
+async def test_an_error_toast_says_it_in_words_without_the_raw_code(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    context = await browser.new_context()
+    page = await open_page(context, server_url, problems)
+    await page.fill("#code", "nosuchroom")
+    await page.click("#code-form button")
+    toast = page.locator("#toast")
+    await expect(toast).to_contain_text("no room")
+    assert "unknown_room" not in await toast.inner_text()
+    assert await toast.get_attribute("data-code") == "unknown_room"
+    assert problems == []
+    await context.close()
+
+
+async def test_your_own_open_room_is_under_your_games_not_under_open_rooms(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    context = await browser.new_context()
+    page = await open_page(context, server_url, problems)
+    other = await open_page(context, server_url, problems)  # the same player, another tab
+    await page.click("#open-room")
+    await page.wait_for_selector("#board-wrap .board")
+    code = await page.evaluate("location.hash.slice(1)")
+    await page.click("#lobby-btn")
+    for tab in (page, other):
+        await tab.click("#refresh")
+        await expect(tab.locator("#mine li")).to_have_count(1)
+        await expect(tab.locator("#mine li")).to_contain_text("Connect Four")
+        await tab.wait_for_timeout(300)
+        mine = tab.locator(f"#rooms button[aria-label$='room {code}']")
+        assert await mine.count() == 0, "nothing to join or watch"
+    # Someone else sees it among the open rooms.
+    stranger_ctx = await browser.new_context()
+    stranger = await open_page(stranger_ctx, server_url, problems)
+    await expect(stranger.locator(f"#rooms button[aria-label$='room {code}']")).to_have_count(2)
+    assert problems == []
+    await context.close()
+    await stranger_ctx.close()
+
+
+async def test_a_finished_game_shows_its_export_without_going_to_history(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx, ann, bob_ctx, bob = await friends_on_pages(browser, server_url, "Connect Four",
+                                                        problems)
+    for ply, column in enumerate("1212121"):
+        mover = (ann, bob)[ply % 2]
+        await mover.click(f"#board-wrap .cell[data-move='{column}']")
+        await ann.wait_for_function(
+            f"document.querySelectorAll('#board-wrap .disc').length === {ply + 1}")
+    await expect(ann.locator("#status")).to_contain_text("You win")
+    await expect(ann.locator("#export")).to_be_visible()
+    await expect(ann.locator("#export-text")).to_have_text("1212121")
+    await expect(bob.locator("#export-text")).to_have_text("1212121")
+    href = await ann.get_attribute("#downloads a", "href")
+    assert href is not None and href.endswith(".txt")
+    assert problems == []
+    for ctx in (ann_ctx, bob_ctx):
+        await ctx.close()
+
+
+async def test_the_claim_button_counts_down_while_the_opponent_may_come_back(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx, ann, bob_ctx, bob = await friends_on_pages(browser, server_url, "Connect Four",
+                                                        problems)
+    await bob_ctx.close()
+    claim = ann.locator("#claim")
+    await expect(claim).to_be_visible()
+    await expect(claim).to_be_disabled()
+    first = int(re.fullmatch(r"Claim the win in (\d+) s", await claim.inner_text())[1])  # type: ignore[index]
+    await ann.wait_for_timeout(2100)
+    later = int(re.fullmatch(r"Claim the win in (\d+) s", await claim.inner_text())[1])  # type: ignore[index]
+    assert 0 < later < first
+    assert problems == []
+    await ann_ctx.close()
+
+
+async def test_offline_retrying_in_counts_down_to_the_next_attempt(browser: Browser) -> None:
+    problems: list[str] = []
+    context = await browser.new_context()
+    async with running(port=0, store=MemoryStore()) as srv:
+        page = await open_page(context, f"http://127.0.0.1:{srv.port}/", problems)
+    # The server is gone: the page backs off 0.5 s, 1 s, 2 s, 4 s... between attempts.
+    conn = page.locator("#conn")
+    await page.wait_for_function(
+        "Number((document.querySelector('#conn').textContent.match(/retrying in (\\d+) s/)"
+        " || [0, 0])[1]) >= 3", timeout=30_000)
+    first = int(re.search(r"retrying in (\d+) s", await conn.inner_text())[1])  # type: ignore[index]
+    await page.wait_for_timeout(1100)
+    later = int(re.search(r"retrying in (\d+) s", await conn.inner_text())[1])  # type: ignore[index]
+    assert later < first
+    await context.close()
+
+
+async def test_on_a_phone_away_and_claim_stay_on_one_line_and_do_not_push_the_board(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx = await browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True)
+    bob_ctx = await browser.new_context()
+    ann = await open_page(ann_ctx, server_url, problems)
+    await ann.click("#friend-form label:has-text('Connect Four')")
+    await ann.click("#invite")
+    await ann.wait_for_selector("#share:not([hidden])")
+    await open_page(bob_ctx, await ann.input_value("#share-link"), problems)
+    await ann.wait_for_selector("#share", state="hidden")
+    board_top = (await ann.locator("#board-wrap").bounding_box() or {})["y"]
+    await bob_ctx.close()
+    await ann.wait_for_selector(".player.offline")
+    await expect(ann.locator("#claim")).to_be_visible()
+    heights = [(await b.bounding_box() or {})["height"] for b in await ann.locator(".player").all()]
+    assert heights[0] == heights[1], f"'away' must not add a line: {heights}"
+    assert (await ann.locator("#board-wrap").bounding_box() or {})["y"] == board_top
+    claim = (await ann.locator("#claim").bounding_box() or {})["height"]
+    lobby = (await ann.locator("#lobby-btn").bounding_box() or {})["height"]
+    assert claim == lobby, "the claim button is one line, as the others"
+    assert problems == []
+    await ann_ctx.close()
+
+
+async def test_on_a_phone_the_winning_computers_level_is_not_cut_off_by_its_badge(
+    browser: Browser,
+) -> None:
+    """The scripted engine at ``expert`` plays the last column unless it must block (the
+    level's rails): it blocks column 1 once, then stacks column 7 to a win."""
+    pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
+                  warm_up="scripted_engines:warm_up")
+    await pool.start(wait_ready=True, timeout=60)
+    problems: list[str] = []
+    try:
+        async with running(port=0, store=MemoryStore(), pool=pool) as srv:
+            context = await browser.new_context(viewport={"width": 390, "height": 844},
+                                                has_touch=True)
+            page = await open_page(context, f"http://127.0.0.1:{srv.port}/", problems)
+            await page.locator("#ai-level option").first.wait_for(state="attached")
+            await page.select_option("#ai-level", "expert")
+            await page.click("#play-ai")
+            for ply, column in enumerate("11122"):
+                await page.click(f"#board-wrap .cell[data-move='{column}']")
+                await page.wait_for_function(
+                    f"document.querySelectorAll('#board-wrap .disc').length === {2 * ply + 2}")
+            await expect(page.locator("#status")).to_contain_text("You lose")
+            winner = page.locator(".player.winner")
+            await expect(winner.locator(".badge")).to_be_visible()
+            level = winner.locator(".who small")
+            await expect(level).to_contain_text("expert")
+            fits = await level.evaluate("e => e.scrollWidth <= e.clientWidth")
+            assert fits, "the level name is shown whole"
+            await context.close()
+    finally:
+        await pool.close()
+    assert problems == []
+
+
 def test_the_page_is_served_with_its_scripts_as_javascript(server_url: str) -> None:
     """Module scripts only run when served with a JavaScript MIME type."""
     for name in ("app.js", "net.js", "board.js"):
@@ -200,7 +566,7 @@ async def test_a_person_plays_a_whole_connect_four_game_against_the_weakest_ai_b
     # A server error is shown as the server put it, with its stable code.
     await page.fill("#code", "nosuchroom")
     await page.click("#code-form button")
-    await expect(page.locator("#toast")).to_contain_text("unknown_room")
+    await expect(page.locator("#toast")).to_have_attribute("data-code", "unknown_room")
     await page.click("#toast")
 
     await page.click("#ai-form label:has-text('Connect Four')")

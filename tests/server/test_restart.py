@@ -26,13 +26,13 @@ async def test_players_resume_an_unfinished_game_after_a_restart() -> None:
             await ann.expect("move_made", ply=ply)
         tokens = ann.welcome["resume"], bob.welcome["resume"]
     async with running(port=0, store=store, secret=SECRET) as second:
-        ann = await Client.open(second.url, resume=tokens[0])
+        ann = await Client.open(second.url, None, resume=tokens[0])
         state = await ann.expect("room_state")
         assert ann.welcome["player"]["name"] == "Ann"
         assert state["room"]["id"] == room and state["you"] == 0
         assert state["room"]["moves"] == ["4", "4", "3"]
         assert state["room"]["seats"][1]["connected"] is False
-        bob = await Client.open(second.url, resume=tokens[1])
+        bob = await Client.open(second.url, None, resume=tokens[1])
         assert (await bob.expect("room_state"))["you"] == 1
         await ann.expect("room_event", event="reconnected", seat=1)
         await bob.send(type="move", room=room, ply=3, move="3")
@@ -56,7 +56,7 @@ async def test_an_ai_whose_turn_it_was_moves_as_soon_as_the_server_is_back() -> 
             await asyncio.sleep(0.02)
         assert [m.seat for m in stored[1]] == [0, 1]
         token = server.app.token_for("p1")
-        ann = await Client.open(server.url, resume=token)
+        ann = await Client.open(server.url, None, resume=token)
         state = await ann.expect("room_state")
         assert state["room"]["id"] == "room1" and state["room"]["position"]["ply"] == 2
         assert state["room"]["position"]["to_move"] == 0

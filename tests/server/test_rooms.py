@@ -119,6 +119,17 @@ def test_unknown_games_levels_and_rooms_are_refused_by_their_own_errors() -> Non
     assert lobby.rooms == {}
 
 
+def test_a_room_code_is_found_whatever_the_case_and_spaces_it_is_typed_with() -> None:
+    codes = iter(["TQ7XMPSK", "Old_Mixed"])
+    lobby = Lobby(levels={}, ids=lambda: next(codes))
+    new, _ = lobby.create(ANN, "connect4", p.FriendOpponent(), 0, now=0.0)
+    old, _ = lobby.create(ANN, "connect4", p.FriendOpponent(), 0, now=0.0)
+    assert lobby.room(" tq7xmpsk ") is new
+    assert lobby.room("old_mixed") is old and lobby.room("OLD_MIXED") is old
+    lobby.join(BOB, "tq7xmPSK\n", now=1.0)
+    assert new.seat_of(BOB.id) == 1
+
+
 def test_a_player_may_sit_in_at_most_max_rooms_unfinished_rooms() -> None:
     lobby = make_lobby(max_rooms=2)
     lobby.create(ANN, "connect4", p.FriendOpponent(), 0, now=0.0)
@@ -255,6 +266,7 @@ def test_resigning_gives_the_game_to_the_other_seat() -> None:
 def test_leaving_an_active_game_loses_it_and_tells_the_others() -> None:
     lobby = make_lobby()
     room = friend_room(lobby)
+    play_line(room, ["4", "4"])
     out = lobby.leave("ann", room.id, now=3.0)
     assert messages(out, p.GameOver)[0].result == p.Result(winner=1, reason="left")
     event = messages(out, p.RoomEvent)[0]
@@ -313,6 +325,7 @@ def test_a_dropped_player_keeps_the_seat_and_comes_back_to_the_full_state() -> N
 def test_the_opponent_can_claim_only_after_the_grace_period() -> None:
     lobby = make_lobby()
     room = friend_room(lobby)
+    play_line(room, ["4", "4"])
     with pytest.raises(errors.CannotClaim):
         room.claim("ann", now=5.0)
     lobby.disconnect("bob", now=10.0)
@@ -327,12 +340,49 @@ def test_the_opponent_can_claim_only_after_the_grace_period() -> None:
 def test_rooms_everyone_left_are_swept_after_the_grace_period() -> None:
     lobby = make_lobby()
     room, _ = lobby.create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=0.0)
-    lobby.disconnect("ann", now=1.0)
-    assert lobby.sweep(now=1.0 + GRACE - 1) == []
-    [(closed, out)] = lobby.sweep(now=1.0 + GRACE)
+    out = play(room, ANN, "4")
+    assert out.ai is not None
+    room.apply_move(room.check_ai_move(out.ai.round, out.ai.ply, 3, now=3.0), now=3.0)
+    lobby.disconnect("ann", now=4.0)
+    assert lobby.sweep(now=4.0 + GRACE - 1) == []
+    [(closed, out)] = lobby.sweep(now=4.0 + GRACE)
     assert closed is room and room.id not in lobby.rooms
     assert messages(out, p.GameOver)[0].result == p.Result(winner=1, reason="abandoned")
     assert room.record().status == "finished"
+
+
+def test_an_ai_game_left_before_any_move_is_aborted_not_lost() -> None:
+    lobby = make_lobby()
+    room, _ = lobby.create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=0.0)
+    out = lobby.leave("ann", room.id, now=2.0)
+    assert messages(out, p.GameOver)[0].result == p.Result(winner=None, reason="aborted")
+    record = room.record()
+    assert (record.status, record.result, record.reason) == ("aborted", None, "aborted")
+    assert room.id not in lobby.rooms
+
+
+def test_an_ai_game_abandoned_before_the_player_moved_is_aborted_when_swept() -> None:
+    lobby = make_lobby()
+    room, out = lobby.create(ANN, "connect4", p.AiOpponent(level="easy"), 1, now=0.0)
+    assert out.ai is not None  # the AI opens; the person never answers
+    room.apply_move(room.check_ai_move(out.ai.round, out.ai.ply, 3, now=1.0), now=1.0)
+    lobby.disconnect("ann", now=2.0)
+    [(closed, out)] = lobby.sweep(now=2.0 + GRACE)
+    assert messages(out, p.GameOver)[0].result == p.Result(winner=None, reason="aborted")
+    assert closed.record().status == "aborted"
+
+
+def test_a_game_between_people_is_aborted_if_left_or_claimed_before_both_moved() -> None:
+    lobby = make_lobby()
+    room = friend_room(lobby)
+    play(room, ANN, "4")
+    out = lobby.leave("bob", room.id, now=3.0)
+    assert messages(out, p.GameOver)[0].result == p.Result(winner=None, reason="aborted")
+    other = friend_room(lobby)
+    play(other, ANN, "4")
+    lobby.disconnect("bob", now=10.0)
+    out = other.claim("ann", now=10.0 + GRACE)
+    assert messages(out, p.GameOver)[0].result == p.Result(winner=None, reason="aborted")
 
 
 def test_a_spectator_who_drops_stops_watching() -> None:

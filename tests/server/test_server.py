@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import re
+import urllib.request
 from collections.abc import AsyncIterator
 
 import pytest
@@ -47,6 +49,24 @@ async def test_the_page_and_its_files_are_served_on_the_websocket_port(server: R
     assert status == 404
     status, _, _ = await asyncio.to_thread(http_get, server.port, "/nothing-here.txt")
     assert status == 404
+
+
+async def test_the_favicon_and_the_admin_page_with_a_trailing_slash_are_found(
+    server: Running,
+) -> None:
+    status, kind, body = await asyncio.to_thread(http_get, server.port, "/favicon.ico")
+    assert status == 200 and kind.startswith("image/svg+xml") and b"<svg" in body
+    status, _, _ = await asyncio.to_thread(http_get, server.port, "/favicon.svg")
+    assert status == 200
+    status, _, _ = await asyncio.to_thread(http_get, server.port, "/admin/")
+    assert status == 301, "its files are relative to /admin, so it is sent there"
+
+    def follow(url: str) -> tuple[int, str, bytes]:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            return answer.status, answer.url, answer.read()
+
+    status, url, body = await asyncio.to_thread(follow, f"http://127.0.0.1:{server.port}/admin/")
+    assert status == 200 and url.endswith("/admin") and b"admin.js" in body
 
 
 async def test_healthz_answers_ok_for_a_container_healthcheck(server: Running) -> None:
@@ -134,8 +154,34 @@ async def test_a_player_who_drops_comes_back_with_the_resume_token(server: Runni
     assert made["seat"] == 1
 
 
+async def test_hello_with_resume_and_a_new_name_renames_the_player_and_keeps_its_games(
+    server: Running,
+) -> None:
+    ann, bob, room = await two_players(server)
+    for ply, text in enumerate(VERTICAL_WIN):
+        await move([ann, bob][ply % 2], room, ply, text)
+    await ann.expect("game_over")
+    await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
+    waiting = (await ann.expect("room_state"))["room"]["id"]
+    await ann.close()
+
+    annie = await Client.open(server.url, "Annie", resume=ann.welcome["resume"])
+    assert annie.welcome["player"] == {**ann.welcome["player"], "name": "Annie"}
+    await annie.send(type="list_history")
+    [past] = (await annie.expect("history"))["games"]
+    assert past["seats"][0]["player"]["name"] == "Annie"
+    cy = await Client.open(server.url, "Cy")
+    await cy.send(type="join_room", room=waiting)
+    seats = (await cy.expect("room_state"))["room"]["seats"]
+    assert seats[0]["player"] == {"id": ann.player_id, "name": "Annie", "bot": False}
+    again = await Client.open(server.url, "Annie", resume=ann.welcome["resume"])
+    assert again.welcome["player"]["name"] == "Annie"
+
+
 async def test_after_the_grace_period_the_opponent_may_claim_the_game(server: Running) -> None:
     ann, bob, room = await two_players(server)
+    await move(ann, room, 0, "4")
+    await move(bob, room, 1, "4")
     await bob.close()
     await ann.expect("room_event", event="disconnected")
     early = await ann.request("claim", room=room)
@@ -159,6 +205,22 @@ async def test_open_rooms_are_listed_and_can_be_joined(server: Running) -> None:
     assert state["room"]["position"]["legal_moves"] == ["d3", "c4", "f5", "e6"]
 
 
+async def test_room_codes_have_no_look_alikes_and_are_joined_in_any_case(server: Running
+                                                                         ) -> None:
+    ann = await Client.open(server.url, "Ann")
+    codes = set()
+    for _ in range(5):
+        await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
+        code = (await ann.expect("room_state"))["room"]["id"]
+        assert re.fullmatch(r"[2-9A-HJKMNP-Z]{8}", code), code
+        codes.add(code)
+    assert len(codes) == 5
+    bob = await Client.open(server.url, "Bob")
+    await bob.send(type="join_room", room=f" {code.lower()} ")
+    state = await bob.expect("room_state")
+    assert state["room"]["id"] == code and state["you"] == 1
+
+
 async def test_a_rematch_swaps_colours(server: Running) -> None:
     ann, bob, room = await two_players(server)
     await ann.send(type="resign", room=room)
@@ -169,6 +231,26 @@ async def test_a_rematch_swaps_colours(server: Running) -> None:
     assert (await ann.expect("room_state"))["you"] == 1
     state = await bob.expect("room_state")
     assert state["you"] == 0 and state["room"]["round"] == 2
+
+
+async def test_the_last_iteration_of_a_quick_search_is_shown_before_the_move() -> None:
+    """The scripted engine finishes three iterations in a few milliseconds; the throttle lets
+    one through per interval, so without the flush only depth 1 would ever be seen."""
+    pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
+                  warm_up="scripted_engines:warm_up")
+    await pool.start(wait_ready=True, timeout=60)
+    try:
+        settings = Settings(grace_seconds=0.5, thinking_interval=60.0)
+        async with running(port=0, store=MemoryStore(), pool=pool, settings=settings) as srv:
+            ann = await Client.open(srv.url, "Ann")
+            await ann.send(type="create_room", game="connect4",
+                           opponent={"kind": "ai", "level": "easy"}, seat=1)
+            await ann.expect("move_made", ply=0, timeout=30)
+            thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
+            assert [m["depth"] for m in thinking] == [1, 3]
+            assert thinking[-1]["score"] == 3 and thinking[-1]["win_in"] is None
+    finally:
+        await pool.close()
 
 
 async def test_games_against_the_real_engines_in_a_worker_stream_their_thinking() -> None:

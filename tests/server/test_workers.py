@@ -11,8 +11,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 import games
+from ai.connect4.evaluation import WIN
 from ai.levels import Level
-from server.workers import PROGRESS_EVERY, AiJob, AiPool, Progress, quick_move
+from server.workers import PROGRESS_EVERY, AiJob, AiPool, Progress, quick_move, win_in
 
 HANGS = f"{__name__}:hang_while_warming_up"
 """Loaded by path in the worker process (which inherits this run's ``sys.path``)."""
@@ -43,13 +44,13 @@ async def steady_pool() -> AsyncIterator[AiPool]:
     await pool.close()
 
 
-async def test_a_job_gets_the_engines_move_and_streams_its_first_iteration(
+async def test_a_job_gets_the_engines_move_and_streams_its_first_and_last_iteration(
     steady_pool: AiPool,
 ) -> None:
     seen: list[Progress] = []
     answer = await steady_pool.think(AiJob("connect4", (3, 3), FAST, seed=1), seen.append)
     assert answer.move == 6 and not answer.fallback
-    assert [p.depth for p in seen] == [1]  # its three iterations took milliseconds
+    assert [p.depth for p in seen] == [1, 3]  # the first and the last: all took milliseconds
     assert answer.depth == 3 and answer.nodes == 60
 
 
@@ -62,8 +63,9 @@ async def test_progress_comes_at_most_every_fifth_of_a_second_from_the_first_ite
         await pool.close()
     assert answer.depth == 8 and not answer.fallback
     depths = [p.depth for p in seen]
-    assert depths[0] == 1 and depths == sorted(set(depths)) and 2 <= len(depths) < 8
-    gaps = [b.seconds - a.seconds for a, b in itertools.pairwise(seen)]
+    assert depths[0] == 1 and depths[-1] == 8 and depths == sorted(set(depths))
+    assert len(depths) < 8
+    gaps = [b.seconds - a.seconds for a, b in itertools.pairwise(seen[:-1])]
     assert min(gaps) >= PROGRESS_EVERY
 
 
@@ -199,3 +201,18 @@ def test_the_quick_answer_takes_milliseconds() -> None:
         for seed in range(10):
             quick_move(state, seed)
         assert (time.perf_counter() - started) / 10 < 0.05
+
+
+def test_a_proven_connect_four_score_reads_as_the_moves_to_the_win() -> None:
+    # Pons' score 18: the winner's fourth stone. At ply 6 the side to move has three down.
+    assert win_in("connect4", 6, 18, exact=True) == 1
+    # The heuristic search scores a win it found as WIN plus Pons' score.
+    assert win_in("connect4", 6, WIN + 18, exact=False) == 1
+    # At ply 5 the opponent has three stones and wins with its next one.
+    assert win_in("connect4", 5, -18, exact=True) == -1
+    assert win_in("connect4", 5, -(WIN + 18), exact=False) == -1
+    # The empty board is a first-player win with its 21st stone (Pons' score 1).
+    assert win_in("connect4", 0, 1, exact=True) == 21
+    assert win_in("connect4", 6, 12, exact=False) is None, "an evaluation proves nothing"
+    assert win_in("connect4", 6, 0, exact=True) is None, "a draw has no winner"
+    assert win_in("othello", 50, 6, exact=True) is None, "Othello scores are discs"
