@@ -364,7 +364,7 @@ function render() {
 }
 
 let retryTimer = null;
-function showConnection({ state, retryIn }) {
+function showConnection({ state, retryIn, code, reason }) {
   const was = S.online;
   S.online = state === "online";
   if (was && !S.online && S.current) render(); // no clicks on a board we cannot send from
@@ -374,13 +374,16 @@ function showConnection({ state, retryIn }) {
   if (state === "offline") {
     // Count down to the next attempt, second by second.
     const at = Date.now() + (retryIn || 0);
+    const what = code === 1013 ? "server busy" : "offline";
+    el.title = code === 1013 && reason ? reason : "";
     const tick = () => {
-      el.textContent = `offline · retrying in ${Math.max(0, Math.ceil((at - Date.now()) / 1000))} s`;
+      el.textContent = `${what} · retrying in ${Math.max(0, Math.ceil((at - Date.now()) / 1000))} s`;
     };
     tick();
     retryTimer = setInterval(tick, 250);
     return;
   }
+  el.title = "";
   el.textContent = { connecting: "connecting…", reconnecting: "reconnecting…", online: "online" }[state];
 }
 

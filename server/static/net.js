@@ -55,7 +55,9 @@ export class Client {
       this.ready = false;
       // Backoff 0.5 s, 1 s, 2 s ... capped at 15 s, with jitter so a restarted server is not
       // hit by every open page in the same instant.
-      const delay = Math.min(15000, 500 * 2 ** this.retry) * (0.75 + Math.random() / 2);
+      let delay = Math.min(15000, 500 * 2 ** this.retry) * (0.75 + Math.random() / 2);
+      // 1013: the server sheds newcomers while saturated; give it a few seconds at least.
+      if (ev.code === 1013) delay = Math.max(delay, 3000 + Math.random() * 2000);
       this.retry += 1;
       this.on("status", { state: "offline", code: ev.code, reason: ev.reason, retryIn: delay });
       this.timer = setTimeout(() => this.connect(), delay);

@@ -490,6 +490,28 @@ async def test_offline_retrying_in_counts_down_to_the_next_attempt(browser: Brow
     await context.close()
 
 
+async def test_a_saturated_server_shows_as_busy_and_the_page_gets_in_once_it_has_room(
+    browser: Browser,
+) -> None:
+    problems: list[str] = []
+    context = await browser.new_context()
+    async with running(port=0, store=MemoryStore(), settings=Settings(max_connections=0)) as srv:
+        page = await context.new_page()
+        page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+        await page.goto(f"http://127.0.0.1:{srv.port}/")
+        conn = page.locator("#conn")
+        await expect(conn).to_have_text(re.compile(r"server busy · retrying in \d+ s"),
+                                        timeout=10_000)
+        assert "maximum of 0 connections" in (await conn.get_attribute("title") or "")
+        first = int(re.search(r"in (\d+) s", await conn.inner_text())[1])  # type: ignore[index]
+        assert first >= 2  # a saturated server is given seconds, not the first 0.5 s retry
+        srv.app.gauge.max_connections = 10  # room again
+        await expect(conn).to_have_text("online", timeout=15_000)
+        assert await conn.get_attribute("title") == ""
+    assert problems == []
+    await context.close()
+
+
 async def test_on_a_phone_away_and_claim_stay_on_one_line_and_do_not_push_the_board(
     browser: Browser, server_url: str
 ) -> None:
