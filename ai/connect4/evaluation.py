@@ -29,6 +29,11 @@ PARITY_THREAT = 6
 even rows for the second): the rows zugzwang lets that side claim at the end."""
 CENTRE = 2
 """Per stone in the centre column, which lies on the most lines."""
+TEMPO = 10
+"""For the side to move. Without it the side that moved last looked better by about 21
+points (the stone it just placed counts; the reply it is owed does not), so scores at odd
+and even depths alternated by that much and a level stopped by the clock showed and chose by
+whichever depth it reached (``bench.c4_stability``: mean step 21.4 before, see the commit)."""
 
 _U = np.uint64
 # Rows 1, 3, 5 counted from the bottom (bit rows 0, 2, 4) of every column.
@@ -64,5 +69,6 @@ def evaluate(current: np.uint64, mask: np.uint64) -> int:
     first_to_move = (popcount(mask) & 1) == 0
     mine_good = _ODD_ROWS if first_to_move else _EVEN_ROWS
     theirs_good = _EVEN_ROWS if first_to_move else _ODD_ROWS
-    score = _side(current, other, mask, mine_good) - _side(other, current, mask, theirs_good)
+    score = (_side(current, other, mask, mine_good) - _side(other, current, mask, theirs_good)
+             + TEMPO)
     return max(-MAX_EVAL, min(MAX_EVAL, score))
