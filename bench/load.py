@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import gc
 import json
 import os
@@ -80,7 +81,7 @@ def rss_bytes(pid: int) -> int:
 # --- the server child ---------------------------------------------------------------------------
 
 
-async def _serve(port: int, workers: int, database_url: str | None) -> None:
+async def _serve(port: int, workers: int, database_url: str | None, census: bool) -> None:
     from server.app import Settings, running, tune_gc
     from server.storage import SqlStore
     from server.workers import AiPool
@@ -134,8 +135,15 @@ async def _serve(port: int, workers: int, database_url: str | None) -> None:
     async with running("127.0.0.1", port, store=store, pool=pool, settings=settings,
                        backlog=4096, ping_interval=None) as server:
         tune_gc()
+        if census:
+            gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector would free stays in gc.garbage
         print(f"READY {server.port}", flush=True)
         await stop.wait()
+        if census:
+            gc.collect()
+            kinds = collections.Counter(type(o).__qualname__ for o in gc.garbage)
+            print("CENSUS " + ", ".join(f"{k}={n}" for k, n in kinds.most_common(12)),
+                  flush=True)
         sampler.cancel()
         lags.sort()
         p99 = lags[min(len(lags) - 1, int(0.99 * len(lags)))] * 1000 if lags else float("nan")
@@ -291,6 +299,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--loop", choices=("uvloop", "asyncio"), default=None,
                         help="the server's event loop (default: uvloop where installed, as "
                         "`discus serve`)")
+    parser.add_argument("--gc-census", action="store_true",
+                        help="keep what the server's cyclic collector frees and print its most "
+                        "common types (what makes the cyclic garbage behind GC pauses)")
     parser.add_argument("--database-url", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
@@ -299,8 +310,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.serve:
         from server.app import run_loop
 
-        run_loop(_serve(args.port, args.workers or os.cpu_count() or 1, args.database_url),
-                 args.loop)
+        run_loop(_serve(args.port, args.workers or os.cpu_count() or 1, args.database_url,
+                        args.gc_census), args.loop)
         return 0
     if limit < args.clients + 64:
         print(f"open-file limit {limit} is too low for {args.clients} clients")
@@ -330,6 +341,7 @@ def _run(args: argparse.Namespace, database_url: str | None) -> int:
         [sys.executable, "-m", "bench.load", "--serve", "--clients", str(args.clients)]
         + (["--workers", str(args.workers)] if args.workers else [])
         + (["--loop", args.loop] if args.loop else [])
+        + (["--gc-census"] if args.gc_census else [])
         + (["--database-url", database_url] if database_url else []),
         stdout=subprocess.PIPE, text=True,
     )
@@ -354,7 +366,7 @@ def _run(args: argparse.Namespace, database_url: str | None) -> int:
             child.kill()
             out, _ = child.communicate()
     for line in out.splitlines():
-        if line.startswith(("POOL", "GC", "LAG")):
+        if line.startswith(("POOL", "GC", "LAG", "CENSUS")):
             report[line.split()[0].lower()] = line.split(" ", 1)[1]
     width = max(len(k) for k in report)
     for key, value in report.items():
