@@ -40,6 +40,8 @@ class GameRecord:
     result: int | None = None
     reason: str | None = None
     finished_at: float | None = None
+    epoch: int = 0
+    """The fencing token of the node that wrote it (``server.cluster``); 0 outside a cluster."""
 
 
 @dataclass(frozen=True)
@@ -56,10 +58,17 @@ class MoveRecord:
     ai_depth: int | None = None
     ai_score: int | None = None
     ai_nodes: int | None = None
+    epoch: int = 0
+    """The fencing token of the node that stored it (``server.cluster``); 0 outside a cluster."""
 
 
 class DuplicateMove(ValueError):
     """A move for a ply that is already stored: the caller raced or replayed a move."""
+
+
+class Fenced(Exception):
+    """A write with an epoch older than the game's: another node has taken the room over
+    (``server.cluster``), so the writer no longer owns it and must let it go."""
 
 
 class Store(Protocol):
@@ -76,11 +85,19 @@ class Store(Protocol):
     async def load_player(self, player_id: str) -> PlayerRecord | None: ...
 
     async def save_game(self, game: GameRecord) -> None:
-        """Insert or update the game's own row (players, status, result); moves are separate."""
+        """Insert or update the game's own row (players, status, result); moves are separate.
+        ``Fenced`` if ``game.epoch`` (when not 0) is older than the stored game's."""
         ...
 
     async def append_move(self, move: MoveRecord) -> None:
-        """Durable when it returns; ``DuplicateMove`` if that ply is already stored."""
+        """Durable when it returns; ``DuplicateMove`` if that ply is already stored,
+        ``Fenced`` if ``move.epoch`` (when not 0) is older than its game's."""
+        ...
+
+    async def fence(self, game_id: str, epoch: int) -> None:
+        """Raise the game's epoch to ``epoch``: from then on, writes carrying an older one
+        are refused. ``Fenced`` if the game already holds a newer one. Call before reading a
+        game one takes over, so every write of the former owner is either read or refused."""
         ...
 
     async def load_game(self, game_id: str) -> tuple[GameRecord, list[MoveRecord]] | None: ...
@@ -105,6 +122,7 @@ class MemoryStore:
         self._players: dict[str, PlayerRecord] = {}
         self._games: dict[str, GameRecord] = {}
         self._moves: dict[str, list[MoveRecord]] = {}
+        self._epochs: dict[str, int] = {}
 
     async def open(self) -> None:
         return None
@@ -119,10 +137,21 @@ class MemoryStore:
         return self._players.get(player_id)
 
     async def save_game(self, game: GameRecord) -> None:
-        self._games[game.id] = game
+        await self.fence(game.id, game.epoch)
+        self._games[game.id] = replace(game, epoch=self._epochs.get(game.id, 0))
         self._moves.setdefault(game.id, [])
 
+    async def fence(self, game_id: str, epoch: int) -> None:
+        held = self._epochs.get(game_id, 0)
+        if epoch and held > epoch:
+            raise Fenced(f"game {game_id} is held at epoch {held}, not {epoch}")
+        self._epochs[game_id] = max(held, epoch)
+        if game_id in self._games:
+            self._games[game_id] = replace(self._games[game_id], epoch=self._epochs[game_id])
+
     async def append_move(self, move: MoveRecord) -> None:
+        if move.game_id in self._games:
+            await self.fence(move.game_id, move.epoch)
         moves = self._moves.setdefault(move.game_id, [])
         if any(m.ply == move.ply for m in moves):
             raise DuplicateMove(f"game {move.game_id} already has a move at ply {move.ply}")

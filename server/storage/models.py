@@ -61,6 +61,9 @@ class Game(Base):
     result: Mapped[int | None] = mapped_column(Integer)
     reason: Mapped[str | None] = mapped_column(String(64))
     finished_at: Mapped[float | None] = mapped_column(Double)
+    epoch: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    """The fencing token of the node that last wrote the game (``server.cluster``): a write
+    carrying an older one is refused, so a node that lost the room can never write."""
 
     __table_args__ = (
         # "My games, newest first": one index per seat, each already in the order shown.
@@ -92,6 +95,8 @@ class Move(Base):
     ai_depth: Mapped[int | None] = mapped_column(Integer)
     ai_score: Mapped[int | None] = mapped_column(Integer)
     ai_nodes: Mapped[int | None] = mapped_column(BigInteger)
+    epoch: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    """The fencing token its writer held (``Game.epoch``)."""
 
 
 class Level(Base):

@@ -29,7 +29,7 @@ from server.storage.models import (
     Player,
     Token,
 )
-from server.store import GameRecord, MoveRecord, PlayerRecord
+from server.store import Fenced, GameRecord, MoveRecord, PlayerRecord
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +115,8 @@ def _game_values(game: GameRecord) -> dict[str, Any]:
         "result": game.result,
         "reason": game.reason,
         "finished_at": game.finished_at,
+        # Only a cluster node's write names an epoch; a 0 must never lower the fence.
+        **({"epoch": game.epoch} if game.epoch else {}),
     }
 
 
@@ -131,6 +133,7 @@ def _game_record(row: Row[Any]) -> GameRecord:
         result=row.result,
         reason=row.reason,
         finished_at=row.finished_at,
+        epoch=row.epoch,
     )
 
 
@@ -145,17 +148,38 @@ def _move_record(row: Row[Any]) -> MoveRecord:
         ai_depth=row.ai_depth,
         ai_score=row.ai_score,
         ai_nodes=row.ai_nodes,
+        epoch=row.epoch,
     )
 
 
 def write_game(conn: Connection, game: GameRecord) -> None:
-    """Insert or update a game's row, on a sync connection (see ``write_player``)."""
+    """Insert or update a game's row, on a sync connection (see ``write_player``);
+    ``Fenced`` if it carries an epoch older than the stored game's."""
+    hold_epoch(conn, game.id, game.epoch)
     _upsert_sync(conn, games, _game_values(game), ["id"])
+
+
+def hold_epoch(conn: Connection, game_id: str, epoch: int) -> None:
+    """Raise the game's epoch to ``epoch`` (nothing for 0, or for a game not stored yet), or
+    raise ``Fenced`` if it holds a newer one. The UPDATE locks the game's row until the
+    transaction ends, so a takeover's fence and a former owner's write are ordered: the
+    write is either committed before the fence (and the new owner reads it) or refused."""
+    if not epoch:
+        return
+    raised = conn.execute(
+        update(games).where(games.c.id == game_id, games.c.epoch <= epoch).values(epoch=epoch))
+    if raised.rowcount == 0:
+        held = conn.execute(select(games.c.epoch).where(games.c.id == game_id)).scalar()
+        if held is not None:
+            raise Fenced(f"game {game_id} is held at epoch {held}, not {epoch}")
 
 
 def write_moves(conn: Connection, batch: Sequence[MoveRecord]) -> None:
     """Several moves in one INSERT, on a sync connection (see ``write_player``); fails as a
-    whole if any ply is already taken (the (game_id, ply) primary key)."""
+    whole if any ply is already taken (the (game_id, ply) primary key), or with ``Fenced``
+    if a move's epoch is older than its game's."""
+    for game_id, epoch in {(m.game_id, m.epoch) for m in batch if m.epoch}:
+        hold_epoch(conn, game_id, epoch)
     # Parameters apart from the statement: one cached compiled INSERT for every move.
     conn.execute(_INSERT_MOVE, [_move_row(move) for move in batch])
 

@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from server.storage import repository as repo
 from server.storage.config import create_engine, create_sqlite_writer, database_url
 from server.storage.migrate import upgrade_engine
-from server.store import DuplicateMove, GameRecord, MoveRecord, PlayerRecord
+from server.store import DuplicateMove, Fenced, GameRecord, MoveRecord, PlayerRecord
 
 
 class SqlStore:
@@ -90,6 +90,9 @@ class SqlStore:
 
     async def append_move(self, move: MoveRecord) -> None:
         await self._writes().run(move)
+
+    async def fence(self, game_id: str, epoch: int) -> None:
+        await self._writes().run(lambda conn: repo.hold_epoch(conn, game_id, epoch))
 
     def _writes(self) -> _WriteBatcher:
         if self._batcher is None:
@@ -180,9 +183,9 @@ class _WriteBatcher:
     ahead of the moves: at 5,000 connections those single commits pushed the moves' p99 past
     150 ms.
 
-    If a batch fails on a constraint (a repeated ply), its writes are retried one by one,
-    each in its own transaction, so only the offending callers get the error
-    (``DuplicateMove`` for a ply already taken).
+    If a batch fails on a constraint (a repeated ply) or a fence (a move from a node that no
+    longer owns its room), its writes are retried one by one, each in its own transaction, so
+    only the offending callers get the error (``DuplicateMove``, ``Fenced``).
     """
 
     MAX_BATCH = 256
@@ -221,7 +224,7 @@ class _WriteBatcher:
         if len(batch) > 1:
             try:
                 await self._commit_writes([write for write, _ in batch])
-            except IntegrityError:
+            except (IntegrityError, Fenced):
                 pass  # somebody's write breaks a constraint: find out whose, one at a time
             else:
                 for _, future in batch:

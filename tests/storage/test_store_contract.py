@@ -8,6 +8,7 @@ import pytest
 
 from server.store import (
     DuplicateMove,
+    Fenced,
     GameRecord,
     MoveRecord,
     PlayerRecord,
@@ -190,3 +191,41 @@ async def test_a_game_its_first_move_and_a_player_written_at_once_are_all_stored
     old = await store.load_game("old")
     assert old is not None and [m.move for m in old[1]] == ["4"]
     assert await store.load_player("p9") == PlayerRecord("p9", "Nine", "guest", T0)
+
+
+async def test_a_fenced_game_refuses_moves_and_rows_from_an_older_epoch(store: Store) -> None:
+    await store.save_game(a_game("g1", epoch=1))
+    await store.append_move(a_move("g1", 1, epoch=1))
+    await store.fence("g1", 2)  # another node took the room over
+    with pytest.raises(Fenced):
+        await store.append_move(a_move("g1", 2, epoch=1))
+    with pytest.raises(Fenced):
+        await store.save_game(a_game("g1", epoch=1, status="finished", result=0))
+    await store.append_move(a_move("g1", 2, "3", epoch=2))
+    loaded = await store.load_game("g1")
+    assert loaded is not None
+    record, moves = loaded
+    assert (record.status, record.epoch) == ("active", 2)
+    assert [(m.ply, m.move, m.epoch) for m in moves] == [(1, "4", 1), (2, "3", 2)]
+
+
+async def test_a_fence_never_goes_back_and_unfenced_writes_keep_it(store: Store) -> None:
+    await store.save_game(a_game("g1", epoch=3))
+    with pytest.raises(Fenced):
+        await store.fence("g1", 2)
+    await store.save_game(a_game("g1", status="finished", result=1))  # no epoch: not a node's
+    loaded = await store.load_game("g1")
+    assert loaded is not None and (loaded[0].status, loaded[0].epoch) == ("finished", 3)
+
+
+async def test_a_stale_move_in_a_group_commit_fails_alone(store: Store) -> None:
+    await store.save_game(a_game("g1", epoch=1))
+    await store.save_game(a_game("g2", epoch=1))
+    await store.fence("g1", 2)
+    stale, fresh = await asyncio.gather(
+        store.append_move(a_move("g1", 1, epoch=1)),
+        store.append_move(a_move("g2", 1, epoch=1)),
+        return_exceptions=True,
+    )
+    assert isinstance(stale, Fenced) and fresh is None
+    assert await store.count_moves(["g1", "g2"]) == {"g1": 0, "g2": 1}
