@@ -20,6 +20,7 @@ import contextlib
 import gc
 import hashlib
 import hmac
+import json
 import logging
 import mimetypes
 import os
@@ -53,6 +54,7 @@ from server.bot_limits import (
     BotLimits,
     RegistrationLimits,
 )
+from server.cluster import Cluster, OwnerGone
 from server.overload import LoadGauge
 from server.rooms import (
     ROOM_CODE_ALPHABET,
@@ -63,8 +65,18 @@ from server.rooms import (
     Player,
     Room,
     game_id_of,
+    room_of,
 )
-from server.store import DuplicateMove, MemoryStore, MoveRecord, PlayerRecord, Store
+from server.store import (
+    DuplicateMove,
+    Fenced,
+    GameRecord,
+    MemoryStore,
+    MoveRecord,
+    PlayerRecord,
+    Store,
+    replace,
+)
 from server.workers import (
     COUNTED,
     AiJob,
@@ -90,6 +102,10 @@ GC_THRESHOLDS = (50_000, 20, 100)
 """Cyclic-GC generation thresholds (CPython's default is 700, 10, 10). Thousands of live
 connections make each full collection long; collecting far less often keeps the event loop
 responsive (see the ``gc`` line of ``python -m bench.load``)."""
+
+RECONNECT_REASON = "this server is stopping; reconnect"
+"""The reason of the 1012 (service restart) close a cluster node sends its clients when it
+stops: another node runs their rooms, and the page and the reference bot reconnect at once."""
 
 SHUTDOWN_SECONDS = 10.0
 """How long shutdown waits for AI moves and room sweeps already under way to be stored."""
@@ -257,6 +273,8 @@ class DiscusServer:
         """Bot logins, limits and challenges; ``running`` gives it the store's database."""
         self.gauge = LoadGauge(self.settings.shed_lag_seconds, self.settings.max_connections)
         """Whether this node is saturated and sheds new connections (``server.overload``)."""
+        self.cluster: Cluster | None = None
+        """This node's part in a cluster of nodes (``server.cluster``), or None alone."""
         self.cache: Any = None
         """The server's ``PositionCache`` (``running(cache=...)``); ``stats`` reads the
         counters every process on the same Redis shares from it."""
@@ -302,6 +320,8 @@ class DiscusServer:
         if path == "/healthz":  # for a container's healthcheck: the event loop answers
             return connection.respond(HTTPStatus.OK, "ok\n")
         if path == "/readyz":  # for a load balancer: 503 while new players are shed
+            if self.stopping.is_set():
+                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "draining\n")
             busy = self.gauge.busy(time.monotonic())
             if busy is not None:
                 return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, f"busy: {busy}\n")
@@ -388,7 +408,11 @@ class DiscusServer:
     def _send_to(self, clients: Iterable[_Client], message: BaseModel) -> None:
         targets = [c.ws for c in clients]
         if targets:
-            broadcast(targets, p.encode(message))
+            self._send_raw(targets, p.encode(message))
+
+    def _send_raw(self, targets: list[ServerConnection], data: str) -> None:
+        if targets:
+            broadcast(targets, data)
             for ws in targets:
                 transport = ws.transport
                 if transport is not None and (
@@ -399,16 +423,63 @@ class DiscusServer:
 
     def _deliver(self, out: Outcome) -> None:
         for send in out.sends:
-            clients = [c for pid in send.to for c in self.clients.get(pid, ())]
-            self._send_to(clients, send.message)
+            self._to_players(send.to, send.message)
+
+    def _to_players(self, player_ids: Sequence[str], message: BaseModel) -> None:
+        """Send to every connection of these players: this node's, and in a cluster the
+        other nodes' (through ``Cluster.publish``)."""
+        data = p.encode(message)
+        self.deliver_local(player_ids, data)
+        if self.cluster is not None:
+            self.cluster.publish(player_ids, data)
+
+    def deliver_local(self, player_ids: Iterable[str], data: str) -> None:
+        """Send an encoded message to this node's connections of these players."""
+        self._send_raw([c.ws for pid in player_ids for c in self.clients.get(pid, ())], data)
 
     async def _carry(self, room: Room | None, out: Outcome) -> None:
-        """Save the game row if it changed, then announce, then start the AI if it is due."""
+        """Save the game row if it changed, then announce, then start the AI if it is due.
+        In a cluster, a room this node does not hold a lease on yet (a new one) is claimed
+        first, and the registry of live rooms is brought up to date before the announcement
+        (what people hear of is what other nodes see)."""
+        if room is not None and self.cluster is not None:
+            await self._hold(room)
         if out.save_game and room is not None:
-            await self.store.save_game(room.record())
+            await self.store.save_game(self._fenced(room.record()))
+        if room is not None and self.cluster is not None:
+            await self._registered(room)
         self._deliver(out)
         if out.ai is not None and room is not None:
             self._start_ai(room, out.ai)
+
+    async def _hold(self, room: Room) -> None:
+        assert self.cluster is not None
+        if room.id in self.cluster.owned:
+            return
+        if await self.cluster.claim(room.id) is None:
+            self.lobby.close(room.id)
+            raise errors.InternalError(f"room {room.id} is run by another server now; "
+                                       "send that again")
+
+    def _fenced(self, record: Any) -> Any:
+        """``record`` (a game or a move) with this node's epoch for its room, in a cluster."""
+        if self.cluster is None:
+            return record
+        room_id, _ = room_of(record.id if isinstance(record, GameRecord) else record.game_id)
+        return replace(record, epoch=self.cluster.owned.get(room_id, 0) or -1)
+
+    async def _registered(self, room: Room) -> None:
+        """Bring the cluster's registry up to date with ``room``: its game, its people, its
+        spectators, whether it is open; or out of it if it closed."""
+        assert self.cluster is not None
+        if room.id not in self.lobby.rooms:
+            await self.cluster.forget(room.id)
+            return
+        people = [s.player.id for s in room.seats if s.player is not None]
+        summary = (json.dumps([room.created_at, room.summary().model_dump(mode="json")])
+                   if room.opponent == "open" and room.status == "waiting" else None)
+        await self.cluster.register(room.id, room.game_id, [*people, *room.spectators],
+                                    room.spectators, summary)
 
     def _start_ai(self, room: Room, turn: AiTurn) -> None:
         task = asyncio.create_task(self._ai_move(room, turn))
@@ -521,6 +592,8 @@ class DiscusServer:
         del self.clients[player.id]
         out = self.lobby.disconnect(player.id, self.now())
         self._deliver(out)
+        if self.cluster is not None and not self.stopping.is_set():
+            await self.cluster.connected(player.id, online=False)
 
     # --- commands --------------------------------------------------------------------------
 
@@ -534,7 +607,7 @@ class DiscusServer:
         if isinstance(message, p.Ping):
             self._send_to([client], p.Pong(id=message.id))
         elif isinstance(message, p.ListRooms):
-            self._send_to([client], self.lobby.open_rooms())
+            self._send_to([client], await self._open_rooms())
         elif isinstance(message, p.ListHistory):
             self._send_to([client], await self._history(message.player or player.id,
                                                         message.limit))
@@ -550,6 +623,8 @@ class DiscusServer:
             async with self._lock(room.id):
                 await self._carry(room, out)
         elif isinstance(message, _ROOM_COMMANDS):
+            if self.cluster is not None and await self._forwarded(client, player, message):
+                return
             await self._room_command(player, message)
         elif isinstance(message, p.CHALLENGE_CLIENT_MESSAGES):
             await self.bots.handle(client, player, message)
@@ -561,6 +636,11 @@ class DiscusServer:
             raise errors.UnknownType(f"unhandled message {type(message).__name__}")
 
     async def _room_command(self, player: Player, message: _RoomCommand) -> None:
+        if self.cluster is not None:
+            code = message.room.strip().upper()
+            if self.cluster.holds(code) and code not in self.lobby.rooms:
+                async with self._lock(code):
+                    pass  # this node is taking the room over: wait until it runs it
         room_id = self.lobby.room(message.room).id  # unknown_room before waiting for any lock
         async with self._lock(room_id):
             room = self.lobby.room(room_id)  # it may have closed while we waited
@@ -569,10 +649,14 @@ class DiscusServer:
             if isinstance(message, p.Move):
                 plan = room.check_move(player.id, message.ply, message.move, now)
                 try:
-                    await self.store.append_move(plan.record)
+                    await self.store.append_move(self._fenced(plan.record))
                 except DuplicateMove:
                     raise errors.StalePly("that ply is already played",
                                           expected=len(room.moves) + 1) from None
+                except Fenced:
+                    self.let_go(room_id)
+                    raise errors.InternalError(f"room {room_id} is run by another server "
+                                               "now; send that again") from None
                 out = room.apply_move(plan, now)
             elif isinstance(message, p.JoinRoom):
                 out = self.lobby.join(player, room_id, now)
@@ -591,6 +675,129 @@ class DiscusServer:
             await self._carry(room, out)
         if room_id not in self.lobby.rooms:
             self.locks.pop(room_id, None)
+
+    # --- a cluster of nodes (``server.cluster``) -------------------------------------------
+
+    async def _forwarded(self, client: _Client, player: Player, message: _RoomCommand) -> bool:
+        """Run a room command on the node that owns the room, if that is another node;
+        False if it is to run here (this node owns the room, or just took it over)."""
+        assert self.cluster is not None
+        code = message.room.strip()
+        local = self.lobby.rooms.get(code) or self.lobby.rooms.get(code.upper())
+        if local is not None and self.cluster.holds(local.id):
+            return False
+        room_id = code.upper()
+        owner = await self.cluster.owner(room_id)
+        if owner is None or owner == self.cluster.node:
+            await self.cluster.scan()  # a room whose owner died: take it over now
+            return False  # here, or ``unknown_room`` if it is nowhere
+        try:
+            error = await self.cluster.forward(owner, room_id,
+                                               (player.id, player.name, player.bot),
+                                               p.encode(message))
+        except OwnerGone:
+            await self.cluster.scan()  # its owner died: run it here (or where it went)
+            return await self._forwarded(client, player, message)
+        except TimeoutError:
+            raise errors.InternalError(f"the server running room {room_id} did not answer; "
+                                       "send that again") from None
+        if error is not None:
+            self._send_raw([client.ws], error)
+        return True
+
+    async def run_forwarded(self, who: tuple[str, str, bool], data: str) -> str | None:
+        """A client's room command from another node (``Cluster.forward``): run as one of
+        this node's; the error message for the client, or None."""
+        player_id, name, bot = who
+        player = self.players.get(player_id)
+        if player is None or player.name != name:
+            player = self.players[player_id] = Player(player_id, name, bot=bot)
+        message: BaseModel | None = None
+        try:
+            message = p.parse_client(data)
+            if not isinstance(message, _ROOM_COMMANDS):
+                raise errors.UnknownType(f"{type(message).__name__} is not a room command")
+            await self._room_command(player, message)
+        except errors.ProtocolError as exc:
+            ref = getattr(message, "id", None)
+            return p.encode(p.error_message(exc, ref=ref, room=getattr(message, "room", None)))
+        except Exception:
+            log.exception("failed to run a command from another node")
+            return p.encode(p.error_message(errors.InternalError("the server failed; try again"),
+                                            ref=getattr(message, "id", None)))
+        return None
+
+    async def presence_changed(self, player_id: str, room_id: str, online: bool) -> None:
+        """A player's last connection on another node closed, or a first one opened."""
+        room = self.lobby.rooms.get(room_id)
+        if room is None:
+            return
+        async with self._lock(room_id):
+            if online:
+                out = room.reconnect(player_id)
+            else:
+                out = room.disconnect(player_id, self.now())
+            await self._carry(room, out)
+
+    async def take_over(self, room_id: str, game_id: str, epoch: int,
+                        watchers: list[str]) -> bool:
+        """Run a room whose owner is gone, from its stored game: fenced first, so the former
+        owner can no longer write, then read. Its people still connected somewhere get its
+        state again; its spectators watch on. False if the game is over (nothing to run)."""
+        assert self.cluster is not None
+        async with self._lock(room_id):  # commands for the room wait until it runs here
+            try:
+                await self.store.fence(game_id, epoch)
+            except Fenced:
+                stored = await self.store.load_game(game_id)
+                if stored is not None:
+                    await self.cluster.catch_up(room_id, stored[0].epoch)
+                raise
+            loaded = await self.store.load_game(game_id)
+            if loaded is None or loaded[0].status in history.PAST_STATUSES:
+                return False
+            record, moves = loaded
+            self.lobby.close(room_id)  # a copy left from an earlier lease, if any
+            people = await self._people(record.players)
+            for person in people.values():
+                self.players.setdefault(person.id, person)
+            room, out = self.lobby.restore(record, moves, people, self.now())
+            for player_id in people:
+                if await self.cluster.is_online(player_id):
+                    out.extend(room.reconnect(player_id))
+            for player_id in watchers:
+                if await self.cluster.is_online(player_id):
+                    out.extend(self.lobby.spectate(self.players.get(player_id)
+                                                   or Player(player_id, "Player"), room_id))
+            await self._carry(room, out)
+        return True
+
+    def let_go(self, room_id: str) -> str | None:
+        """Another node owns the room now: forget it here without writing anything (its AI
+        move under way, if any, is dropped when it comes back); the game it was running."""
+        if self.cluster is not None:
+            self.cluster.owned.pop(room_id, None)
+        room = self.lobby.rooms.get(room_id)
+        self.lobby.close(room_id)
+        return None if room is None else room.game_id
+
+    async def _adopt_unfinished(self) -> int:
+        """At the start of a node: register the unfinished games no node runs (a cluster's
+        first start, or after every node stopped), then take over every room without an
+        owner; returns how many this node took."""
+        assert self.cluster is not None
+        for record, _ in await self.store.unfinished_games():
+            room_id, _ = room_of(record.id)
+            await self.cluster.adopt(room_id, record.id)
+        return await self.cluster.scan()
+
+    async def _open_rooms(self) -> p.Rooms:
+        if self.cluster is None:
+            return self.lobby.open_rooms()
+        found = sorted((json.loads(s) for s in await self.cluster.open_rooms()),
+                       key=lambda entry: -entry[0])
+        return p.Rooms(rooms=[p.RoomSummary.model_validate(summary)
+                              for _, summary in found[:100]])
 
     def token_for(self, player_id: str) -> str:
         """The resume token of ``player_id``: the id signed with the server's secret, so it
@@ -631,6 +838,8 @@ class DiscusServer:
         grace period); an AI whose turn it is moves at once.
         """
         count = 0
+        if self.cluster is not None:
+            return await self._adopt_unfinished()
         for record, moves in await self.store.unfinished_games():
             people = await self._people(record.players)
             for player in people.values():
@@ -674,6 +883,8 @@ class DiscusServer:
             limits=self.bots.limits(client, self.settings.limits()), games=self._games,
         ))
         self._deliver(self.lobby.reconnect(player.id))
+        if self.cluster is not None and len(self.clients[player.id]) == 1:
+            await self.cluster.connected(player.id, online=True)
         self.bots.greet(client, player.id)
 
     async def stats(self) -> p.Stats:
@@ -717,6 +928,8 @@ class DiscusServer:
             move, depth, score, nodes = await self._think(room, turn, seed)
             if self.stopping.is_set():
                 return  # not stored, so not played: the restarted server asks again
+            if self.cluster is not None and not self.cluster.holds(room.id):
+                return  # another node runs the room now and asks its own AI
             async with self._lock(room.id):
                 try:
                     plan = room.check_ai_move(turn.round, turn.ply, move, self.now(),
@@ -732,6 +945,10 @@ class DiscusServer:
                 if await self._store_ai_move(room, plan.record):
                     await self._carry(room, room.apply_move(plan, self.now()))
                     return
+        except Fenced:
+            log.warning("room %s was taken over while its AI thought; letting it go", room.id)
+            self.let_go(room.id)
+            return
         except Exception:
             log.exception("the AI's move in room %s failed", room.id)
         self._ai_failed(room, turn)
@@ -777,14 +994,18 @@ class DiscusServer:
 
     async def _store_ai_move(self, room: Room, record: MoveRecord) -> bool:
         """Store the AI's move, retrying after each pause of ``store_retry_seconds``; True
-        once it is stored (also when an attempt reported failure but the store has it)."""
+        once it is stored (also when an attempt reported failure but the store has it).
+        ``Fenced`` if another node took the room over."""
         pauses = self.settings.store_retry_seconds
+        record = self._fenced(record)
         for attempt in range(len(pauses) + 1):
             if attempt:
                 await asyncio.sleep(pauses[attempt - 1])
             try:
                 await self.store.append_move(record)
                 return True
+            except Fenced:
+                raise
             except DuplicateMove:
                 # An earlier attempt may have been stored although it seemed to fail.
                 return await self._is_stored(record)
@@ -829,7 +1050,11 @@ class DiscusServer:
         last resort.
         """
         self.stopping.set()
-        ws_server.close()
+        if self.cluster is not None:
+            # Other nodes run this node's rooms from now on: come back through them at once.
+            ws_server.close(code=CloseCode.SERVICE_RESTART, reason=RECONNECT_REASON)
+        else:
+            ws_server.close()
         await ws_server.wait_closed()
         await self.desk.close()  # before the pool: a calibration must not finish on quick moves
         if self.pool is not None:
@@ -910,6 +1135,7 @@ async def running(
     secret: bytes | None = None,
     cache: Any = None,
     redis_url: str | None = None,
+    cluster: Cluster | None = None,
     **server_options: Any,
 ) -> AsyncIterator[Running]:
     """Serve until the block ends, then close connections (1001), the pool, the position
@@ -918,6 +1144,8 @@ async def running(
     ``port=0`` picks a free port (``Running.port`` says which). The caller owns ``pool``'s
     start (and opens ``cache``, a ``PositionCache``); this closes them. With a SQL store the
     levels are the database's, kept current through ``redis_url`` (else by polling it).
+    With ``cluster`` this is one node of several: it runs the rooms it creates or takes
+    over, and gives them up when the block ends.
     """
     store = store if store is not None else MemoryStore()
     await store.open()
@@ -927,6 +1155,9 @@ async def running(
     app.desk = AdminDesk(app, getattr(store, "engine", None), redis_url)
     app.bots = BotDesk(app, getattr(store, "engine", None))
     await app.desk.open()
+    if cluster is not None:
+        app.cluster = cluster
+        await cluster.open(app)
     restored = await app.restore()
     if restored:
         log.info("restored %d unfinished games", restored)
@@ -942,6 +1173,8 @@ async def running(
         **server_options,
     )
     sweeper = asyncio.create_task(app.sweep_forever())
+    if cluster is not None:
+        cluster.start()
     gauging = asyncio.create_task(overload.watch(app.gauge))
     sock = next(iter(ws_server.sockets))
     actual_port = sock.getsockname()[1]
@@ -950,6 +1183,8 @@ async def running(
     finally:
         gauging.cancel()
         await app.shut_down(ws_server, sweeper)
+        if cluster is not None:
+            await cluster.close()
         if cache is not None:
             await cache.close()
         await store.close()
@@ -971,12 +1206,15 @@ def tune_gc() -> None:
 
 async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store | None = None,
                         workers: int | None = None, secret: bytes | None = None,
-                        redis_url: str | None = None, settings: Settings | None = None) -> None:
+                        redis_url: str | None = None, settings: Settings | None = None,
+                        lease: float | None = None) -> None:
     """Run until SIGINT or SIGTERM, then shut down cleanly.
 
     The store is opened (and migrated) first; then the position cache (Redis at
     ``redis_url``, else ``$REDIS_URL``, else in-process LRUs, over the store's table when it
-    is SQL), then the workers, which open the same cache themselves.
+    is SQL), then the workers, which open the same cache themselves. With Redis and a SQL
+    store the server is a node of a cluster (``server.cluster``) sharing both: leases of
+    ``lease`` seconds (default ``ClusterSettings``), renewed three times as often.
     """
     from server.storage import SqlStore, open_cache
     from server.storage import redis_url as resolve_redis_url
@@ -1002,8 +1240,15 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
     else:
         pool = AiPool(processes=workers, cache=CacheSettings(shared, sql_url))
     await pool.start()
+    cluster = None
+    if shared is not None and sql_url is not None:
+        from server.cluster import ClusterSettings
+
+        timing = ClusterSettings() if lease is None else ClusterSettings(
+            lease_seconds=lease, renew_seconds=lease / 3)
+        cluster = Cluster(shared, settings=timing)
     async with running(host, port, store=store, pool=pool, settings=settings, secret=secret,
-                       cache=cache, redis_url=shared) as server:
+                       cache=cache, redis_url=shared, cluster=cluster) as server:
         tune_gc()
         log.info("Discus on http://%s:%d/ (websocket %s)", host, server.port, server.url)
         print(f"Discus serving http://{host}:{server.port}/ — Ctrl-C to stop", flush=True)
@@ -1046,7 +1291,7 @@ def run_loop(main: Coroutine[Any, Any, None], loop: str | None = None) -> None:
 
 def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = None,
         redis_url: str | None = None, workers: int | None = None,
-        bot_registration: bool = False) -> None:
+        bot_registration: bool = False, lease: float | None = None) -> None:
     """``discus serve``: the whole server in this process plus its AI worker processes.
 
     Games are kept by ``server.storage``: ``database_url``, else ``$DATABASE_URL``, else the
@@ -1061,7 +1306,7 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     settings = Settings(bot_registration=bot_registration)
     run_loop(serve_forever(host, port, store=open_store(database_url), workers=workers,
                               secret=persistent_secret(), redis_url=redis_url,
-                              settings=settings))
+                              settings=settings, lease=lease))
 
 
 def main() -> None:

@@ -58,6 +58,8 @@ export class Client {
       let delay = Math.min(15000, 500 * 2 ** this.retry) * (0.75 + Math.random() / 2);
       // 1013: the server sheds newcomers while saturated; give it a few seconds at least.
       if (ev.code === 1013) delay = Math.max(delay, 3000 + Math.random() * 2000);
+      // 1012: a node of a cluster is stopping and another runs the game: come back now.
+      if (ev.code === 1012) delay = Math.random() * 300;
       this.retry += 1;
       this.on("status", { state: "offline", code: ev.code, reason: ev.reason, retryIn: delay });
       this.timer = setTimeout(() => this.connect(), delay);

@@ -9,7 +9,11 @@ docker-compose.yml).
 
 from __future__ import annotations
 
-DEFAULT_PREFIX = "discus"
+import os
+
+DEFAULT_PREFIX = os.environ.get("DISCUS_REDIS_PREFIX") or "discus"
+"""``$DISCUS_REDIS_PREFIX``, else ``discus``: every process of one deployment (nodes, workers)
+must share it; tests give each run its own."""
 POSITION_TTL_SECONDS = 7 * 24 * 3600  # a week unused and a cached position may go
 
 
@@ -67,3 +71,48 @@ def ai_worker(prefix: str, name: str) -> str:
 def ai_worker_pattern(prefix: str) -> str:
     """Matches every live worker's key (for SCAN)."""
     return f"{prefix}:ai:worker:*"
+
+
+def room_owner(prefix: str, room_id: str) -> str:
+    """A room's lease (``server.cluster``): ``"<node> <epoch>"``, with the lease's TTL."""
+    return f"{prefix}:room:{room_id}:owner"
+
+
+def room_epoch(prefix: str, room_id: str) -> str:
+    """A room's epoch counter: one more at every owner (the store's fencing token)."""
+    return f"{prefix}:room:{room_id}:epoch"
+
+
+def cluster_rooms(prefix: str) -> str:
+    """Hash of every live room: room id -> JSON ``{"game", "watchers"}``."""
+    return f"{prefix}:rooms"
+
+
+def open_rooms(prefix: str) -> str:
+    """Hash of the rooms anyone may join, on any node: room id -> JSON summary."""
+    return f"{prefix}:rooms:open"
+
+
+def player_rooms(prefix: str, player_id: str) -> str:
+    """Set of the rooms a player sits in or watches (closed ones are dropped when read)."""
+    return f"{prefix}:player:{player_id}:rooms"
+
+
+def player_nodes(prefix: str, player_id: str) -> str:
+    """Set of the nodes a player is connected to."""
+    return f"{prefix}:player:{player_id}:nodes"
+
+
+def cluster_node(prefix: str, node: str) -> str:
+    """A live node, with the lease's TTL, renewed with its leases."""
+    return f"{prefix}:node:{node}"
+
+
+def cluster_inbox(prefix: str, node: str) -> str:
+    """Stream of commands and answers for one node from the others."""
+    return f"{prefix}:node:{node}:inbox"
+
+
+def cluster_events(prefix: str) -> str:
+    """Pub/sub channel of room events: ``"<origin node>\n<player ids>\n<message>"``."""
+    return f"{prefix}:events"

@@ -1,0 +1,487 @@
+"""Several server nodes on one Redis and one database: who runs each room, and how commands
+and events reach it.
+
+Every unfinished room is run by exactly one node, its owner, so the room core
+(``server.rooms``) stays single-threaded and sans-I/O. Ownership is a lease: a Redis key
+``room_owner`` holding ``"<node> <epoch>"`` with a time to live that the owner renews every
+``renew_seconds``. The epoch comes from a counter that grows at every takeover and is the
+fencing token the store checks (``Store.fence``): a node that was paused or cut off past its
+lease may still believe it owns the room, but every write it makes carries the old epoch and
+is refused, and at its next renewal it finds the lease gone and lets the room go.
+
+- **Commands** for a room another node owns go to that node's inbox, a Redis Stream read by
+  that node only, with the asking node's id; the owner runs them under the room's lock, as
+  its own clients' commands, and answers on the asking node's inbox (nothing, or the error
+  for the client). A stream and not pub/sub: an entry written while the owner's reader is
+  between two reads, or reconnecting, waits for it instead of being lost.
+- **Events** (everything a room sends to its people) go out on one pub/sub channel with the
+  player ids they are for; every node delivers them to its own connections of those
+  players. Pub/sub and not streams: an event matters only to nodes connected now, and one
+  channel fans out to all of them without each node tracking who is where.
+- **Takeover**: the live rooms are a Redis hash (``rooms``: room id -> current game and
+  spectators). Every ``renew_seconds`` each node looks for rooms whose lease is gone and
+  tries to take them over: it wins the lease (one node does), fences the game in the store,
+  and only then reads it, so it sees every move the former owner stored and no later one.
+  People connected to surviving nodes stay connected; they get the room's state again.
+- **Presence**: which nodes a player is connected to (``online``), so a node taking a room
+  over knows who is still there, and an owner hears when a player's last connection on
+  another node closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from server.storage import keys
+from server.store import Fenced
+
+log = logging.getLogger("discus.cluster")
+
+FIELD = "m"
+"""The one field of an inbox entry; its value is the JSON message."""
+
+INBOX_MAXLEN = 10_000
+INBOX_TTL_SECONDS = 3600
+"""A node's inbox outlives the node by an hour at most."""
+
+_ACQUIRE = """
+if redis.call('exists', KEYS[1]) == 1 then return 0 end
+local epoch = redis.call('incr', KEYS[2])
+redis.call('set', KEYS[1], ARGV[1] .. ' ' .. epoch, 'PX', ARGV[2])
+return epoch
+"""
+"""Take a room's lease if nobody holds it: the new epoch, or 0."""
+
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+"""Extend the lease if this node still holds it at this epoch: 1, else 0."""
+
+_CATCH_UP = """
+if tonumber(redis.call('get', KEYS[1]) or '0') < tonumber(ARGV[1]) then
+  redis.call('set', KEYS[1], ARGV[1])
+end
+return 1
+"""
+"""Raise a room's epoch counter to at least the stored game's (after Redis lost it)."""
+
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """How long a lease lasts and how often it is renewed (``discus serve --lease``)."""
+
+    lease_seconds: float = 3.0
+    """A node silent this long loses its rooms to the others."""
+    renew_seconds: float = 1.0
+    """How often leases are renewed and ownerless rooms looked for; well below the lease,
+    so a busy event loop does not lose its rooms."""
+    forward_timeout: float = 10.0
+    """How long a node waits for a room's owner to answer a forwarded command."""
+
+
+class OwnerGone(Exception):
+    """The node a command was forwarded to lost the room's lease before answering."""
+
+
+class Node(Protocol):
+    """What the cluster needs of the server it runs in (``server.app.DiscusServer``)."""
+
+    async def run_forwarded(self, player: tuple[str, str, bool], message: str) -> str | None:
+        """Run a client's command from another node; the error message for it, or None."""
+        ...
+
+    async def presence_changed(self, player_id: str, room_id: str, online: bool) -> None: ...
+
+    async def take_over(self, room_id: str, game_id: str, epoch: int,
+                        watchers: list[str]) -> bool:
+        """Run the room from its stored game (fenced at ``epoch``); False if it is over."""
+        ...
+
+    def let_go(self, room_id: str) -> str | None:
+        """Another node owns the room now: forget it without writing anything; the id of
+        the game it was running, if it had the room."""
+        ...
+
+    def deliver_local(self, player_ids: Iterable[str], data: str) -> None: ...
+
+
+class Cluster:
+    """This node's part: its leases, inbox, events and presence. ``start`` after the node's
+    rooms are restorable; ``close`` gives its rooms up (the others take them at once)."""
+
+    def __init__(self, redis_url: str, prefix: str = keys.DEFAULT_PREFIX,
+                 settings: ClusterSettings | None = None, node: str | None = None) -> None:
+        self.redis_url = redis_url
+        self.prefix = prefix
+        self.settings = settings or ClusterSettings()
+        self.node = node or secrets.token_hex(5)
+        self.owned: dict[str, int] = {}
+        """Room id -> the epoch this node holds its lease at."""
+        self._client: Any = None
+        self._app: Node | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._waiting: dict[str, asyncio.Future[str | None]] = {}
+        self._pubsub: Any = None
+        self._outbox: asyncio.Queue[str] = asyncio.Queue()
+        self._scripts: dict[str, Any] = {}
+        self.takeovers = 0
+        """Rooms this node took over from another (for tests and the admin view)."""
+
+    # --- life --------------------------------------------------------------------------
+
+    async def open(self, app: Node) -> None:
+        self._app = app
+        self._client = aioredis.Redis.from_url(self.redis_url, socket_connect_timeout=2.0,
+                                               decode_responses=True)
+        for name, source in (("acquire", _ACQUIRE), ("renew", _RENEW), ("release", _RELEASE),
+                             ("catch_up", _CATCH_UP)):
+            self._scripts[name] = self._client.register_script(source)
+        await self._beat()
+        self._pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+        await self._pubsub.subscribe(keys.cluster_events(self.prefix))
+
+    def start(self) -> None:
+        """Start reading the inbox and the events, renewing leases and taking rooms over."""
+        self._tasks = [asyncio.create_task(self._read_inbox()),
+                       asyncio.create_task(self._read_events()),
+                       asyncio.create_task(self._publish()),
+                       asyncio.create_task(self._keep())]
+
+    async def close(self) -> None:
+        """Stop, and release every lease this node holds so other nodes take its rooms over
+        at their next look instead of after the lease runs out."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._client is None:
+            return
+        with contextlib.suppress(RedisError, OSError):
+            for room_id, epoch in list(self.owned.items()):
+                await self._scripts["release"](keys=[keys.room_owner(self.prefix, room_id)],
+                                               args=[f"{self.node} {epoch}"])
+            await self._client.delete(keys.cluster_node(self.prefix, self.node))
+        self.owned.clear()
+        with contextlib.suppress(RedisError, OSError):
+            await self._pubsub.aclose()
+        await self._client.aclose()
+
+    async def _beat(self) -> None:
+        await self._client.set(keys.cluster_node(self.prefix, self.node), str(time.time()),
+                               px=int(self.settings.lease_seconds * 1000))
+
+    # --- leases ------------------------------------------------------------------------
+
+    def holds(self, room_id: str) -> bool:
+        return room_id in self.owned
+
+    async def claim(self, room_id: str) -> int | None:
+        """Take the room's lease if nobody holds it; the epoch, or None."""
+        epoch = int(await self._scripts["acquire"](
+            keys=[keys.room_owner(self.prefix, room_id), keys.room_epoch(self.prefix, room_id)],
+            args=[self.node, int(self.settings.lease_seconds * 1000)]))
+        if not epoch:
+            return None
+        self.owned[room_id] = epoch
+        return epoch
+
+    async def release(self, room_id: str) -> None:
+        """Give up the room's lease (it closed)."""
+        epoch = self.owned.pop(room_id, None)
+        if epoch is not None:
+            await self._scripts["release"](keys=[keys.room_owner(self.prefix, room_id)],
+                                           args=[f"{self.node} {epoch}"])
+
+    async def catch_up(self, room_id: str, epoch: int) -> None:
+        """The stored game holds ``epoch``, newer than the lease's: Redis lost the room's
+        counter (a restart). Raise it, so the next claim fences the game with a newer one."""
+        await self._scripts["catch_up"](keys=[keys.room_epoch(self.prefix, room_id)],
+                                        args=[epoch])
+
+    async def owner(self, room_id: str) -> str | None:
+        """The node that owns the room now, or None (no lease: closed, or its owner died)."""
+        held = await self._client.get(keys.room_owner(self.prefix, room_id))
+        return None if held is None else str(held).split()[0]
+
+    async def _keep(self) -> None:
+        """Renew this node's leases, and take over rooms whose owner is gone."""
+        while True:
+            try:
+                await self._renew()
+                await self.scan()
+            except (RedisError, OSError):
+                log.warning("cannot reach Redis to renew leases", exc_info=True)
+            except Exception:
+                log.exception("keeping the leases failed")
+            await asyncio.sleep(self.settings.renew_seconds)
+
+    async def _renew(self) -> None:
+        await self._beat()
+        owned = list(self.owned.items())
+        if not owned:
+            return
+        px = int(self.settings.lease_seconds * 1000)
+        async with self._client.pipeline(transaction=False) as pipe:
+            for room_id, epoch in owned:
+                await self._scripts["renew"](keys=[keys.room_owner(self.prefix, room_id)],
+                                             args=[f"{self.node} {epoch}", px], client=pipe)
+            results = await pipe.execute()
+        assert self._app is not None
+        for (room_id, epoch), kept in zip(owned, results, strict=True):
+            if not kept and self.owned.get(room_id) == epoch:
+                log.warning("lost the lease of room %s; letting it go", room_id)
+                del self.owned[room_id]
+                game_id = self._app.let_go(room_id)
+                if game_id is not None:
+                    # Back in the registry if Redis lost it (a restart): the next look for
+                    # ownerless rooms, here or on another node, runs it from the store.
+                    await self.adopt(room_id, game_id)
+
+    async def scan(self) -> int:
+        """Take over every registered room that no node holds; returns how many."""
+        assert self._app is not None
+        rooms = await self._client.hgetall(keys.cluster_rooms(self.prefix))
+        candidates = [r for r in rooms if r not in self.owned]
+        if not candidates:
+            return 0
+        async with self._client.pipeline(transaction=False) as pipe:
+            for room_id in candidates:
+                pipe.exists(keys.room_owner(self.prefix, room_id))
+            held = await pipe.execute()
+        taken = 0
+        for room_id, exists in zip(candidates, held, strict=True):
+            if exists:
+                continue
+            epoch = await self.claim(room_id)
+            if epoch is None:
+                continue
+            entry = json.loads(rooms[room_id])
+            try:
+                alive = await self._app.take_over(room_id, entry["game"], epoch,
+                                                  entry.get("watchers", []))
+            except Fenced as exc:  # Redis lost the epoch counter: it was raised, try again
+                log.warning("taking room %s over at epoch %d was refused (%s)", room_id, epoch,
+                            exc)
+                await self.release(room_id)
+                continue
+            except Exception:
+                log.exception("taking room %s over failed", room_id)
+                await self.release(room_id)
+                continue
+            if alive:
+                taken += 1
+                self.takeovers += 1
+                log.info("took room %s over at epoch %d", room_id, epoch)
+            else:
+                await self.forget(room_id)
+        return taken
+
+    # --- the room registry ---------------------------------------------------------------
+
+    async def register(self, room_id: str, game_id: str, people: Iterable[str],
+                       watchers: Iterable[str], open_summary: str | None) -> None:
+        """Record the live room (its game and spectators, for a takeover), the rooms each
+        of its people is in (for presence), and whether it is open for anyone to join."""
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.hset(keys.cluster_rooms(self.prefix), room_id,
+                      json.dumps({"game": game_id, "watchers": sorted(watchers)}))
+            for player_id in people:
+                pipe.sadd(keys.player_rooms(self.prefix, player_id), room_id)
+            if open_summary is None:
+                pipe.hdel(keys.open_rooms(self.prefix), room_id)
+            else:
+                pipe.hset(keys.open_rooms(self.prefix), room_id, open_summary)
+            await pipe.execute()
+
+    async def adopt(self, room_id: str, game_id: str) -> None:
+        """Register a stored unfinished game's room unless the registry has it already."""
+        await self._client.hsetnx(keys.cluster_rooms(self.prefix), room_id,
+                                  json.dumps({"game": game_id, "watchers": []}))
+
+    async def forget(self, room_id: str) -> None:
+        """The room closed: out of the registry and the open list, lease released."""
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.hdel(keys.cluster_rooms(self.prefix), room_id)
+            pipe.hdel(keys.open_rooms(self.prefix), room_id)
+            await pipe.execute()
+        await self.release(room_id)
+
+    async def open_rooms(self) -> list[str]:
+        """The summaries (JSON) of every node's open rooms."""
+        return list((await self._client.hgetall(keys.open_rooms(self.prefix))).values())
+
+    async def rooms_of(self, player_id: str) -> list[str]:
+        """Live rooms the player sits in or watches, on any node (closed ones are dropped)."""
+        found = await self._client.smembers(keys.player_rooms(self.prefix, player_id))
+        if not found:
+            return []
+        found = sorted(found)
+        live = await self._client.hmget(keys.cluster_rooms(self.prefix), found)
+        gone = [r for r, entry in zip(found, live, strict=True) if entry is None]
+        if gone:
+            await self._client.srem(keys.player_rooms(self.prefix, player_id), *gone)
+        return [r for r, entry in zip(found, live, strict=True) if entry is not None]
+
+    # --- presence ------------------------------------------------------------------------
+
+    async def connected(self, player_id: str, online: bool) -> None:
+        """The player's first connection to this node opened, or its last one closed; the
+        owners of its rooms elsewhere hear of it."""
+        key = keys.player_nodes(self.prefix, player_id)
+        if online:
+            await self._client.sadd(key, self.node)
+        else:
+            await self._client.srem(key, self.node)
+        for room_id in await self.rooms_of(player_id):
+            if room_id in self.owned:
+                continue
+            owner = await self.owner(room_id)
+            if owner is not None and owner != self.node:
+                await self._post(owner, {"kind": "presence", "player": player_id,
+                                         "room": room_id, "online": online})
+
+    async def is_online(self, player_id: str) -> bool:
+        """Whether the player is connected to some live node."""
+        nodes = await self._client.smembers(keys.player_nodes(self.prefix, player_id))
+        if not nodes:
+            return False
+        alive = await self._client.exists(*(keys.cluster_node(self.prefix, n) for n in nodes))
+        return bool(alive)
+
+    # --- commands between nodes ----------------------------------------------------------
+
+    async def forward(self, owner: str, room_id: str, player: tuple[str, str, bool],
+                      message: str) -> str | None:
+        """Run a client's command on the room's owner; its error message (JSON), or None.
+
+        Raises ``OwnerGone`` as soon as the owner no longer holds the room's lease (it died:
+        the caller takes the room over and runs the command itself; the dead owner ran it
+        or not, and the stored game says which), ``TimeoutError`` if a live owner does not
+        answer within ``forward_timeout``."""
+        ask = secrets.token_hex(8)
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._waiting[ask] = future
+        deadline = time.monotonic() + self.settings.forward_timeout
+        try:
+            await self._post(owner, {"kind": "command", "id": ask, "from": self.node,
+                                     "player": list(player), "message": message})
+            while True:
+                try:
+                    return await asyncio.wait_for(asyncio.shield(future),
+                                                  self.settings.renew_seconds)
+                except TimeoutError:
+                    if await self.owner(room_id) != owner:
+                        raise OwnerGone(room_id) from None
+                    if time.monotonic() > deadline:
+                        raise
+        finally:
+            self._waiting.pop(ask, None)
+
+    async def _post(self, node: str, message: dict[str, Any]) -> None:
+        inbox = keys.cluster_inbox(self.prefix, node)
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.xadd(inbox, {FIELD: json.dumps(message, separators=(",", ":"))},
+                      maxlen=INBOX_MAXLEN, approximate=True)
+            pipe.expire(inbox, INBOX_TTL_SECONDS)
+            await pipe.execute()
+
+    async def _read_inbox(self) -> None:
+        inbox = keys.cluster_inbox(self.prefix, self.node)
+        last = "$"
+        while True:
+            try:
+                batches = await self._client.xread({inbox: last}, count=256, block=1000)
+            except (RedisError, OSError):
+                log.warning("cannot read this node's inbox; retrying", exc_info=True)
+                await asyncio.sleep(0.5)
+                continue
+            for _, entries in batches or ():
+                for entry_id, fields in entries:
+                    last = entry_id
+                    self._spawn(self._on_entry(json.loads(fields[FIELD])))
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.append(task)
+        task.add_done_callback(self._tasks.remove)
+
+    async def _on_entry(self, message: dict[str, Any]) -> None:
+        assert self._app is not None
+        kind = message["kind"]
+        try:
+            if kind == "reply":
+                future = self._waiting.get(message["id"])
+                if future is not None and not future.done():
+                    future.set_result(message["error"])
+            elif kind == "command":
+                player = tuple(message["player"])
+                error = await self._app.run_forwarded(
+                    (str(player[0]), str(player[1]), bool(player[2])), message["message"])
+                await self._post(message["from"], {"kind": "reply", "id": message["id"],
+                                                   "error": error})
+            elif kind == "presence":
+                await self._app.presence_changed(message["player"], message["room"],
+                                                 bool(message["online"]))
+        except Exception:
+            log.exception("failed to handle a %s from another node", kind)
+
+    # --- events --------------------------------------------------------------------------
+
+    def publish(self, player_ids: Iterable[str], data: str) -> None:
+        """Send ``data`` (an encoded server message) to these players' connections on other
+        nodes; in order with this node's other events."""
+        to = ",".join(player_ids)
+        if to:
+            self._outbox.put_nowait(f"{self.node}\n{to}\n{data}")
+
+    async def _publish(self) -> None:
+        """One task publishes, each batch in one pipeline on one connection: events reach
+        the channel in the order the rooms made them."""
+        channel = keys.cluster_events(self.prefix)
+        while True:
+            batch = [await self._outbox.get()]
+            while not self._outbox.empty():
+                batch.append(self._outbox.get_nowait())
+            try:
+                async with self._client.pipeline(transaction=False) as pipe:
+                    for payload in batch:
+                        pipe.publish(channel, payload)
+                    await pipe.execute()
+            except (RedisError, OSError):
+                log.warning("could not publish %d room events", len(batch), exc_info=True)
+
+    async def _read_events(self) -> None:
+        assert self._app is not None
+        while True:
+            try:
+                message = await self._pubsub.get_message(timeout=1.0)
+            except (RedisError, OSError):
+                log.warning("lost the events channel; resubscribing", exc_info=True)
+                await asyncio.sleep(0.5)
+                with contextlib.suppress(RedisError, OSError):
+                    await self._pubsub.subscribe(keys.cluster_events(self.prefix))
+                continue
+            if message is None:
+                continue
+            origin, to, data = str(message["data"]).split("\n", 2)
+            if origin != self.node:
+                self._app.deliver_local(to.split(","), data)
+

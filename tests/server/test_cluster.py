@@ -1,0 +1,239 @@
+"""Two server nodes in one process, sharing a real PostgreSQL database and a real Redis:
+rooms, commands and events cross nodes, and a node that lost a room can never write to it.
+
+(Real processes behind HAProxy, killed and frozen, are in ``test_cluster_processes``.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+
+import pytest
+import redis.asyncio as aioredis
+from wsclient import Client
+
+from server.app import Running, running
+from server.cluster import Cluster, ClusterSettings
+from server.storage import SqlStore, keys
+from tests.storage.conftest import REDIS_URL, create_database, drop_database
+
+SECRET = b"the cluster test's secret"
+FAST = ClusterSettings(lease_seconds=1.5, renew_seconds=0.3, forward_timeout=5.0)
+
+
+@pytest.fixture
+async def prefix() -> AsyncIterator[str]:
+    name = f"discus-test-{uuid.uuid4().hex[:12]}"
+    yield name
+    client = aioredis.Redis.from_url(REDIS_URL)
+    names = [k async for k in client.scan_iter(match=f"{name}:*", count=500)]
+    if names:
+        await client.delete(*names)
+    await client.aclose()
+
+
+@pytest.fixture
+async def nodes(prefix: str) -> AsyncIterator[tuple[Running, Running]]:
+    url, name = await create_database()
+    try:
+        async with AsyncExitStack() as stack:
+            started = []
+            for _ in range(2):
+                cluster = Cluster(REDIS_URL, prefix=prefix, settings=FAST)
+                started.append(await stack.enter_async_context(running(
+                    store=SqlStore(url), secret=SECRET, cluster=cluster)))
+            yield started[0], started[1]
+    finally:
+        await drop_database(name)
+
+
+async def _play(client: Client, room: str, ply: int, move: str) -> dict:
+    await client.send(type="move", room=room, ply=ply, move=move)
+    return await client.expect("move_made", ply=ply)
+
+
+async def test_people_on_two_nodes_play_a_game_to_its_end_watched_from_a_third_connection(
+    nodes: tuple[Running, Running],
+) -> None:
+    one, two = nodes
+    ann = await Client.open(one.url, "Ann")
+    bob = await Client.open(two.url, "Bob")
+    eve = await Client.open(two.url, "Eve")
+    await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
+    room = (await ann.expect("room_state"))["room"]["id"]
+    assert one.app.cluster is not None and one.app.cluster.holds(room)
+    await bob.send(type="join_room", room=room.lower())  # codes are typed by people
+    assert (await bob.expect("room_state"))["room"]["seats"][1]["player"]["name"] == "Bob"
+    await ann.expect("room_event", event="joined")
+    await eve.send(type="spectate", room=room)
+    await eve.expect("room_state")
+    moves = "4455667"  # Ann wins along the bottom row on her fourth move
+    for ply, move in enumerate(moves):
+        mover = (ann, bob)[ply % 2]
+        made = await _play(mover, room, ply, move)
+        assert made["move"] == move
+        for other in (ann, bob, eve):
+            if other is not mover:
+                await other.expect("move_made", ply=ply)
+    for client in (ann, bob, eve):
+        over = await client.expect("game_over")
+        assert over["result"]["winner"] == 0
+    loaded = await one.app.store.load_game(f"{room}-1")
+    assert loaded is not None
+    record, stored = loaded
+    assert record.status == "finished"
+    assert [m.move for m in stored] == list(moves)
+    assert [m.ply for m in stored] == list(range(len(moves)))
+    assert {m.epoch for m in stored} == {one.app.cluster.owned[room]}
+    assert not two.app.cluster.holds(room) and room not in two.app.lobby.rooms
+    for client in (ann, bob, eve):
+        await client.close()
+
+
+async def test_an_error_from_the_rooms_node_reaches_the_client_on_another_node(
+    nodes: tuple[Running, Running],
+) -> None:
+    one, two = nodes
+    ann = await Client.open(one.url, "Ann")
+    bob = await Client.open(two.url, "Bob")
+    await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
+    room = (await ann.expect("room_state"))["room"]["id"]
+    await bob.send(type="join_room", room=room)
+    await bob.expect("room_state")
+    await bob.send(type="move", room=room, ply=0, move="4", id="b1")
+    error = await bob.expect("error")
+    assert (error["code"], error["ref"], error["room"]) == ("not_your_turn", "b1", room)
+    await bob.send(type="move", room="NOSUCHRM", ply=0, move="4")
+    assert (await bob.expect("error"))["code"] == "unknown_room"
+    await ann.close()
+    await bob.close()
+
+
+async def test_open_rooms_of_every_node_are_listed_on_each(
+    nodes: tuple[Running, Running],
+) -> None:
+    one, two = nodes
+    ann = await Client.open(one.url, "Ann")
+    bob = await Client.open(two.url, "Bob")
+    await ann.send(type="create_room", game="othello", opponent={"kind": "open"}, seat=0)
+    room = (await ann.expect("room_state"))["room"]["id"]
+    listed = await bob.request("list_rooms")
+    assert [r["id"] for r in listed["rooms"]] == [room]
+    await bob.send(type="join_room", room=room)
+    await bob.expect("room_state")
+    await ann.send(type="list_rooms")
+    assert (await ann.expect("rooms"))["rooms"] == []
+    await ann.close()
+    await bob.close()
+
+
+async def test_a_node_that_lost_its_lease_cannot_store_a_move_and_lets_the_room_go(
+    nodes: tuple[Running, Running], prefix: str,
+) -> None:
+    one, two = nodes
+    assert one.app.cluster is not None and two.app.cluster is not None
+    ann = await Client.open(one.url, "Ann")
+    bob = await Client.open(two.url, "Bob")
+    await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
+    room = (await ann.expect("room_state"))["room"]["id"]
+    await bob.send(type="join_room", room=room)
+    await bob.expect("room_state")
+    await _play(ann, room, 0, "4")
+    await bob.expect("move_made", ply=0)
+    # Node one stalls past its lease (as if paused): its lease runs out without it knowing,
+    # and node two takes the room over before node one's next renewal.
+    old_epoch = one.app.cluster.owned[room]
+    redis = aioredis.Redis.from_url(REDIS_URL)
+    await redis.delete(keys.room_owner(prefix, room))
+    await redis.aclose()
+    assert await two.app.cluster.scan() == 1
+    assert two.app.cluster.owned[room] > old_epoch
+    assert one.app.cluster.holds(room)  # it has not noticed yet
+    # Bob, on a second connection to the old owner, moves there: that node still believes
+    # it runs the room, but the store refuses its write.
+    bob_there = await Client.open(one.url, "Bob", resume=bob.welcome["resume"])
+    await bob_there.send(type="move", room=room, ply=1, move="4", id="stale")
+    refused = await bob_there.expect("error", ref="stale")
+    assert refused["code"] == "internal_error"
+    assert not one.app.cluster.holds(room) and room not in one.app.lobby.rooms
+    loaded = await two.app.store.load_game(f"{room}-1")
+    assert loaded is not None and [m.move for m in loaded[1]] == ["4"]
+    # Sent again, the move goes to the new owner, and everyone hears of it.
+    await _play(bob_there, room, 1, "4")
+    await ann.expect("move_made", ply=1)
+    await bob.expect("move_made", ply=1)
+    loaded = await two.app.store.load_game(f"{room}-1")
+    assert loaded is not None and [m.move for m in loaded[1]] == ["4", "4"]
+    assert loaded[1][1].epoch == two.app.cluster.owned[room]
+    for client in (ann, bob, bob_there):
+        await client.close()
+
+
+async def test_a_room_whose_node_stopped_is_taken_over_and_its_people_play_on(
+    prefix: str,
+) -> None:
+    url, name = await create_database()
+    try:
+        async with running(store=SqlStore(url), secret=SECRET, cluster=Cluster(
+                REDIS_URL, prefix=prefix, settings=FAST)) as survivor:
+            ann = await Client.open(survivor.url, "Ann")
+            async with running(store=SqlStore(url), secret=SECRET, cluster=Cluster(
+                    REDIS_URL, prefix=prefix, settings=FAST)) as doomed:
+                bob = await Client.open(doomed.url, "Bob")
+                await bob.send(type="create_room", game="connect4",
+                               opponent={"kind": "friend"}, seat=0)
+                room = (await bob.expect("room_state"))["room"]["id"]
+                await ann.send(type="join_room", room=room)
+                await ann.expect("room_state")
+                await _play(bob, room, 0, "4")
+                await ann.expect("move_made", ply=0)
+            # The node stopped and gave its rooms up: the survivor runs the room.
+            deadline = asyncio.get_running_loop().time() + 5
+            while not survivor.app.cluster.holds(room):  # type: ignore[union-attr]
+                assert asyncio.get_running_loop().time() < deadline, "no takeover in 5 s"
+                await asyncio.sleep(0.1)
+            bob = await Client.open(survivor.url, "Bob", resume=bob.welcome["resume"])
+            state = await bob.expect("room_state")
+            assert state["room"]["position"]["ply"] == 1
+            await _play(ann, room, 1, "4")
+            await bob.expect("move_made", ply=1)
+            await ann.close()
+            await bob.close()
+    finally:
+        await drop_database(name)
+
+
+async def test_after_redis_lost_every_key_the_rooms_are_run_again_from_the_store(
+    nodes: tuple[Running, Running], prefix: str,
+) -> None:
+    one, two = nodes
+    ann = await Client.open(one.url, "Ann")
+    bob = await Client.open(two.url, "Bob")
+    await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
+    room = (await ann.expect("room_state"))["room"]["id"]
+    await bob.send(type="join_room", room=room)
+    await bob.expect("room_state")
+    await _play(ann, room, 0, "4")
+    redis = aioredis.Redis.from_url(REDIS_URL)
+    await redis.delete(keys.room_owner(prefix, room))  # a takeover first: the game's epoch
+    assert await two.app.cluster.scan() == 1  # type: ignore[union-attr]
+    taken_at = two.app.cluster.owned[room]  # type: ignore[union-attr]
+    # Redis restarts without persistence: the epoch counters start again from nothing.
+    await redis.delete(*[k async for k in redis.scan_iter(match=f"{prefix}:*", count=500)])
+    deadline = asyncio.get_running_loop().time() + 5
+    while not await redis.exists(keys.room_owner(prefix, room)):  # the owner notices...
+        # (the first claim after the loss is refused by the store; the next one is newer)
+        assert asyncio.get_running_loop().time() < deadline, "nobody runs the room again"
+        await asyncio.sleep(0.1)
+    await redis.aclose()
+    assert sum(n.app.cluster.holds(room) for n in nodes) == 1  # type: ignore[union-attr]
+    await _play(bob, room, 1, "3")  # ...and runs it again from the store
+    await ann.expect("move_made", ply=1)
+    loaded = await one.app.store.load_game(f"{room}-1")
+    assert loaded is not None and [m.move for m in loaded[1]] == ["4", "3"]
+    assert loaded[1][1].epoch > taken_at
+    await ann.close()
+    await bob.close()
