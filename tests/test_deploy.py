@@ -25,7 +25,7 @@ from server.workers import STOP_SECONDS
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-SERVER: dict[str, Any] = COMPOSE["services"]["server"]
+SERVER: dict[str, Any] = COMPOSE["services"]["server1"]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 CLOSE_TIMEOUT = 10.0
 """websockets' default close_timeout: how long closing one connection may take."""
@@ -78,6 +78,8 @@ def test_the_server_keeps_its_secret_and_data_across_a_recreated_container() -> 
 
 def test_every_service_has_a_healthcheck_and_comes_back_after_a_failure() -> None:
     for name, service in COMPOSE["services"].items():
+        if service.get("restart") == "no" and service["command"][:2] == ["discus", "migrate"]:
+            continue  # the one-shot migration before the nodes start
         assert service.get("healthcheck", {}).get("test"), name
         assert service.get("restart") == "unless-stopped", name
     assert "/healthz" in " ".join(SERVER["healthcheck"]["test"])
@@ -141,3 +143,18 @@ def test_the_build_context_keeps_what_the_dockerfile_copies_and_drops_the_virtua
     for source in (s for sources in copies for s in sources):
         assert (ROOT / source).exists(), source
         assert not any(fnmatch.fnmatch(source, pattern) for pattern in ignored), source
+
+
+def test_two_nodes_run_alike_behind_haproxy_with_the_repositorys_configuration() -> None:
+    services = COMPOSE["services"]
+    assert services["server2"] == SERVER  # one definition, two replicas
+    proxy = services["haproxy"]
+    assert "./deploy/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro" in proxy["volumes"]
+    config = (ROOT / "deploy" / "haproxy.cfg").read_text()
+    for name in ("server1", "server2"):
+        node = next(k for k, v in proxy["environment"].items() if v == f"{name}:8000")
+        assert f'"${{{node}}}"' in config
+    assert "option httpchk GET /readyz" in config
+    for name in ("server1", "server2", "worker"):
+        assert services[name]["depends_on"]["migrate"] == {
+            "condition": "service_completed_successfully"}
