@@ -67,6 +67,7 @@ from server.rooms import (
     game_id_of,
     room_of,
 )
+from server.shared_limits import SharedBotLimiter
 from server.store import (
     DuplicateMove,
     Fenced,
@@ -578,7 +579,7 @@ class DiscusServer:
         return "ok"
 
     async def _gone(self, client: _Client) -> None:
-        self.bots.gone(client)
+        await self.bots.gone(client)
         self.desk.gone(client)
         player = client.player
         if player is None:
@@ -617,7 +618,7 @@ class DiscusServer:
             record = await self._replay(message.game_id)
             self._send_to([client], p.GameRecordMessage(record=record))
         elif isinstance(message, p.CreateRoom):
-            self.bots.check_games(player.id)
+            await self.bots.check_games(player.id)
             room, out = self.lobby.create(player, message.game, message.opponent,
                                           message.seat, self.now())
             async with self._lock(room.id):
@@ -645,7 +646,7 @@ class DiscusServer:
         async with self._lock(room_id):
             room = self.lobby.room(room_id)  # it may have closed while we waited
             now = self.now()
-            self.bots.check_command(player.id, message, room)
+            await self.bots.check_command(player.id, message, room)
             if isinstance(message, p.Move):
                 plan = room.check_move(player.id, message.ply, message.move, now)
                 try:
@@ -1158,6 +1159,8 @@ async def running(
     if cluster is not None:
         app.cluster = cluster
         await cluster.open(app)
+        app.bots.shared = SharedBotLimiter(cluster.redis, cluster.prefix, cluster.node,
+                                           app.bots.limiter.limits)
     restored = await app.restore()
     if restored:
         log.info("restored %d unfinished games", restored)

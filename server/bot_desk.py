@@ -8,8 +8,11 @@ states) and ``register_bot`` (``register``, when the server lets bots register t
 The rules of limits are ``server.bot_limits``'s and of challenges ``server.challenges``'s;
 this module is the glue between them, the rooms and the sockets.
 
-A player is a bot for the limits when it said hello with its bot token on this server; a bot
-cannot come back by ``resume`` instead (that would slip past its limits), only by its token.
+A player is a bot for the limits when it said hello with its bot token (on this server, or
+on the node of a cluster its command came from); a bot cannot come back by ``resume``
+instead (that would slip past its limits), only by its token. In a cluster (``shared`` set)
+connections and moves are counted in Redis (``server.shared_limits``) and games in the
+database, so the limits hold across every node.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from server.accounts import (
 from server.bot_limits import BotLimiter, BotLimits, LimitExceeded, RegistrationLimiter
 from server.challenges import ChallengeBook, Pending
 from server.rooms import Outcome, Player, Room
+from server.shared_limits import SharedBotLimiter
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -42,6 +46,11 @@ if TYPE_CHECKING:
     from server.app import DiscusServer
 
 log = logging.getLogger("discus.bots")
+
+
+def _connection_id(client: Any) -> str:
+    """A name for one connection, unique on its node while it is open."""
+    return f"{id(client):x}"
 
 
 def _refusal(exc: LimitExceeded, close: bool = False) -> errors.LimitExceeded:
@@ -65,6 +74,8 @@ class BotDesk:
         """Player ids that said hello with a bot token in this process."""
         self._tokens: dict[Any, str] = {}
         """Connection (``app._Client``) -> the token id it logged in with."""
+        self.shared: SharedBotLimiter | None = None
+        """Set on a node of a cluster: the limits counted for every node."""
         self.challenges = ChallengeBook(ids=lambda: "c" + secrets.token_hex(4),
                                         per_challenger=app.settings.max_challenges)
         self.registrations = RegistrationLimiter(app.settings.bot_registration_limits)
@@ -87,7 +98,10 @@ class BotDesk:
         except UnknownToken as exc:
             raise errors.BadToken(str(exc)) from None
         try:
-            self.limiter.open_connection(account.token_id)
+            if self.shared is not None:
+                await self.shared.open_connection(account.token_id, _connection_id(client))
+            else:
+                self.limiter.open_connection(account.token_id)
         except LimitExceeded as exc:
             raise _refusal(exc, close=True) from None
         self._tokens[client] = account.token_id
@@ -95,11 +109,15 @@ class BotDesk:
         player = self.app.players[record.id] = Player(record.id, record.name, bot=True)
         return player
 
-    def gone(self, client: Any) -> None:
+    async def gone(self, client: Any) -> None:
         """A connection ended: it no longer counts against its token."""
         self.registrations.forget(client)
         token_id = self._tokens.pop(client, None)
-        if token_id is not None:
+        if token_id is None:
+            return
+        if self.shared is not None:
+            await self.shared.close_connection(token_id, _connection_id(client))
+        else:
             self.limiter.close_connection(token_id)
 
     # --- accounts, for admins -----------------------------------------------------------
@@ -217,37 +235,53 @@ class BotDesk:
         return [r for r in self.app.lobby.rooms_of(player_id)
                 if r.status != "finished" and r.seat_of(player_id) is not None]
 
-    def check_games(self, player_id: str) -> None:
+    def _is_bot(self, player_id: str) -> bool:
+        known = self.app.players.get(player_id)
+        return player_id in self.bots or (known is not None and known.bot)
+
+    async def _playing(self, player_id: str) -> int:
+        """Unfinished games the player sits in: on this server, or in a cluster on every
+        node (the database holds them all)."""
+        if self.shared is None:
+            return len(self._unfinished(player_id))
+        records = await self.app.store.games_of_player(
+            player_id, self.limiter.limits.concurrent_games + self.app.settings.max_rooms)
+        return sum(1 for r in records if r.status in ("waiting", "active"))
+
+    async def check_games(self, player_id: str) -> None:
         """Before a bot takes a seat in a new game: ``limit_exceeded`` (``concurrent_games``,
         retry once a game ends) if it already plays the most allowed. Counted from the rooms
         themselves, so games ending any way (played out, resigned, claimed, swept) free a
         place at once."""
-        if player_id not in self.bots:
+        if not self._is_bot(player_id):
             return
         allowed = self.limiter.limits.concurrent_games
-        playing = len(self._unfinished(player_id))
+        playing = await self._playing(player_id)
         if playing >= allowed:
             raise _refusal(LimitExceeded(
                 "concurrent_games", allowed, None,
                 f"a bot may play at most {allowed} games at once and this one plays "
                 f"{playing}; finish, resign or leave one first"))
 
-    def check_command(self, player_id: str, message: Any, room: Room) -> None:
+    async def check_command(self, player_id: str, message: Any, room: Room) -> None:
         """Before a room command runs: a bot's move counts against ``moves_per_minute`` (even
         one then refused, so refusals cannot be spammed); a join, and a rematch (which starts
         a new game in a finished room), must fit ``concurrent_games``."""
-        if player_id not in self.bots:
+        if not self._is_bot(player_id):
             return
         if isinstance(message, p.Move):
             try:
-                self.limiter.take_move(player_id, time.monotonic())
+                if self.shared is not None:
+                    await self.shared.take_move(player_id, time.time())
+                else:
+                    self.limiter.take_move(player_id, time.monotonic())
             except LimitExceeded as exc:
                 raise _refusal(exc) from None
         elif (isinstance(message, p.JoinRoom) and room.status == "waiting"
               and room.seat_of(player_id) is None) or (
                 isinstance(message, p.OfferRematch | p.AcceptRematch)
                 and room.status == "finished"):
-            self.check_games(player_id)
+            await self.check_games(player_id)
 
     # --- challenges ------------------------------------------------------------------------
 
@@ -315,9 +349,9 @@ class BotDesk:
         Limits of both sides are checked first; a refusal leaves the challenge standing."""
         app = self.app
         challenger = app.players.get(made.challenger.id, made.challenger)
-        self.check_games(accepter.id)
+        await self.check_games(accepter.id)
         try:
-            self.check_games(challenger.id)
+            await self.check_games(challenger.id)
         except errors.LimitExceeded as exc:
             raise errors.LimitExceeded(
                 f"{challenger.name} plays as many games as a bot may now; accept later",

@@ -188,6 +188,11 @@ class Cluster:
         await self._client.set(keys.cluster_node(self.prefix, self.node), str(time.time()),
                                px=int(self.settings.lease_seconds * 1000))
 
+    @property
+    def redis(self) -> Any:
+        """The node's Redis client (``open`` made it), for other shared state."""
+        return self._client
+
     # --- leases ------------------------------------------------------------------------
 
     def holds(self, room_id: str) -> bool:

@@ -116,3 +116,13 @@ def cluster_inbox(prefix: str, node: str) -> str:
 def cluster_events(prefix: str) -> str:
     """Pub/sub channel of room events: ``"<origin node>\n<player ids>\n<message>"``."""
     return f"{prefix}:events"
+
+
+def bot_connections(prefix: str, token_id: str) -> str:
+    """Hash of a bot token's open connections on every node: ``"<node>/<id>"`` -> 1."""
+    return f"{prefix}:bot:{token_id}:connections"
+
+
+def bot_moves(prefix: str, bot_id: str) -> str:
+    """A bot's move bucket shared by every node: ``tokens``, ``stamp`` (wall clock)."""
+    return f"{prefix}:bot:{bot_id}:moves"

@@ -15,7 +15,9 @@ import pytest
 import redis.asyncio as aioredis
 from wsclient import Client
 
-from server.app import Running, running
+from server.accounts import Accounts
+from server.app import Running, Settings, running
+from server.bot_limits import BotLimits
 from server.cluster import Cluster, ClusterSettings
 from server.storage import SqlStore, keys
 from tests.storage.conftest import REDIS_URL, create_database, drop_database
@@ -237,3 +239,59 @@ async def test_after_redis_lost_every_key_the_rooms_are_run_again_from_the_store
     assert loaded[1][1].epoch > taken_at
     await ann.close()
     await bob.close()
+
+
+async def test_a_bots_limits_hold_across_two_nodes(prefix: str) -> None:
+    limits = BotLimits(concurrent_games=2, connections_per_token=2, moves_per_minute=6,
+                       move_burst=2)
+    url, name = await create_database()
+    try:
+        async with AsyncExitStack() as stack:
+            one, two = [await stack.enter_async_context(running(
+                store=SqlStore(url), secret=SECRET, settings=Settings(bots=limits),
+                cluster=Cluster(REDIS_URL, prefix=prefix, settings=FAST))) for _ in range(2)]
+            token = (await Accounts(one.app.store.engine).create("Robo")).token  # type: ignore[attr-defined]
+            bots = [await Client.open(url_, None, hello=False) for url_ in (one.url, two.url)]
+            for bot in bots:
+                await bot.send(type="hello", version=1, token=token)
+                await bot.expect("welcome")
+            third = await Client.open(one.url, None, hello=False)
+            await third.send(type="hello", version=1, token=token)
+            refused = await third.expect("error")
+            assert (refused["code"], refused["detail"]["limit"]) == (
+                "limit_exceeded", "connections_per_token")
+            # Two games at a time: one run by each node, then a third is refused.
+            rooms = []
+            for bot in bots:  # (one player: each connection hears of both rooms)
+                await bot.send(type="create_room", game="connect4", seat=0,
+                               opponent={"kind": "friend"})
+                while (state := await bot.expect("room_state"))["room"]["id"] in rooms:
+                    pass
+                rooms.append(state["room"]["id"])
+            assert one.app.cluster.holds(rooms[0]) and two.app.cluster.holds(rooms[1])  # type: ignore[union-attr]
+            await bots[0].send(type="create_room", game="connect4", seat=0,
+                               opponent={"kind": "friend"})
+            refused = await bots[0].expect("error")
+            assert refused["detail"]["limit"] == "concurrent_games"
+            ann = await Client.open(two.url, "Ann")
+            for room in rooms:
+                await ann.send(type="join_room", room=room)
+                await ann.expect("room_state")
+            # Moves: a burst of two, one in each node's room, then a wait, on either node.
+            await _play(bots[0], rooms[0], 0, "4")
+            await _play(ann, rooms[0], 1, "4")
+            await _play(bots[0], rooms[1], 0, "4")
+            await bots[1].send(type="move", room=rooms[0], ply=2, move="5")
+            refused = await bots[1].expect("error")
+            assert refused["detail"]["limit"] == "moves_per_minute"
+            assert 0 < refused["detail"]["retry_after"] <= 10
+            # A connection closed on one node frees its place for the token everywhere.
+            await bots[1].close()
+            await asyncio.sleep(0.2)
+            again = await Client.open(two.url, None, hello=False)
+            await again.send(type="hello", version=1, token=token)
+            await again.expect("welcome")
+            for client in (bots[0], third, ann, again):
+                await client.close()
+    finally:
+        await drop_database(name)
