@@ -95,4 +95,6 @@ def test_discus_book_stats_says_how_many_entries_and_what_each_ply_holds(
     out = capsys.readouterr().out
     assert out.startswith(f"{len(book.load())} entries")
     plies = [int(line.split()[1].rstrip(":")) for line in out.splitlines()[1:]]
-    assert plies == list(range(max(FIRST_PLIES, SECOND_PLIES)))  # every ply up to the depth
+    first = range(0, FIRST_PLIES, 2)  # the first player moves at even plies
+    second = range(1, SECOND_PLIES, 2)
+    assert plies == sorted([*first, *second])  # every ply the book's sides move at
