@@ -4,11 +4,11 @@
 with the expert moving first and N with it moving second, against ``--opponent`` (a level, or
 the solver choosing at random among its best moves; each game seeded differently), in
 this process at the levels' own clocks. Prints the score per colour, how the expert's moves
-were found (the opening book, a proof within its clock, or the heuristic), its move times per
-phase, and, for its games as the first player, the first move after which the solver no longer
-proves a first-player win (there should be none: the first player wins with perfect play).
-The check solves each position after the expert's moves from ply 8 on (earlier ones are the
-book's); those solves are not in the move times.
+were found (the opening book, a proof within its clock, the heuristic, or forced: one legal
+move), its move times per phase, and, for its games as the first player, the first move
+after which the solver no longer proves a first-player win (there should be none: the first
+player wins with perfect play). The check solves each position after the expert's moves
+from ply 8 on (earlier ones are the book's); those solves are not in the move times.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ def _move(state: Connect4State, level: Level, seed: int) -> tuple[int, str, floa
     iterations = list(ai.search(state, level.limits())) if len(state.legal_moves()) > 1 else []
     seconds = time.perf_counter() - started
     if not how:
-        how = "proof" if iterations and iterations[-1].exact else "heuristic"
+        how = ("forced" if not iterations else
+               "proof" if iterations[-1].exact else "heuristic")
     return choose_move(state, level, seed, iterations[-1:]), how, seconds
 
 
@@ -98,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     for expert_first in sides:
         results: Counter[int] = Counter()
         found: Counter[str] = Counter()
-        times: dict[str, list[float]] = {"book": [], "proof": [], "heuristic": []}
+        times: dict[str, list[float]] = {"book": [], "proof": [], "heuristic": [], "forced": []}
         lost = []
         for game in range(args.games):
             result, moves, lost_at = play(expert, other, expert_first, 1000 + game,
