@@ -48,6 +48,14 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _book(args: argparse.Namespace) -> int:
+    from ai.connect4 import book_build
+
+    options = {"build": [] if args.processes is None else ["--processes", str(args.processes)],
+               "verify": ["--verify", str(args.sample)], "stats": ["--stats"]}
+    return book_build.main(options[args.action])
+
+
 def _worker(args: argparse.Namespace) -> int:
     import os
 
@@ -172,6 +180,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="with Redis and a database shared by several nodes: how long a "
                    "silent node keeps its rooms before others take them over (default 3)")
     p.set_defaults(func=_serve)
+
+    p = sub.add_parser("book", help="the Connect Four opening book: build, verify, stats")
+    p.add_argument("action", choices=("build", "verify", "stats"))
+    p.add_argument("game", nargs="?", default="connect4", choices=("connect4",))
+    p.add_argument("--sample", type=int, default=20, metavar="N",
+                   help="entries verify solves again (default 20)")
+    p.add_argument("--processes", type=int, default=None, metavar="N",
+                   help="processes build solves on (default: one a core)")
+    p.set_defaults(func=_book)
 
     p = sub.add_parser("worker", help="find AI moves for every server sharing a Redis")
     p.add_argument("--redis-url", default=None, help="default: $REDIS_URL (required)")

@@ -1,12 +1,16 @@
 """The Connect Four engine behind ``ai.search``: budgets, iterations and reports.
 
-Two modes, picked by ``Limits.exact``:
+Three modes, picked by the ``Limits``:
 
-- exact: Pons' solver (``solver.solve``) proves the score, then the best move and a principal
-  variation are found by null-window tests of the moves (cheap: the table holds the proof).
+- exact (``Limits.exact``): Pons' solver (``solver.solve``) proves the score, then the best
+  move and a principal variation are found by null-window tests of the moves (cheap: the
+  table holds the proof).
   ``Limits.depth`` is ignored. With a budget (time or nodes), a short heuristic search runs
   first (``BACKUP_DEPTH`` plies, ``BACKUP_SHARE`` of the budget); if the budget ends the
   proof, that search's answer comes back (``exact=False``), so a move always comes back.
+- bounded by time alone (no depth) and after the single best move, as the expert level is:
+  the opening book's proven move (``book``) where it holds the position, else a proof within
+  ``SOLVE_SHARE`` of the soft time, else the deepening below in the time left.
 - otherwise: iterative deepening of the depth-limited search (``alphabeta.search``) with
   aspiration windows; the first iteration always finishes, later ones stop at the hard
   deadline or node budget and no new one starts after the soft time. A proven result (a win
@@ -29,7 +33,7 @@ import numpy as np
 
 from ai import tt
 from ai.clock import StopFlag
-from ai.connect4 import alphabeta, solver
+from ai.connect4 import alphabeta, book, solver
 from ai.connect4.evaluation import WIN, evaluate
 from ai.limits import Iteration, Limits
 from games.base import State
@@ -46,6 +50,8 @@ BACKUP_DEPTH = 10
 """Deepest heuristic search run before a budgeted proof, as the move if the proof runs out."""
 BACKUP_SHARE = 0.1
 """Share of a budgeted proof's time and nodes that the backup search may use."""
+SOLVE_SHARE = 0.5
+"""Share of a time-bounded search's soft time spent trying to prove the position first."""
 _WARM_UP = "2252576253462244111563365343671351441"
 
 _U = np.uint64
@@ -78,7 +84,40 @@ def search(state: State, limits: Limits) -> Iterator[Iteration]:
         raise TypeError(f"not a Connect Four state: {state!r}")
     if state.is_over():
         raise ValueError("the game is over: there is nothing to search")
-    return _exact(state, limits) if limits.exact else _deepening(state, limits)
+    if limits.exact:
+        return _exact(state, limits)
+    if limits.depth is None and limits.multipv == 1 and limits.soft_time is not None:
+        return _book_solve_or_deepen(state, limits)
+    return _deepening(state, limits)
+
+
+def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iteration]:
+    """A search bounded by time alone and after the single best move: the book's proven
+    move if it holds the position, else a proof within ``SOLVE_SHARE`` of the soft time,
+    else iterative deepening in the time left. Its move then no longer depends on how deep
+    the clock let the heuristic look wherever the book or the solver reach."""
+    hit = book.lookup(state)
+    if hit is not None:
+        move, score = hit
+        yield Iteration(depth=kernels.CELLS - state.ply, score=score, move=move, pv=(move,),
+                        nodes=0, seconds=0.0, exact=True, root_scores=((move, score),))
+        return
+    started = time.perf_counter()
+    assert limits.soft_time is not None
+    proof = list(_exact(state, Limits(
+        hard_time=limits.soft_time * SOLVE_SHARE,
+        nodes=None if limits.nodes is None else int(limits.nodes * SOLVE_SHARE),
+        exact=True,
+    )))[-1]
+    if proof.exact:
+        yield proof
+        return
+    spent = time.perf_counter() - started
+    yield from _deepening(state, Limits(
+        soft_time=max(1e-9, limits.soft_time - spent),
+        hard_time=None if limits.hard_time is None else max(1e-3, limits.hard_time - spent),
+        nodes=None if limits.nodes is None else max(1, limits.nodes - proof.nodes),
+    ))
 
 
 def _never() -> np.ndarray:

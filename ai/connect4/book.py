@@ -1,0 +1,82 @@
+"""The Connect Four opening book: proven best moves where a search cannot prove them in time.
+
+Early positions take the solver minutes (the empty board) to seconds (ply 8); a level bounded
+by time alone would play them from its heuristic, whose choice then depends on the clock. The
+book holds, for each position the builder visited (``ai.connect4.book_build``), a best move
+and its exact score in Pons' units, so such a level plays a proven move at once.
+
+Entries are keyed by the position under its mirror image (the board read right to left), so
+one entry serves both; the move is mirrored back on the way out. The file is text, one entry
+a line: the canonical key in hex, the best column (1-7, in the canonical orientation) and the
+score (from the side to move). Ties between best moves were broken by the builder towards
+the centre, so the book is reproducible.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from games.connect4 import kernels
+from games.connect4.rules import Connect4State
+
+BOOK_FILE = Path(__file__).with_name("book.txt")
+PLIES = (8, 7)
+"""How far the shipped book reaches (``book_build --first-plies --second-plies``): positions
+the first player faces before ply 8 and the second player before ply 7. From there the
+solver proves a move within the expert level's clock."""
+_COLUMN = (1 << (kernels.HEIGHT + 1)) - 1
+"""One column's bits in Pons' layout (``HEIGHT + 1`` bits a column, the top one a sentinel)."""
+
+
+def mirror(bits: int) -> int:
+    """The bitboard read right to left: column c goes to column WIDTH - 1 - c."""
+    stride = kernels.HEIGHT + 1
+    out = 0
+    for col in range(kernels.WIDTH):
+        out |= ((bits >> (stride * col)) & _COLUMN) << (stride * (kernels.WIDTH - 1 - col))
+    return out
+
+
+def canonical(state: Connect4State) -> tuple[int, bool]:
+    """(the key of ``state`` or of its mirror image, whichever is smaller; whether mirrored).
+
+    The key is Pons' ``current + mask``: unique per position, as the solver's table uses."""
+    key = state.current + state.mask
+    mirrored = mirror(state.current) + mirror(state.mask)
+    return (mirrored, True) if mirrored < key else (key, False)
+
+
+def format_entry(key: int, column: int, score: int) -> str:
+    return f"{key:x} {column + 1} {score:+d}"
+
+
+def parse_entry(line: str) -> tuple[int, int, int]:
+    """(key, column 0-6, score) of one line of the book file."""
+    key, column, score = line.split()
+    return int(key, 16), int(column) - 1, int(score)
+
+
+@functools.lru_cache(maxsize=1)
+def load(path: Path = BOOK_FILE) -> dict[int, tuple[int, int]]:
+    """Canonical key -> (column in the canonical orientation, exact score); empty without a
+    file (a build in progress, or a checkout without the book)."""
+    if not path.exists():
+        return {}
+    entries = {}
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("#"):
+            key, column, score = parse_entry(line)
+            entries[key] = (column, score)
+    return entries
+
+
+def lookup(state: Connect4State, path: Path = BOOK_FILE) -> tuple[int, int] | None:
+    """(best column, exact score from the side to move) of ``state``, or None if the book does
+    not hold it."""
+    key, mirrored = canonical(state)
+    entry = load(path).get(key)
+    if entry is None:
+        return None
+    column, score = entry
+    return (kernels.WIDTH - 1 - column if mirrored else column), score

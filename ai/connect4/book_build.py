@@ -1,0 +1,225 @@
+"""Build the Connect Four opening book (``ai.connect4.book``) with the exact solver.
+
+``python -m ai.connect4.book_build [--first-plies F] [--second-plies S] [--processes N]
+[--out FILE]`` (defaults: ``book.PLIES``, one process a core) visits every position the
+book's side can face early in a game: as the first player, positions at even plies below
+``--first-plies`` reached by the book's own moves and any reply; as the second player, odd
+plies below ``--second-plies``, likewise. Each is solved (``Limits(exact=True)``) and its best
+move and score written as a line at once, so a build that is stopped resumes where it was
+(entries already in the file are not solved again).
+
+Positions are solved ply by ply from the start, each ply's in parallel on worker processes
+(the AI's own engine in each); a worker keeps its solver's table between positions, so the
+proofs of earlier plies speed up the later ones. A progress bar says how far the ply is and
+the time it has left (from the mean time per position so far).
+
+``--verify N`` instead solves N entries of the file again, chosen at random, and fails if any
+differs; ``--stats`` says what it holds. ``discus book build|verify|stats`` runs the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import TextIO
+
+import ai
+from ai.connect4 import book
+from ai.connect4.engine import clear
+from ai.limits import Limits
+from games.connect4 import GAME
+from games.connect4.rules import Connect4State
+
+Solved = dict[int, tuple[int, int]]
+"""Canonical key -> (best column in the canonical orientation, exact score)."""
+
+
+def _solve(state: Connect4State) -> tuple[int, int]:
+    """(best column, exact score) of ``state``; ties go to the column nearest the centre."""
+    found = ai.best(state, Limits(exact=True))
+    assert found.exact
+    return found.move, found.score
+
+
+def _solve_moves(moves: str) -> tuple[str, int, int, float]:
+    """A worker's task: (moves, best column, score, seconds) of the position after ``moves``."""
+    started = time.perf_counter()
+    column, score = _solve(GAME.parse_moves(moves))
+    return moves, column, score, time.perf_counter() - started
+
+
+def _layers(first_plies: int, second_plies: int,
+            solved: Solved) -> Iterator[tuple[int, list[Connect4State]]]:
+    """(side, positions) of each ply the book holds, from the start outwards; one of each pair
+    of mirror images. ``solved`` must hold the book side's positions of a ply (the caller
+    solves them) before the next ply is asked for: the book's move picks what follows."""
+    for side, plies in ((0, first_plies), (1, second_plies)):
+        layer = [GAME.initial()]
+        for _ in range(plies):
+            seen: set[int] = set()
+            unique = []
+            for state in layer:
+                key, _ = book.canonical(state)
+                if key not in seen and not state.is_over():
+                    seen.add(key)
+                    unique.append(state)
+            if unique and unique[0].to_move == side:
+                yield side, unique
+                layer = [s.play(_from(solved, s)[0]) for s in unique]
+            else:
+                layer = [s.play(m) for s in unique for m in s.legal_moves()]
+
+
+def positions(first_plies: int, second_plies: int, solved: Solved) -> Iterator[Connect4State]:
+    """Every position the book should hold, ply by ply from the start (``solved`` gives the
+    book's move where the book's side is to move)."""
+    for _, layer in _layers(first_plies, second_plies, solved):
+        yield from layer
+
+
+def _from(solved: Solved, state: Connect4State) -> tuple[int, int]:
+    key, mirrored = book.canonical(state)
+    column, score = solved[key]
+    return (6 - column if mirrored else column), score
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m{secs:02d}s"
+
+
+class Progress:
+    """One ply's progress: a bar redrawn in place on a terminal, a line per position
+    elsewhere (a log keeps every solve's time)."""
+
+    def __init__(self, out: TextIO, label: str, total: int, processes: int) -> None:
+        self.out, self.label, self.total, self.processes = out, label, total, processes
+        self.done = 0
+        self.spent = 0.0
+        self.started = time.perf_counter()
+        self.tty = out.isatty()
+
+    def left(self) -> float:
+        """Seconds the ply has left: the mean solve so far for each position not done,
+        spread over the processes."""
+        if not self.done:
+            return float("nan")
+        return self.spent / self.done * (self.total - self.done) / self.processes
+
+    def step(self, moves: str, column: int, score: int, seconds: float) -> None:
+        self.done += 1
+        self.spent += seconds
+        filled = round(24 * self.done / self.total)
+        line = (f"{self.label} [{'#' * filled}{'.' * (24 - filled)}] {self.done}/{self.total}"
+                f"  {_clock(time.perf_counter() - self.started)} spent,"
+                f" ~{_clock(self.left())} left")
+        if self.tty:
+            self.out.write("\r" + line + ("\n" if self.done == self.total else ""))
+        else:
+            self.out.write(f"{line}  | {moves or '-'} -> {column + 1} {score:+d}"
+                           f" in {seconds:.2f}s\n")
+        self.out.flush()
+
+
+def build(out: Path, first_plies: int, second_plies: int, processes: int | None = None,
+          report: TextIO = sys.stdout) -> int:
+    """Solve what ``out`` does not hold yet; returns the number of entries written."""
+    solved: Solved = dict(book.load.__wrapped__(out)) if out.exists() else {}
+    processes = processes or os.cpu_count() or 1
+    written = 0
+    with out.open("a") as file, ProcessPoolExecutor(
+        processes, initializer=_warm_worker
+    ) as pool:
+        for side, layer in _layers(first_plies, second_plies, solved):
+            todo = [s for s in layer if book.canonical(s)[0] not in solved]
+            if not todo:
+                continue
+            label = f"{'first' if side == 0 else 'second'} player, ply {todo[0].ply:2d}"
+            progress = Progress(report, label, len(todo), min(processes, len(todo)))
+            futures = [pool.submit(_solve_moves, GAME.format_moves(s.moves)) for s in todo]
+            for future in as_completed(futures):
+                moves, column, score, seconds = future.result()
+                key, mirrored = book.canonical(GAME.parse_moves(moves))
+                canonical_column = 6 - column if mirrored else column
+                solved[key] = (canonical_column, score)
+                file.write(book.format_entry(key, canonical_column, score) + "\n")
+                file.flush()
+                written += 1
+                progress.step(moves, column, score, seconds)
+    return written
+
+
+def _warm_worker() -> None:
+    ai.warm_up("connect4")
+
+
+def verify(path: Path, count: int, first_plies: int, second_plies: int,
+           seed: int = 1) -> int:
+    """Solve ``count`` random entries again, each from empty tables, and check that the
+    book's move keeps the proven score; returns the number that differ."""
+    entries = book.load.__wrapped__(path)
+    held = [s for s in positions(first_plies, second_plies, entries)
+            if book.canonical(s)[0] in entries]
+    wrong = 0
+    for state in random.Random(seed).sample(held, min(count, len(held))):
+        column, score = book.lookup(state, path) or (-1, 0)
+        clear()
+        _, solved = _solve(state)
+        child = state.play(column)
+        kept = score if child.is_over() else -ai.best(child, Limits(exact=True)).score
+        if solved != score or kept != score:
+            wrong += 1
+            print(f"differs: {GAME.format_moves(state.moves) or '-'} book {column + 1} "
+                  f"{score:+d}, solver {solved:+d}, book move {kept:+d}", flush=True)
+    return wrong
+
+
+def stats(path: Path, first_plies: int, second_plies: int) -> list[str]:
+    """Lines saying how big the book is and what it holds, ply by ply."""
+    entries = book.load.__wrapped__(path)
+    by_ply: dict[int, list[int]] = {}
+    for state in positions(first_plies, second_plies, entries):
+        if book.canonical(state)[0] in entries:
+            by_ply.setdefault(state.ply, []).append(entries[book.canonical(state)[0]][1])
+    lines = [f"{len(entries)} entries, {path.stat().st_size} bytes; first player before ply "
+             f"{first_plies}, second player before ply {second_plies}"]
+    for ply, scores in sorted(by_ply.items()):
+        wins = sum(s > 0 for s in scores)
+        lines.append(f"ply {ply:2d}: {len(scores):5d} positions ({wins} won, "
+                     f"{scores.count(0)} drawn, {len(scores) - wins - scores.count(0)} lost "
+                     "for the side to move)")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ai.connect4.book_build",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--first-plies", type=int, default=book.PLIES[0])
+    parser.add_argument("--second-plies", type=int, default=book.PLIES[1])
+    parser.add_argument("--out", type=Path, default=book.BOOK_FILE)
+    parser.add_argument("--processes", type=int, default=None,
+                        help="worker processes solving at once (default: one a core)")
+    parser.add_argument("--verify", type=int, default=None, metavar="N")
+    parser.add_argument("--stats", action="store_true", help="say what the book holds")
+    args = parser.parse_args(argv)
+    if args.stats:
+        print("\n".join(stats(args.out, args.first_plies, args.second_plies)))
+        return 0
+    if args.verify is not None:
+        ai.warm_up("connect4")
+        wrong = verify(args.out, args.verify, args.first_plies, args.second_plies)
+        print(f"{args.verify} entries solved again: {wrong} differ")
+        return 1 if wrong else 0
+    written = build(args.out, args.first_plies, args.second_plies, args.processes)
+    print(f"{written} entries written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
