@@ -16,6 +16,11 @@ a person), and prints:
   relays), its event-loop lag p99 (a timer every 50 ms, how late it fires) and its GC
   pauses, both over the measured play only.
 
+``--nodes N`` (PostgreSQL and Redis at ``$REDIS_URL`` or the local default) runs the same
+load twice through HAProxy (``deploy/haproxy.cfg``): on one cluster node, then on N nodes
+(``server.cluster``; ``--workers`` split between them), and prints both with the ratios and
+the CPU per client move per node (``bench.load_nodes``).
+
 Bounded: at most ``--clients`` connections, ``--seconds`` of play plus the time to connect
 (``--connect-timeout``). Target from the issue: 5,000 connections, p99 under 50 ms.
 """
@@ -81,8 +86,10 @@ def rss_bytes(pid: int) -> int:
 # --- the server child ---------------------------------------------------------------------------
 
 
-async def _serve(port: int, workers: int, database_url: str | None, census: bool) -> None:
+async def _serve(port: int, workers: int, database_url: str | None, census: bool,
+                 redis_url: str | None = None) -> None:
     from server.app import Settings, running, tune_gc
+    from server.cluster import Cluster
     from server.storage import SqlStore
     from server.workers import AiPool
 
@@ -132,8 +139,9 @@ async def _serve(port: int, workers: int, database_url: str | None, census: bool
     await pool.start(wait_ready=True, timeout=600)
     settings = Settings(messages_per_second=50.0, burst=100)
     store = SqlStore(database_url) if database_url else None
+    cluster = None if redis_url is None else Cluster(redis_url)
     async with running("127.0.0.1", port, store=store, pool=pool, settings=settings,
-                       backlog=4096, ping_interval=None) as server:
+                       cluster=cluster, backlog=4096, ping_interval=None) as server:
         tune_gc()
         if census:
             gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector would free stays in gc.garbage
@@ -151,6 +159,9 @@ async def _serve(port: int, workers: int, database_url: str | None, census: bool
         stats = pool.snapshot()
         print(f"POOL jobs={stats.jobs} fallbacks={stats.fallbacks} restarts={stats.restarts}",
               flush=True)
+        if cluster is not None:
+            print(f"CLUSTER rooms={len(cluster.owned)} takeovers={cluster.takeovers}",
+                  flush=True)
         print(f"GC collections={len(pauses)} longest_ms={max(pauses, default=0) * 1000:.1f} "
               f"total_ms={sum(pauses) * 1000:.0f} longest_cpu_ms={max(cpu, default=0) * 1000:.1f} "
               "longest_ms_by_generation="
@@ -217,7 +228,7 @@ async def _expect(ws: Any, kind: str, **fields: Any) -> dict[str, Any]:
 
 
 async def _drive(url: str, clients: int, seconds: float, think: float,
-                 connect_timeout: float, server_pid: int) -> dict[str, Any]:
+                 connect_timeout: float, server_pids: Sequence[int]) -> dict[str, Any]:
     # The clients are the measuring instrument: keep their own GC pauses out of the figures.
     gc.collect()
     gc.freeze()
@@ -226,7 +237,7 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
     stop_at = [time.monotonic() + connect_timeout + seconds]
     gate = asyncio.Semaphore(200)
     ready = asyncio.Event()
-    idle_rss = rss_bytes(server_pid)
+    idle_rss = sum(rss_bytes(pid) for pid in server_pids)
     started = time.monotonic()
     tasks = [asyncio.create_task(_player(i, url, stats, stop_at, think, gate, ready))
              for i in range(clients)]
@@ -235,18 +246,22 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
             break
         await asyncio.sleep(0.05)
     connect_seconds = time.monotonic() - started
-    connected_rss = rss_bytes(server_pid)
+    connected_rss = sum(rss_bytes(pid) for pid in server_pids)
     connected = stats.connected
-    os.kill(server_pid, signal.SIGUSR1)
-    cpu_start = cpu_seconds(server_pid)
+    for pid in server_pids:
+        os.kill(pid, signal.SIGUSR1)
+    cpu_start = [cpu_seconds(pid) for pid in server_pids]
     stats.measuring = True
     measure_start = time.monotonic()
     stop_at[0] = measure_start + seconds
     ready.set()
     done = await asyncio.gather(*tasks, return_exceptions=True)
     measured = time.monotonic() - measure_start
-    server_cpu = cpu_seconds(server_pid) - cpu_start
-    os.kill(server_pid, signal.SIGUSR2)
+    node_cpu = [cpu_seconds(pid) - start for pid, start in zip(server_pids, cpu_start,
+                                                                strict=True)]
+    server_cpu = sum(node_cpu)
+    for pid in server_pids:
+        os.kill(pid, signal.SIGUSR2)
     held = 0
     for result in done:
         if isinstance(result, BaseException):
@@ -276,6 +291,8 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
         "server_rss_connected_mb": round(connected_rss / 2**20, 1),
         "server_cpu_seconds": round(server_cpu, 2),
         "server_cpu_ms_per_client_move": round(server_cpu * 1000 / max(1, stats.human_moves), 3),
+        "node_cpu_ms_per_client_move": [round(c * 1000 / max(1, stats.human_moves), 3)
+                                        for c in node_cpu],
         "server_kb_per_connection": round((connected_rss - idle_rss) / max(1, connected) / 1024,
                                           1),
         "errors": len(stats.errors),
@@ -302,7 +319,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--gc-census", action="store_true",
                         help="keep what the server's cyclic collector frees and print its most "
                         "common types (what makes the cyclic garbage behind GC pauses)")
+    parser.add_argument("--nodes", type=int, default=None, metavar="N",
+                        help="compare one cluster node with N behind HAProxy (PostgreSQL, "
+                        "Redis)")
     parser.add_argument("--database-url", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--redis-url", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -311,11 +332,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from server.app import run_loop
 
         run_loop(_serve(args.port, args.workers or os.cpu_count() or 1, args.database_url,
-                        args.gc_census), args.loop)
+                        args.gc_census, args.redis_url), args.loop)
         return 0
     if limit < args.clients + 64:
         print(f"open-file limit {limit} is too low for {args.clients} clients")
         return 2
+    if args.nodes:
+        from bench.load_nodes import compare
+
+        return compare(args, _run)
     with tempfile.TemporaryDirectory() as scratch:
         url, drop = _scratch_database(args.store, scratch)
         try:
@@ -336,43 +361,67 @@ def _scratch_database(kind: str, folder: str) -> tuple[str | None, Any]:
     return None, None
 
 
-def _run(args: argparse.Namespace, database_url: str | None) -> int:
-    child = subprocess.Popen(
-        [sys.executable, "-m", "bench.load", "--serve", "--clients", str(args.clients)]
-        + (["--workers", str(args.workers)] if args.workers else [])
+def _run(args: argparse.Namespace, database_url: str | None, nodes: int = 0,
+         redis_url: str | None = None, front: Any = None) -> int:
+    """One load run. With ``nodes``, that many cluster nodes on ``redis_url`` behind the
+    load balancer ``front`` starts (given the nodes' ports, it returns its own port and a
+    way to stop it); else one server, reached directly. Prints the report; returns it in
+    ``args.report``."""
+    count = max(1, nodes)
+    workers = max(1, (args.workers or os.cpu_count() or 1) // count)
+    children = [subprocess.Popen(
+        [sys.executable, "-m", "bench.load", "--serve", "--clients", str(args.clients),
+         "--workers", str(workers)]
         + (["--loop", args.loop] if args.loop else [])
         + (["--gc-census"] if args.gc_census else [])
-        + (["--database-url", database_url] if database_url else []),
+        + (["--database-url", database_url] if database_url else [])
+        + (["--redis-url", redis_url] if nodes else []),
         stdout=subprocess.PIPE, text=True,
-    )
+    ) for _ in range(count)]
+    stop_front = None
     try:
-        assert child.stdout is not None
-        line = child.stdout.readline()
-        if not line.startswith("READY"):
-            print(f"server did not start: {line!r}")
-            return 1
-        port = int(line.split()[1])
-        print(f"server pid {child.pid} on port {port}; {args.clients} clients, "
-              f"{args.seconds:g}s of play, think {args.think:g}s, store {args.store}, "
-              f"loop {args.loop or 'default'}",
-              flush=True)
+        ports = []
+        for child in children:
+            assert child.stdout is not None
+            line = child.stdout.readline()
+            if not line.startswith("READY"):
+                print(f"server did not start: {line!r}")
+                return 1
+            ports.append(int(line.split()[1]))
+        port = ports[0]
+        if front is not None:
+            port, stop_front = front(ports)
+        print(f"server pids {[c.pid for c in children]} on ports {ports}"
+              + (f" behind port {port}" if front is not None else "")
+              + f"; {args.clients} clients, {args.seconds:g}s of play, think {args.think:g}s, "
+              f"store {args.store}, loop {args.loop or 'default'}", flush=True)
         report = asyncio.run(_drive(f"ws://127.0.0.1:{port}/ws", args.clients, args.seconds,
-                                    args.think, args.connect_timeout, child.pid))
+                                    args.think, args.connect_timeout,
+                                    [c.pid for c in children]))
     finally:
-        child.send_signal(signal.SIGTERM)
-        try:
-            out, _ = child.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            out, _ = child.communicate()
-    for line in out.splitlines():
-        if line.startswith(("POOL", "GC", "LAG", "CENSUS")):
-            report[line.split()[0].lower()] = line.split(" ", 1)[1]
+        outs = []
+        for child in children:
+            child.send_signal(signal.SIGTERM)
+        for child in children:
+            try:
+                out, _ = child.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                out, _ = child.communicate()
+            outs.append(out)
+        if stop_front is not None:
+            stop_front()
+    for index, out in enumerate(outs):
+        for line in out.splitlines():
+            if line.startswith(("POOL", "GC", "LAG", "CENSUS", "CLUSTER")):
+                name = line.split()[0].lower() + (f"_{index + 1}" if count > 1 else "")
+                report[name] = line.split(" ", 1)[1]
     width = max(len(k) for k in report)
     for key, value in report.items():
         print(f"{key:<{width}}  {value}")
     target = report["held_to_end"] >= args.clients and report["ack_p99_ms"] < 50
     print(f"target (all {args.clients} held, p99 < 50 ms): {'met' if target else 'NOT met'}")
+    args.report = report
     return 0
 
 

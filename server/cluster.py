@@ -51,6 +51,9 @@ log = logging.getLogger("discus.cluster")
 FIELD = "m"
 """The one field of an inbox entry; its value is the JSON message."""
 
+REDIS_CONNECTIONS = 64
+"""Connections a node opens to Redis at most (its commands, leases, inbox and events)."""
+
 INBOX_MAXLEN = 10_000
 INBOX_TTL_SECONDS = 3600
 """A node's inbox outlives the node by an hour at most."""
@@ -150,8 +153,12 @@ class Cluster:
 
     async def open(self, app: Node) -> None:
         self._app = app
-        self._client = aioredis.Redis.from_url(self.redis_url, socket_connect_timeout=2.0,
-                                               decode_responses=True)
+        # A blocking pool: a burst of commands (thousands of players moving) waits for one
+        # of its connections instead of failing (redis-py's plain pool raises past 100).
+        pool = aioredis.BlockingConnectionPool.from_url(
+            self.redis_url, max_connections=REDIS_CONNECTIONS, timeout=10,
+            socket_connect_timeout=2.0, decode_responses=True)
+        self._client = aioredis.Redis(connection_pool=pool)
         for name, source in (("acquire", _ACQUIRE), ("renew", _RENEW), ("release", _RELEASE),
                              ("catch_up", _CATCH_UP)):
             self._scripts[name] = self._client.register_script(source)
@@ -182,7 +189,7 @@ class Cluster:
         self.owned.clear()
         with contextlib.suppress(RedisError, OSError):
             await self._pubsub.aclose()
-        await self._client.aclose()
+        await self._client.aclose(close_connection_pool=True)
 
     async def _beat(self) -> None:
         await self._client.set(keys.cluster_node(self.prefix, self.node), str(time.time()),
