@@ -276,6 +276,8 @@ class DiscusServer:
         """Whether this node is saturated and sheds new connections (``server.overload``)."""
         self.cluster: Cluster | None = None
         """This node's part in a cluster of nodes (``server.cluster``), or None alone."""
+        self._published: dict[str, tuple[Any, ...]] = {}
+        """What this node last wrote to the cluster's registry for each of its rooms."""
         self.cache: Any = None
         """The server's ``PositionCache`` (``running(cache=...)``); ``stats`` reads the
         counters every process on the same Redis shares from it."""
@@ -474,13 +476,18 @@ class DiscusServer:
         spectators, whether it is open; or out of it if it closed."""
         assert self.cluster is not None
         if room.id not in self.lobby.rooms:
+            self._published.pop(room.id, None)
             await self.cluster.forget(room.id)
             return
-        people = [s.player.id for s in room.seats if s.player is not None]
+        people = tuple(s.player.id for s in room.seats if s.player is not None)
         summary = (json.dumps([room.created_at, room.summary().model_dump(mode="json")])
                    if room.opponent == "open" and room.status == "waiting" else None)
+        entry = (room.game_id, people, tuple(sorted(room.spectators)), summary)
+        if self._published.get(room.id) == entry:
+            return  # a move changes none of it: no Redis round trip on the move's path
         await self.cluster.register(room.id, room.game_id, [*people, *room.spectators],
                                     room.spectators, summary)
+        self._published[room.id] = entry
 
     def _start_ai(self, room: Room, turn: AiTurn) -> None:
         task = asyncio.create_task(self._ai_move(room, turn))
@@ -690,15 +697,16 @@ class DiscusServer:
         room_id = code.upper()
         owner = await self.cluster.owner(room_id)
         if owner is None or owner == self.cluster.node:
-            await self.cluster.scan()  # a room whose owner died: take it over now
-            return False  # here, or ``unknown_room`` if it is nowhere
+            # A room whose owner died: take it over now; else ``unknown_room`` here.
+            await self.cluster.take_if_ownerless(room_id)
+            return False
         try:
             error = await self.cluster.forward(owner, room_id,
                                                (player.id, player.name, player.bot),
                                                p.encode(message))
         except OwnerGone:
-            await self.cluster.scan()  # its owner died: run it here (or where it went)
-            return await self._forwarded(client, player, message)
+            await self.cluster.take_if_ownerless(room_id)  # its owner died: run it here
+            return await self._forwarded(client, player, message)  # (or where it went)
         except TimeoutError:
             raise errors.InternalError(f"the server running room {room_id} did not answer; "
                                        "send that again") from None
@@ -778,6 +786,7 @@ class DiscusServer:
         move under way, if any, is dropped when it comes back); the game it was running."""
         if self.cluster is not None:
             self.cluster.owned.pop(room_id, None)
+        self._published.pop(room_id, None)
         room = self.lobby.rooms.get(room_id)
         self.lobby.close(room_id)
         return None if room is None else room.game_id

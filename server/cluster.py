@@ -144,7 +144,8 @@ class Cluster:
         self._tasks: list[asyncio.Task[None]] = []
         self._waiting: dict[str, asyncio.Future[str | None]] = {}
         self._pubsub: Any = None
-        self._outbox: asyncio.Queue[str] = asyncio.Queue()
+        self._outbox: asyncio.Queue[str | None] = asyncio.Queue()
+        self._closing = False
         self._scripts: dict[str, Any] = {}
         self.takeovers = 0
         """Rooms this node took over from another (for tests and the admin view)."""
@@ -176,9 +177,16 @@ class Cluster:
     async def close(self) -> None:
         """Stop, and release every lease this node holds so other nodes take its rooms over
         at their next look instead of after the lease runs out."""
-        for task in self._tasks:
+        # redis-py was seen to swallow a cancellation arriving inside a pipeline, so the
+        # loops also stop on a flag (and the publisher on a sentinel), and are waited for
+        # a bounded time only.
+        self._closing = True
+        self._outbox.put_nowait(None)
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if tasks:
+            await asyncio.wait(tasks, timeout=2.0)
         if self._client is None:
             return
         with contextlib.suppress(RedisError, OSError):
@@ -235,7 +243,7 @@ class Cluster:
 
     async def _keep(self) -> None:
         """Renew this node's leases, and take over rooms whose owner is gone."""
-        while True:
+        while not self._closing:
             try:
                 await self._renew()
                 await self.scan()
@@ -280,31 +288,42 @@ class Cluster:
             held = await pipe.execute()
         taken = 0
         for room_id, exists in zip(candidates, held, strict=True):
-            if exists:
-                continue
-            epoch = await self.claim(room_id)
-            if epoch is None:
-                continue
-            entry = json.loads(rooms[room_id])
-            try:
-                alive = await self._app.take_over(room_id, entry["game"], epoch,
-                                                  entry.get("watchers", []))
-            except Fenced as exc:  # Redis lost the epoch counter: it was raised, try again
-                log.warning("taking room %s over at epoch %d was refused (%s)", room_id, epoch,
-                            exc)
-                await self.release(room_id)
-                continue
-            except Exception:
-                log.exception("taking room %s over failed", room_id)
-                await self.release(room_id)
-                continue
-            if alive:
+            if not exists and await self._take(room_id, rooms[room_id]):
                 taken += 1
-                self.takeovers += 1
-                log.info("took room %s over at epoch %d", room_id, epoch)
-            else:
-                await self.forget(room_id)
         return taken
+
+    async def take_if_ownerless(self, room_id: str) -> bool:
+        """Take this one room over if it is registered and no node holds it (a command for
+        it arrived before the next look for ownerless rooms)."""
+        entry = await self._client.hget(keys.cluster_rooms(self.prefix), room_id)
+        if entry is None or room_id in self.owned:
+            return room_id in self.owned
+        return await self._take(room_id, entry)
+
+    async def _take(self, room_id: str, entry: str) -> bool:
+        assert self._app is not None
+        epoch = await self.claim(room_id)
+        if epoch is None:
+            return False
+        registered = json.loads(entry)
+        try:
+            alive = await self._app.take_over(room_id, registered["game"], epoch,
+                                              registered.get("watchers", []))
+        except Fenced as exc:  # Redis lost the epoch counter: it was raised, try again
+            log.warning("taking room %s over at epoch %d was refused (%s)", room_id, epoch,
+                        exc)
+            await self.release(room_id)
+            return False
+        except Exception:
+            log.exception("taking room %s over failed", room_id)
+            await self.release(room_id)
+            return False
+        if not alive:
+            await self.forget(room_id)
+            return False
+        self.takeovers += 1
+        log.info("took room %s over at epoch %d", room_id, epoch)
+        return True
 
     # --- the room registry ---------------------------------------------------------------
 
@@ -418,7 +437,7 @@ class Cluster:
     async def _read_inbox(self) -> None:
         inbox = keys.cluster_inbox(self.prefix, self.node)
         last = "$"
-        while True:
+        while not self._closing:
             try:
                 batches = await self._client.xread({inbox: last}, count=256, block=1000)
             except (RedisError, OSError):
@@ -468,10 +487,12 @@ class Cluster:
         """One task publishes, each batch in one pipeline on one connection: events reach
         the channel in the order the rooms made them."""
         channel = keys.cluster_events(self.prefix)
-        while True:
+        while not self._closing:
             batch = [await self._outbox.get()]
             while not self._outbox.empty():
                 batch.append(self._outbox.get_nowait())
+            if None in batch:
+                return
             try:
                 async with self._client.pipeline(transaction=False) as pipe:
                     for payload in batch:
@@ -482,7 +503,7 @@ class Cluster:
 
     async def _read_events(self) -> None:
         assert self._app is not None
-        while True:
+        while not self._closing:
             try:
                 message = await self._pubsub.get_message(timeout=1.0)
             except (RedisError, OSError):

@@ -161,25 +161,42 @@ def write_game(conn: Connection, game: GameRecord) -> None:
 
 def hold_epoch(conn: Connection, game_id: str, epoch: int) -> None:
     """Raise the game's epoch to ``epoch`` (nothing for 0, or for a game not stored yet), or
-    raise ``Fenced`` if it holds a newer one. The UPDATE locks the game's row until the
-    transaction ends, so a takeover's fence and a former owner's write are ordered: the
-    write is either committed before the fence (and the new owner reads it) or refused."""
-    if not epoch:
+    raise ``Fenced`` if it holds a newer one (see ``hold_epochs``)."""
+    hold_epochs(conn, {game_id: epoch})
+
+
+def hold_epochs(conn: Connection, epochs: dict[str, int]) -> None:
+    """``hold_epoch`` for several games in one query, as a batch of moves needs.
+
+    The games' rows are read ``FOR UPDATE`` (on PostgreSQL), so they stay locked until the
+    transaction ends: a takeover's fence and a former owner's write are ordered, and the
+    write is either committed before the fence (the new owner reads it) or refused."""
+    wanted = {game_id: epoch for game_id, epoch in epochs.items() if epoch}
+    if not wanted:
         return
-    raised = conn.execute(
-        update(games).where(games.c.id == game_id, games.c.epoch <= epoch).values(epoch=epoch))
-    if raised.rowcount == 0:
-        held = conn.execute(select(games.c.epoch).where(games.c.id == game_id)).scalar()
-        if held is not None:
-            raise Fenced(f"game {game_id} is held at epoch {held}, not {epoch}")
+    rows = conn.execute(select(games.c.id, games.c.epoch)
+                        .where(games.c.id.in_(list(wanted))).with_for_update()).all()
+    held = {row.id: row.epoch for row in rows}
+    stale = sorted(g for g, e in wanted.items() if g in held and held[g] > e)
+    if stale:
+        raise Fenced(f"game {stale[0]} is held at epoch {held[stale[0]]}, "
+                     f"not {wanted[stale[0]]}")
+    for game_id, epoch in wanted.items():
+        if game_id in held and held[game_id] < epoch:
+            conn.execute(update(games).where(games.c.id == game_id).values(epoch=epoch))
 
 
 def write_moves(conn: Connection, batch: Sequence[MoveRecord]) -> None:
     """Several moves in one INSERT, on a sync connection (see ``write_player``); fails as a
     whole if any ply is already taken (the (game_id, ply) primary key), or with ``Fenced``
     if a move's epoch is older than its game's."""
-    for game_id, epoch in {(m.game_id, m.epoch) for m in batch if m.epoch}:
-        hold_epoch(conn, game_id, epoch)
+    epochs: dict[str, int] = {}
+    for move in batch:
+        if move.epoch:
+            if epochs.get(move.game_id, move.epoch) != move.epoch:
+                raise Fenced(f"moves of game {move.game_id} carry two epochs in one batch")
+            epochs[move.game_id] = move.epoch
+    hold_epochs(conn, epochs)
     # Parameters apart from the statement: one cached compiled INSERT for every move.
     conn.execute(_INSERT_MOVE, [_move_row(move) for move in batch])
 
