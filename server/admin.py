@@ -215,7 +215,7 @@ class AdminDesk:
         for client in doomed:
             self._sessions.discard(client)
             client.admin = None
-            self.app._refuse(client, _revoked(), None)
+            self.app.refuse(client, _revoked(), None)
         return len(doomed)
 
     def _levels_message(self, game: str | None) -> p.AdminLevels:
@@ -361,13 +361,13 @@ class AdminDesk:
     # --- sending -----------------------------------------------------------------------
 
     def _send(self, client: Any, message: BaseModel) -> None:
-        self.app._send_to([client], message)
+        self.app.send_to([client], message)
 
     def _to_admins(self, message: BaseModel) -> None:
         """To every admin connection of this server."""
         admins = [c for conns in self.app.clients.values() for c in conns
                   if c.admin is not None]
-        self.app._send_to(admins, message)
+        self.app.send_to(admins, message)
 
 
 # --- views ---------------------------------------------------------------------------------

@@ -1,9 +1,15 @@
 """The server's one ``main()``: websockets' asyncio server wired to rooms, workers and storage.
 
-One port serves the page (``/`` and the files in ``server/static``) over plain HTTP through
-``process_request`` and the protocol on the websocket at ``/ws``. This module is glue: the
-rules of rooms live in ``server.rooms`` (sans-I/O), the messages in ``server.protocol``, AI
-moves in ``server.workers``, durability in the ``Store``.
+One port serves the page and the health checks over plain HTTP (``server.http``) and the
+protocol on the websocket at ``/ws``. This module is glue, and the map of the server:
+
+- ``server.connection``: one websocket and its rate limits; ``server.protocol``: messages;
+- ``server.rooms``: the rules of rooms (sans-I/O), run here under each room's lock;
+- ``server.workers`` (local processes) or ``server.ai_queue`` (``discus worker`` anywhere,
+  through Redis): AI moves; ``server.store`` / ``server.storage``: durability;
+- ``server.admin``, ``server.bot_desk``: the admin's and the bots' messages;
+- ``server.cluster`` (leases, inboxes, events in Redis) and ``server.node`` (what a node
+  does with them): several servers on one database and one Redis.
 
 Ordering guarantees: every command on a room runs under that room's lock; a move is written
 with ``store.append_move`` before anybody hears of it; all frames go out through one
@@ -15,14 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import collections
 import contextlib
 import gc
 import hashlib
 import hmac
-import json
 import logging
-import mimetypes
 import os
 import secrets
 import signal
@@ -30,14 +33,12 @@ import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import ServerConnection, broadcast, serve
-from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 from websockets.http11 import Request, Response
@@ -54,7 +55,10 @@ from server.bot_limits import (
     BotLimits,
     RegistrationLimits,
 )
-from server.cluster import Cluster, OwnerGone
+from server.cluster import Cluster
+from server.connection import Client, TokenBucket
+from server.http import HttpSide
+from server.node import ClusterNode
 from server.overload import LoadGauge
 from server.rooms import (
     ROOM_CODE_ALPHABET,
@@ -65,18 +69,15 @@ from server.rooms import (
     Player,
     Room,
     game_id_of,
-    room_of,
 )
 from server.shared_limits import SharedBotLimiter
 from server.store import (
     DuplicateMove,
     Fenced,
-    GameRecord,
     MemoryStore,
     MoveRecord,
     PlayerRecord,
     Store,
-    replace,
 )
 from server.workers import (
     COUNTED,
@@ -90,12 +91,6 @@ from server.workers import (
 
 log = logging.getLogger("discus.server")
 
-_RoomCommand = (
-    p.JoinRoom | p.Spectate | p.Move | p.Resign | p.OfferRematch | p.AcceptRematch | p.Claim
-    | p.Leave
-)
-_ROOM_COMMANDS = (p.JoinRoom, p.Spectate, p.Move, p.Resign, p.OfferRematch, p.AcceptRematch,
-                  p.Claim, p.Leave)
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
@@ -165,70 +160,9 @@ class Settings:
         )
 
 
-class TokenBucket:
-    """``burst`` messages at once, refilled at ``rate`` per second."""
-
-    def __init__(self, rate: float, burst: int, now: float) -> None:
-        self.rate = rate
-        self.burst = burst
-        self.tokens = float(burst)
-        self.stamp = now
-
-    def take(self, now: float) -> float:
-        """0 if a message may pass now (and it is counted), else the seconds to wait."""
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return 0.0
-        return (1 - self.tokens) / self.rate
-
-
-class _Client:
-    """One websocket connection and what the server knows about it."""
-
-    __slots__ = ("ws", "player", "bucket", "strikes", "closing", "admin")
-
-    def __init__(self, ws: ServerConnection, bucket: TokenBucket) -> None:
-        self.ws = ws
-        self.player: Player | None = None
-        self.bucket = bucket
-        self.strikes: collections.deque[float] = collections.deque()
-        """When recent messages were refused for the rate (``Settings.flood_strikes``)."""
-        self.closing: asyncio.Task[None] | None = None
-        self.admin: Any = None
-        """The ``AdminAccount`` once ``admin_login`` succeeded (``server.admin``)."""
-
-    def close(self, code: int, reason: str) -> None:
-        """Start the closing handshake; the handler keeps reading (and ignoring) frames so
-        the peer's close frame is not stuck behind unread messages."""
-        if self.closing is None:
-            self.closing = asyncio.create_task(self.ws.close(code, reason))
-
-
 def new_room_code() -> str:
     """A fresh room code (also the invite code people type): see ``ROOM_CODE_ALPHABET``."""
     return "".join(secrets.choice(ROOM_CODE_ALPHABET) for _ in range(ROOM_CODE_LENGTH))
-
-
-def _static_files(root: Path) -> dict[str, tuple[bytes, str]]:
-    """Every file under ``root`` by URL path, read once: nothing else can ever be served."""
-    files: dict[str, tuple[bytes, str]] = {}
-    if not root.is_dir():
-        return files
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and not path.name.startswith("."):
-            kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-            if kind.startswith("text/") or kind in ("application/javascript", "image/svg+xml"):
-                kind += "; charset=utf-8"
-            files["/" + path.relative_to(root).as_posix()] = (path.read_bytes(), kind)
-    if "/index.html" in files:
-        files["/"] = files["/index.html"]
-    if "/admin.html" in files:
-        files["/admin"] = files["/admin.html"]
-    if "/favicon.svg" in files:  # what browsers ask for when a page names no icon
-        files["/favicon.ico"] = files["/favicon.svg"]
-    return files
 
 
 class DiscusServer:
@@ -261,9 +195,10 @@ class DiscusServer:
         )
         self.players: dict[str, Player] = {}
         self.secret = secret or os.environb.get(b"DISCUS_SECRET") or secrets.token_bytes(32)
-        self.clients: dict[str, set[_Client]] = {}
+        self.clients: dict[str, set[Client]] = {}
         self.locks: dict[str, asyncio.Lock] = {}
-        self.files = _static_files(static_dir)
+        self.http = HttpSide(self, static_dir)
+        """The page, its files, game downloads and the health checks."""
         self.ai_tasks: set[asyncio.Task[None]] = set()
         self.stopping = asyncio.Event()
         """Set at shutdown: AI answers arriving after it are dropped, the sweeper stops."""
@@ -276,8 +211,8 @@ class DiscusServer:
         """Whether this node is saturated and sheds new connections (``server.overload``)."""
         self.cluster: Cluster | None = None
         """This node's part in a cluster of nodes (``server.cluster``), or None alone."""
-        self._published: dict[str, tuple[Any, ...]] = {}
-        """What this node last wrote to the cluster's registry for each of its rooms."""
+        self.node: ClusterNode | None = None
+        """The glue between this server and ``cluster`` (``server.node``), or None alone."""
         self.cache: Any = None
         """The server's ``PositionCache`` (``running(cache=...)``); ``stats`` reads the
         counters every process on the same Redis shares from it."""
@@ -309,70 +244,15 @@ class DiscusServer:
         outlive the process (history dates, GGF ``DT``, restored games' grace periods)."""
         return time.time()
 
-    # --- HTTP ------------------------------------------------------------------------------
-
     def process_request(
         self, connection: ServerConnection, request: Request
     ) -> Response | Awaitable[Response] | None:
-        """Serve the page and its files, the exports of stored games (``/games/<id>.txt``,
-        ``.ggf``), ``/healthz`` and ``/readyz``; let ``/ws`` through to the websocket
-        handshake."""
-        path = request.path.split("?", 1)[0]
-        if path == "/ws":
-            return None
-        if path == "/healthz":  # for a container's healthcheck: the event loop answers
-            return connection.respond(HTTPStatus.OK, "ok\n")
-        if path == "/readyz":  # for a load balancer: 503 while new players are shed
-            if self.stopping.is_set():
-                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "draining\n")
-            busy = self.gauge.busy(time.monotonic())
-            if busy is not None:
-                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, f"busy: {busy}\n")
-            return connection.respond(HTTPStatus.OK, "ready\n")
-        if path.startswith("/games/"):
-            return self._download(connection, path.removeprefix("/games/"))
-        if path == "/admin/":  # the page's files are relative to /admin, not /admin/
-            response = connection.respond(HTTPStatus.MOVED_PERMANENTLY, "Moved to /admin\n")
-            response.headers["Location"] = "/admin"
-            return response
-        found = self.files.get(path)
-        if found is None:
-            return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
-        body, kind = found
-        headers = Headers([
-            ("Content-Type", kind),
-            ("Content-Length", str(len(body))),
-            ("Cache-Control", "no-cache"),
-            ("X-Content-Type-Options", "nosniff"),
-        ])
-        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, body)
-
-    async def _download(self, connection: ServerConnection, name: str) -> Response:
-        """A stored game as a file: ``<id>.txt`` (move text) or ``<id>.ggf`` (Othello)."""
-        game_id, _, ext = name.rpartition(".")
-        if not game_id or ext not in history.CONTENT_TYPES:
-            return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
-        try:
-            replayed = await self._replay(game_id)
-        except errors.UnknownGameId as exc:
-            return connection.respond(HTTPStatus.NOT_FOUND, f"{exc.message}\n")
-        text = history.download(replayed, ext)
-        if text is None:
-            return connection.respond(HTTPStatus.NOT_FOUND,
-                                      f"a {replayed.game} game has no .{ext} export\n")
-        body = text.encode("utf-8")
-        headers = Headers([
-            ("Content-Type", history.CONTENT_TYPES[ext]),
-            ("Content-Length", str(len(body))),
-            ("Content-Disposition", f'attachment; filename="discus-{game_id}.{ext}"'),
-            ("Cache-Control", "no-cache"),
-            ("X-Content-Type-Options", "nosniff"),
-        ])
-        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, body)
+        """websockets' hook before a handshake: the HTTP side (``server.http``)."""
+        return self.http.respond(connection, request)
 
     # --- history ---------------------------------------------------------------------------
 
-    async def _people(self, player_ids: Iterable[str | None]) -> dict[str, Player]:
+    async def people(self, player_ids: Iterable[str | None]) -> dict[str, Player]:
         """The players behind stored ids: those online as they are, others from the store."""
         people: dict[str, Player] = {}
         for player_id in player_ids:
@@ -395,25 +275,26 @@ class DiscusServer:
         counts = await self.store.count_moves([r.id for r in past])
         lines = []
         for record in past:
-            people = await self._people(record.players)
+            people = await self.people(record.players)
             lines.append(history.past_game(record, counts[record.id], people))
         return p.History(player=player_id, games=lines)
 
-    async def _replay(self, game_id: str) -> p.GameReplay:
+    async def replay(self, game_id: str) -> p.GameReplay:
+        """A stored game as ``game_record`` sends it; ``unknown_game_id`` if there is none."""
         loaded = await self.store.load_game(game_id)
         if loaded is None:
             raise errors.UnknownGameId(f"there is no stored game {game_id!r}")
         record, moves = loaded
-        return history.replay(record, moves, await self._people(record.players))
+        return history.replay(record, moves, await self.people(record.players))
 
     # --- sending ---------------------------------------------------------------------------
 
-    def _send_to(self, clients: Iterable[_Client], message: BaseModel) -> None:
+    def send_to(self, clients: Iterable[Client], message: BaseModel) -> None:
         targets = [c.ws for c in clients]
         if targets:
-            self._send_raw(targets, p.encode(message))
+            self.send_raw(targets, p.encode(message))
 
-    def _send_raw(self, targets: list[ServerConnection], data: str) -> None:
+    def send_raw(self, targets: list[ServerConnection], data: str) -> None:
         if targets:
             broadcast(targets, data)
             for ws in targets:
@@ -424,11 +305,11 @@ class DiscusServer:
                     log.warning("closing a client that stopped reading")
                     transport.abort()
 
-    def _deliver(self, out: Outcome) -> None:
+    def deliver(self, out: Outcome) -> None:
         for send in out.sends:
-            self._to_players(send.to, send.message)
+            self.to_players(send.to, send.message)
 
-    def _to_players(self, player_ids: Sequence[str], message: BaseModel) -> None:
+    def to_players(self, player_ids: Sequence[str], message: BaseModel) -> None:
         """Send to every connection of these players: this node's, and in a cluster the
         other nodes' (through ``Cluster.publish``)."""
         data = p.encode(message)
@@ -438,63 +319,39 @@ class DiscusServer:
 
     def deliver_local(self, player_ids: Iterable[str], data: str) -> None:
         """Send an encoded message to this node's connections of these players."""
-        self._send_raw([c.ws for pid in player_ids for c in self.clients.get(pid, ())], data)
+        self.send_raw([c.ws for pid in player_ids for c in self.clients.get(pid, ())], data)
 
-    async def _carry(self, room: Room | None, out: Outcome) -> None:
+    async def carry(self, room: Room | None, out: Outcome) -> None:
         """Save the game row if it changed, then announce, then start the AI if it is due.
         In a cluster, a room this node does not hold a lease on yet (a new one) is claimed
         first, and the registry of live rooms is brought up to date before the announcement
         (what people hear of is what other nodes see)."""
-        if room is not None and self.cluster is not None:
-            await self._hold(room)
+        if room is not None and self.node is not None:
+            await self.node.hold(room)
         if out.save_game and room is not None:
-            await self.store.save_game(self._fenced(room.record()))
-        if room is not None and self.cluster is not None:
-            await self._registered(room)
-        self._deliver(out)
+            await self.store.save_game(self.fenced(room.record()))
+        if room is not None and self.node is not None:
+            await self.node.registered(room)
+        self.deliver(out)
         if out.ai is not None and room is not None:
             self._start_ai(room, out.ai)
 
-    async def _hold(self, room: Room) -> None:
-        assert self.cluster is not None
-        if room.id in self.cluster.owned:
-            return
-        if await self.cluster.claim(room.id) is None:
-            self.lobby.close(room.id)
-            raise errors.InternalError(f"room {room.id} is run by another server now; "
-                                       "send that again")
+    def fenced(self, record: Any) -> Any:
+        """``record`` (a game or a move) as this server writes it: in a cluster, with this
+        node's epoch for its room (``ClusterNode.fenced``)."""
+        return record if self.node is None else self.node.fenced(record)
 
-    def _fenced(self, record: Any) -> Any:
-        """``record`` (a game or a move) with this node's epoch for its room, in a cluster."""
-        if self.cluster is None:
-            return record
-        room_id, _ = room_of(record.id if isinstance(record, GameRecord) else record.game_id)
-        return replace(record, epoch=self.cluster.owned.get(room_id, 0) or -1)
-
-    async def _registered(self, room: Room) -> None:
-        """Bring the cluster's registry up to date with ``room``: its game, its people, its
-        spectators, whether it is open; or out of it if it closed."""
-        assert self.cluster is not None
-        if room.id not in self.lobby.rooms:
-            self._published.pop(room.id, None)
-            await self.cluster.forget(room.id)
-            return
-        people = tuple(s.player.id for s in room.seats if s.player is not None)
-        summary = (json.dumps([room.created_at, room.summary().model_dump(mode="json")])
-                   if room.opponent == "open" and room.status == "waiting" else None)
-        entry = (room.game_id, people, tuple(sorted(room.spectators)), summary)
-        if self._published.get(room.id) == entry:
-            return  # a move changes none of it: no Redis round trip on the move's path
-        await self.cluster.register(room.id, room.game_id, [*people, *room.spectators],
-                                    room.spectators, summary)
-        self._published[room.id] = entry
+    def let_go(self, room_id: str) -> None:
+        """Another node of the cluster runs the room now: forget it here."""
+        if self.node is not None:
+            self.node.let_go(room_id)
 
     def _start_ai(self, room: Room, turn: AiTurn) -> None:
         task = asyncio.create_task(self._ai_move(room, turn))
         self.ai_tasks.add(task)
         task.add_done_callback(self.ai_tasks.discard)
 
-    def _lock(self, room_id: str) -> asyncio.Lock:
+    def lock(self, room_id: str) -> asyncio.Lock:
         lock = self.locks.get(room_id)
         if lock is None:
             lock = self.locks[room_id] = asyncio.Lock()
@@ -516,7 +373,7 @@ class DiscusServer:
             self.gauge.connections -= 1
 
     async def _serve_connection(self, ws: ServerConnection) -> None:
-        client = _Client(ws, TokenBucket(self.settings.messages_per_second,
+        client = Client(ws, TokenBucket(self.settings.messages_per_second,
                                          self.settings.burst, self.now()))
         timer = asyncio.get_running_loop().call_later(self.settings.hello_seconds,
                                                       self._hello_overdue, client)
@@ -532,14 +389,14 @@ class DiscusServer:
                     message = p.parse_client(frame)
                     await self._dispatch(client, message)
                 except errors.ProtocolError as exc:
-                    self._refuse(client, exc, message)
+                    self.refuse(client, exc, message)
                     if exc.close_code is not None:
                         client.close(exc.close_code, exc.code)
                 except ConnectionClosed:
                     raise
                 except Exception:
                     log.exception("failed to handle a message")
-                    self._refuse(client, errors.InternalError("the server failed; try again"),
+                    self.refuse(client, errors.InternalError("the server failed; try again"),
                                  message)
         except ConnectionClosed:
             pass
@@ -547,24 +404,24 @@ class DiscusServer:
             timer.cancel()
             await self._gone(client)
 
-    def _hello_overdue(self, client: _Client) -> None:
+    def _hello_overdue(self, client: Client) -> None:
         if client.player is None and client.closing is None:
             exc = errors.HelloRequired(
                 f"no hello within {self.settings.hello_seconds:g} s; closing the connection")
-            self._refuse(client, exc, None)
+            self.refuse(client, exc, None)
             client.close(1008, exc.code)
 
-    def _refuse(self, client: _Client, exc: errors.ProtocolError,
+    def refuse(self, client: Client, exc: errors.ProtocolError,
                 message: BaseModel | None) -> None:
         ref = getattr(message, "id", None) if message is not None else exc.ref
         room = getattr(message, "room", None)
-        self._send_to([client], p.error_message(exc, ref=ref, room=room))
+        self.send_to([client], p.error_message(exc, ref=ref, room=room))
 
-    def _admit(self, client: _Client, frame: str | bytes) -> str:
+    def _admit(self, client: Client, frame: str | bytes) -> str:
         """Size and rate checks before parsing: ``ok``, ``skip`` (refused) or ``close``."""
         size = len(frame) if isinstance(frame, bytes) else len(frame.encode("utf-8"))
         if size > self.settings.max_message_bytes:
-            self._refuse(client, errors.MessageTooBig(
+            self.refuse(client, errors.MessageTooBig(
                 f"a message may be at most {self.settings.max_message_bytes} bytes; "
                 f"this one was {size}", limit=self.settings.max_message_bytes), None)
             client.close(1009, "message too big")
@@ -579,13 +436,13 @@ class DiscusServer:
             if len(strikes) > self.settings.flood_strikes:
                 client.close(1008, "too many messages")
                 return "close"
-            self._refuse(client, errors.RateLimited(
+            self.refuse(client, errors.RateLimited(
                 f"too many messages: at most {self.settings.messages_per_second:g} a second "
                 f"(bursts of {self.settings.burst})", retry_after=round(wait, 3)), None)
             return "skip"
         return "ok"
 
-    async def _gone(self, client: _Client) -> None:
+    async def _gone(self, client: Client) -> None:
         await self.bots.gone(client)
         self.desk.gone(client)
         player = client.player
@@ -599,13 +456,13 @@ class DiscusServer:
             return
         del self.clients[player.id]
         out = self.lobby.disconnect(player.id, self.now())
-        self._deliver(out)
+        self.deliver(out)
         if self.cluster is not None and not self.stopping.is_set():
             await self.cluster.connected(player.id, online=False)
 
     # --- commands --------------------------------------------------------------------------
 
-    async def _dispatch(self, client: _Client, message: BaseModel) -> None:
+    async def _dispatch(self, client: Client, message: BaseModel) -> None:
         if isinstance(message, p.Hello):
             await self._hello(client, message)
             return
@@ -613,51 +470,49 @@ class DiscusServer:
         if player is None:
             raise errors.HelloRequired("send hello first")
         if isinstance(message, p.Ping):
-            self._send_to([client], p.Pong(id=message.id))
+            self.send_to([client], p.Pong(id=message.id))
         elif isinstance(message, p.ListRooms):
-            self._send_to([client], await self._open_rooms())
+            self.send_to([client], self.lobby.open_rooms() if self.node is None
+                         else await self.node.open_rooms())
         elif isinstance(message, p.ListHistory):
-            self._send_to([client], await self._history(message.player or player.id,
+            self.send_to([client], await self._history(message.player or player.id,
                                                         message.limit))
         elif isinstance(message, p.GetStats):
-            self._send_to([client], await self.stats())
+            self.send_to([client], await self.stats())
         elif isinstance(message, p.GetGame):
-            record = await self._replay(message.game_id)
-            self._send_to([client], p.GameRecordMessage(record=record))
+            record = await self.replay(message.game_id)
+            self.send_to([client], p.GameRecordMessage(record=record))
         elif isinstance(message, p.CreateRoom):
             await self.bots.check_games(player.id)
             room, out = self.lobby.create(player, message.game, message.opponent,
                                           message.seat, self.now())
-            async with self._lock(room.id):
-                await self._carry(room, out)
-        elif isinstance(message, _ROOM_COMMANDS):
-            if self.cluster is not None and await self._forwarded(client, player, message):
+            async with self.lock(room.id):
+                await self.carry(room, out)
+        elif isinstance(message, p.ROOM_COMMANDS):
+            if self.node is not None and await self.node.forwarded(client, player, message):
                 return
-            await self._room_command(player, message)
+            await self.room_command(player, message)
         elif isinstance(message, p.CHALLENGE_CLIENT_MESSAGES):
             await self.bots.handle(client, player, message)
         elif isinstance(message, p.RegisterBot):
-            self._send_to([client], await self.bots.register(client, message.name))
+            self.send_to([client], await self.bots.register(client, message.name))
         elif isinstance(message, ADMIN_MESSAGES):
             await self.desk.handle(client, message)
         else:  # pragma: no cover - the union is exhaustive
             raise errors.UnknownType(f"unhandled message {type(message).__name__}")
 
-    async def _room_command(self, player: Player, message: _RoomCommand) -> None:
-        if self.cluster is not None:
-            code = message.room.strip().upper()
-            if self.cluster.holds(code) and code not in self.lobby.rooms:
-                async with self._lock(code):
-                    pass  # this node is taking the room over: wait until it runs it
+    async def room_command(self, player: Player, message: p.RoomCommand) -> None:
+        if self.node is not None:
+            await self.node.settled(message.room)
         room_id = self.lobby.room(message.room).id  # unknown_room before waiting for any lock
-        async with self._lock(room_id):
+        async with self.lock(room_id):
             room = self.lobby.room(room_id)  # it may have closed while we waited
             now = self.now()
             await self.bots.check_command(player.id, message, room)
             if isinstance(message, p.Move):
                 plan = room.check_move(player.id, message.ply, message.move, now)
                 try:
-                    await self.store.append_move(self._fenced(plan.record))
+                    await self.store.append_move(self.fenced(plan.record))
                 except DuplicateMove:
                     raise errors.StalePly("that ply is already played",
                                           expected=len(room.moves) + 1) from None
@@ -680,134 +535,9 @@ class DiscusServer:
                 out = room.claim(player.id, now)
             else:
                 out = self.lobby.leave(player.id, room_id, now)
-            await self._carry(room, out)
+            await self.carry(room, out)
         if room_id not in self.lobby.rooms:
             self.locks.pop(room_id, None)
-
-    # --- a cluster of nodes (``server.cluster``) -------------------------------------------
-
-    async def _forwarded(self, client: _Client, player: Player, message: _RoomCommand) -> bool:
-        """Run a room command on the node that owns the room, if that is another node;
-        False if it is to run here (this node owns the room, or just took it over)."""
-        assert self.cluster is not None
-        code = message.room.strip()
-        local = self.lobby.rooms.get(code) or self.lobby.rooms.get(code.upper())
-        if local is not None and self.cluster.holds(local.id):
-            return False
-        room_id = code.upper()
-        owner = await self.cluster.owner(room_id)
-        if owner is None or owner == self.cluster.node:
-            # A room whose owner died: take it over now; else ``unknown_room`` here.
-            await self.cluster.take_if_ownerless(room_id)
-            return False
-        try:
-            error = await self.cluster.forward(owner, room_id,
-                                               (player.id, player.name, player.bot),
-                                               p.encode(message))
-        except OwnerGone:
-            await self.cluster.take_if_ownerless(room_id)  # its owner died: run it here
-            return await self._forwarded(client, player, message)  # (or where it went)
-        except TimeoutError:
-            raise errors.InternalError(f"the server running room {room_id} did not answer; "
-                                       "send that again") from None
-        if error is not None:
-            self._send_raw([client.ws], error)
-        return True
-
-    async def run_forwarded(self, who: tuple[str, str, bool], data: str) -> str | None:
-        """A client's room command from another node (``Cluster.forward``): run as one of
-        this node's; the error message for the client, or None."""
-        player_id, name, bot = who
-        player = self.players.get(player_id)
-        if player is None or player.name != name:
-            player = self.players[player_id] = Player(player_id, name, bot=bot)
-        message: BaseModel | None = None
-        try:
-            message = p.parse_client(data)
-            if not isinstance(message, _ROOM_COMMANDS):
-                raise errors.UnknownType(f"{type(message).__name__} is not a room command")
-            await self._room_command(player, message)
-        except errors.ProtocolError as exc:
-            ref = getattr(message, "id", None)
-            return p.encode(p.error_message(exc, ref=ref, room=getattr(message, "room", None)))
-        except Exception:
-            log.exception("failed to run a command from another node")
-            return p.encode(p.error_message(errors.InternalError("the server failed; try again"),
-                                            ref=getattr(message, "id", None)))
-        return None
-
-    async def presence_changed(self, player_id: str, room_id: str, online: bool) -> None:
-        """A player's last connection on another node closed, or a first one opened."""
-        room = self.lobby.rooms.get(room_id)
-        if room is None:
-            return
-        async with self._lock(room_id):
-            if online:
-                out = room.reconnect(player_id)
-            else:
-                out = room.disconnect(player_id, self.now())
-            await self._carry(room, out)
-
-    async def take_over(self, room_id: str, game_id: str, epoch: int,
-                        watchers: list[str]) -> bool:
-        """Run a room whose owner is gone, from its stored game: fenced first, so the former
-        owner can no longer write, then read. Its people still connected somewhere get its
-        state again; its spectators watch on. False if the game is over (nothing to run)."""
-        assert self.cluster is not None
-        async with self._lock(room_id):  # commands for the room wait until it runs here
-            try:
-                await self.store.fence(game_id, epoch)
-            except Fenced:
-                stored = await self.store.load_game(game_id)
-                if stored is not None:
-                    await self.cluster.catch_up(room_id, stored[0].epoch)
-                raise
-            loaded = await self.store.load_game(game_id)
-            if loaded is None or loaded[0].status in history.PAST_STATUSES:
-                return False
-            record, moves = loaded
-            self.lobby.close(room_id)  # a copy left from an earlier lease, if any
-            people = await self._people(record.players)
-            for person in people.values():
-                self.players.setdefault(person.id, person)
-            room, out = self.lobby.restore(record, moves, people, self.now())
-            for player_id in people:
-                if await self.cluster.is_online(player_id):
-                    out.extend(room.reconnect(player_id))
-            for player_id in watchers:
-                if await self.cluster.is_online(player_id):
-                    out.extend(self.lobby.spectate(self.players.get(player_id)
-                                                   or Player(player_id, "Player"), room_id))
-            await self._carry(room, out)
-        return True
-
-    def let_go(self, room_id: str) -> str | None:
-        """Another node owns the room now: forget it here without writing anything (its AI
-        move under way, if any, is dropped when it comes back); the game it was running."""
-        if self.cluster is not None:
-            self.cluster.owned.pop(room_id, None)
-        self._published.pop(room_id, None)
-        room = self.lobby.rooms.get(room_id)
-        self.lobby.close(room_id)
-        return None if room is None else room.game_id
-
-    async def _adopt_unfinished(self) -> int:
-        """At the start of a node: register the unfinished games no node runs (a cluster's
-        first start, or after every node stopped), then take over every room without an
-        owner; returns how many this node took."""
-        assert self.cluster is not None
-        for record, _ in await self.store.unfinished_games():
-            room_id, _ = room_of(record.id)
-            await self.cluster.adopt(room_id, record.id)
-        return await self.cluster.scan()
-
-    async def _open_rooms(self) -> p.Rooms:
-        if self.cluster is None:
-            return self.lobby.open_rooms()
-        found = sorted((json.loads(s) for s in await self.cluster.open_rooms()),
-                       key=lambda entry: -entry[0])
-        return p.Rooms(rooms=[p.RoomSummary.model_validate(summary)
-                              for _, summary in found[:100]])
 
     def token_for(self, player_id: str) -> str:
         """The resume token of ``player_id``: the id signed with the server's secret, so it
@@ -848,10 +578,10 @@ class DiscusServer:
         grace period); an AI whose turn it is moves at once.
         """
         count = 0
-        if self.cluster is not None:
-            return await self._adopt_unfinished()
+        if self.node is not None:
+            return await self.node.adopt_unfinished()
         for record, moves in await self.store.unfinished_games():
-            people = await self._people(record.players)
+            people = await self.people(record.players)
             for player in people.values():
                 self.players.setdefault(player.id, player)
             try:
@@ -859,11 +589,11 @@ class DiscusServer:
             except (ValueError, KeyError):
                 log.exception("cannot restore game %s", record.id)
                 continue
-            await self._carry(room, out)
+            await self.carry(room, out)
             count += 1
         return count
 
-    async def _hello(self, client: _Client, hello: p.Hello) -> None:
+    async def _hello(self, client: Client, hello: p.Hello) -> None:
         if client.player is not None:
             raise errors.HelloRequired("this connection already said hello")
         if hello.version != p.PROTOCOL_VERSION:
@@ -888,11 +618,11 @@ class DiscusServer:
             await self.store.save_player(PlayerRecord(player.id, name, "guest", time.time()))
         client.player = player
         self.clients.setdefault(player.id, set()).add(client)
-        self._send_to([client], p.Welcome(
+        self.send_to([client], p.Welcome(
             version=p.PROTOCOL_VERSION, player=player.view(), resume=token,
             limits=self.bots.limits(client, self.settings.limits()), games=self._games,
         ))
-        self._deliver(self.lobby.reconnect(player.id))
+        self.deliver(self.lobby.reconnect(player.id))
         if self.cluster is not None and len(self.clients[player.id]) == 1:
             await self.cluster.connected(player.id, online=True)
         self.bots.greet(client, player.id)
@@ -940,7 +670,7 @@ class DiscusServer:
                 return  # not stored, so not played: the restarted server asks again
             if self.cluster is not None and not self.cluster.holds(room.id):
                 return  # another node runs the room now and asks its own AI
-            async with self._lock(room.id):
+            async with self.lock(room.id):
                 try:
                     plan = room.check_ai_move(turn.round, turn.ply, move, self.now(),
                                               depth, score, nodes)
@@ -953,7 +683,7 @@ class DiscusServer:
                                               await quick_move_off_loop(turn.state, seed),
                                               self.now())
                 if await self._store_ai_move(room, plan.record):
-                    await self._carry(room, room.apply_move(plan, self.now()))
+                    await self.carry(room, room.apply_move(plan, self.now()))
                     return
         except Fenced:
             log.warning("room %s was taken over while its AI thought; letting it go", room.id)
@@ -979,7 +709,7 @@ class DiscusServer:
         thing people see of a search is its last iteration, not its first."""
 
         def send(step: Progress) -> None:
-            self._deliver(room.ai_progress(
+            self.deliver(room.ai_progress(
                 turn.round, turn.ply, step.depth, step.score, step.nodes, step.seconds,
                 step.exact, win_in(turn.game, turn.ply, step.score, step.exact)))
 
@@ -1007,7 +737,7 @@ class DiscusServer:
         once it is stored (also when an attempt reported failure but the store has it).
         ``Fenced`` if another node took the room over."""
         pauses = self.settings.store_retry_seconds
-        record = self._fenced(record)
+        record = self.fenced(record)
         for attempt in range(len(pauses) + 1):
             if attempt:
                 await asyncio.sleep(pauses[attempt - 1])
@@ -1039,9 +769,9 @@ class DiscusServer:
         out = room.ai_failed(turn.round, turn.ply)
         if not out.sends:
             return
-        self._deliver(out)
+        self.deliver(out)
         clients = [c for pid in room.members() for c in self.clients.get(pid, ())]
-        self._send_to(clients, p.error_message(errors.InternalError(
+        self.send_to(clients, p.error_message(errors.InternalError(
             "the AI's move could not be saved, so it was not played; the server will try "
             "again in a few seconds"), room=room.id))
 
@@ -1087,7 +817,7 @@ class DiscusServer:
                 return
             for room, out in self.lobby.sweep(self.now()):
                 try:
-                    await self._carry(room, out)
+                    await self.carry(room, out)
                 except Exception:
                     log.exception("failed to close room %s", room.id)
                 self.locks.pop(room.id, None)
@@ -1167,7 +897,8 @@ async def running(
     await app.desk.open()
     if cluster is not None:
         app.cluster = cluster
-        await cluster.open(app)
+        app.node = ClusterNode(app, cluster)
+        await cluster.open(app.node)
         app.bots.shared = SharedBotLimiter(cluster.redis, cluster.prefix, cluster.node,
                                            app.bots.limiter.limits)
     restored = await app.restore()

@@ -204,7 +204,7 @@ class BotDesk:
         doomed = [c for c, token_id in self._tokens.items() if token_id in token_ids]
         for client in doomed:
             exc = errors.RevokedToken("an admin revoked this bot token; ask for a new one")
-            self.app._refuse(client, exc, None)
+            self.app.refuse(client, exc, None)
             client.close(exc.close_code, exc.code)
         return len(doomed)
 
@@ -297,22 +297,22 @@ class BotDesk:
                                          f"{', '.join(games.names())}")
             seat = self.app.lobby.rng.randrange(2) if message.seat is None else message.seat
             made = self.challenges.make(player, target, message.game, seat, now)
-            self.app._send_to([client], p.ChallengeSent(
+            self.app.send_to([client], p.ChallengeSent(
                 challenge=made.id, to=target.view(), game=made.game, seat=seat))  # type: ignore[arg-type]
-            self.app._send_to(self.app.clients.get(target.id, ()), self._offer(made))
+            self.app.send_to(self.app.clients.get(target.id, ()), self._offer(made))
         elif isinstance(message, p.AcceptChallenge):
             made = self.challenges.for_target(message.challenge, player.id, now)
             await self._start(made, player)
         else:
             made = self.challenges.for_target(message.challenge, player.id, now)
             self.challenges.remove(made.id)
-            self.app._send_to(self.app.clients.get(made.challenger.id, ()), p.ChallengeDeclined(
+            self.app.send_to(self.app.clients.get(made.challenger.id, ()), p.ChallengeDeclined(
                 challenge=made.id, by=player.view(), reason=message.reason))
 
     def greet(self, client: Any, player_id: str) -> None:
         """After a (re)connection's room states: every challenge still waiting for the player."""
         for made in self.challenges.waiting_for(player_id, self.app.now()):
-            self.app._send_to([client], self._offer(made))
+            self.app.send_to([client], self._offer(made))
 
     @staticmethod
     def _offer(made: Pending) -> p.ChallengeOffer:
@@ -372,5 +372,5 @@ class BotDesk:
                       save_game=True)
         if not app.clients.get(challenger.id):
             out.extend(room.disconnect(challenger.id, now))  # away: the grace period runs
-        async with app._lock(room.id):
-            await app._carry(room, out)
+        async with app.lock(room.id):
+            await app.carry(room, out)

@@ -219,6 +219,11 @@ class Leave(_ClientMessage):
     room: RoomId
 
 
+RoomCommand = JoinRoom | Spectate | Move | Resign | OfferRematch | AcceptRematch | Claim | Leave
+"""The commands that act on one room (``room`` names it): run by the server that runs it."""
+ROOM_COMMANDS = (JoinRoom, Spectate, Move, Resign, OfferRematch, AcceptRematch, Claim, Leave)
+
+
 class ListHistory(_ClientMessage):
     """Ask for a player's past (finished) games, newest first; answered by ``history``."""
 

@@ -62,7 +62,7 @@ async def test_the_ai_still_moves_when_its_idle_worker_was_killed(pool: AiPool) 
         pids = pool.pids()
         assert pids and all(pids)
         kill_and_wait(pids)
-        await server.app._carry(room, out)
+        await server.app.carry(room, out)
         await ann.expect("room_state")
         made = await ann.expect("move_made", ply=0)
         assert made["seat"] == 0

@@ -1,0 +1,53 @@
+"""One websocket connection as the server sees it: who said hello on it, its rate bucket and
+flood strikes, and how to close it without losing the peer's close frame."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from typing import Any
+
+from websockets.asyncio.server import ServerConnection
+
+from server.rooms import Player
+
+
+class TokenBucket:
+    """``burst`` messages at once, refilled at ``rate`` per second."""
+
+    def __init__(self, rate: float, burst: int, now: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = float(burst)
+        self.stamp = now
+
+    def take(self, now: float) -> float:
+        """0 if a message may pass now (and it is counted), else the seconds to wait."""
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return 0.0
+        return (1 - self.tokens) / self.rate
+
+
+class Client:
+    """One websocket connection and what the server knows about it."""
+
+    __slots__ = ("ws", "player", "bucket", "strikes", "closing", "admin")
+
+    def __init__(self, ws: ServerConnection, bucket: TokenBucket) -> None:
+        self.ws = ws
+        self.player: Player | None = None
+        self.bucket = bucket
+        self.strikes: collections.deque[float] = collections.deque()
+        """When recent messages were refused for the rate (``Settings.flood_strikes``)."""
+        self.closing: asyncio.Task[None] | None = None
+        self.admin: Any = None
+        """The ``AdminAccount`` once ``admin_login`` succeeded (``server.admin``)."""
+
+    def close(self, code: int, reason: str) -> None:
+        """Start the closing handshake; the handler keeps reading (and ignoring) frames so
+        the peer's close frame is not stuck behind unread messages."""
+        if self.closing is None:
+            self.closing = asyncio.create_task(self.ws.close(code, reason))

@@ -1,0 +1,110 @@
+"""The HTTP side of the server's one port: the page and its files, stored games as files,
+and the health checks a load balancer asks (``/healthz``: the event loop answers;
+``/readyz``: it takes new players). Everything but ``/ws`` is answered here, before any
+websocket handshake.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import time
+from collections.abc import Awaitable
+from http import HTTPStatus
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from server import errors, history
+
+if TYPE_CHECKING:
+    from server.app import DiscusServer
+
+
+def static_files(root: Path) -> dict[str, tuple[bytes, str]]:
+    """Every file under ``root`` by URL path, read once: nothing else can ever be served."""
+    files: dict[str, tuple[bytes, str]] = {}
+    if not root.is_dir():
+        return files
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+            if kind.startswith("text/") or kind in ("application/javascript", "image/svg+xml"):
+                kind += "; charset=utf-8"
+            files["/" + path.relative_to(root).as_posix()] = (path.read_bytes(), kind)
+    if "/index.html" in files:
+        files["/"] = files["/index.html"]
+    if "/admin.html" in files:
+        files["/admin"] = files["/admin.html"]
+    if "/favicon.svg" in files:  # what browsers ask for when a page names no icon
+        files["/favicon.ico"] = files["/favicon.svg"]
+    return files
+
+
+class HttpSide:
+    """Answers plain HTTP requests for one server; the files are read once at start."""
+
+    def __init__(self, app: DiscusServer, static_dir: Path) -> None:
+        self.app = app
+        self.files = static_files(static_dir)
+
+    def respond(
+        self, connection: ServerConnection, request: Request
+    ) -> Response | Awaitable[Response] | None:
+        """Serve the page and its files, the exports of stored games (``/games/<id>.txt``,
+        ``.ggf``), ``/healthz`` and ``/readyz``; let ``/ws`` through to the websocket
+        handshake."""
+        path = request.path.split("?", 1)[0]
+        if path == "/ws":
+            return None
+        if path == "/healthz":  # for a container's healthcheck: the event loop answers
+            return connection.respond(HTTPStatus.OK, "ok\n")
+        if path == "/readyz":  # for a load balancer: 503 while new players are shed
+            if self.app.stopping.is_set():
+                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "draining\n")
+            busy = self.app.gauge.busy(time.monotonic())
+            if busy is not None:
+                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, f"busy: {busy}\n")
+            return connection.respond(HTTPStatus.OK, "ready\n")
+        if path.startswith("/games/"):
+            return self._download(connection, path.removeprefix("/games/"))
+        if path == "/admin/":  # the page's files are relative to /admin, not /admin/
+            response = connection.respond(HTTPStatus.MOVED_PERMANENTLY, "Moved to /admin\n")
+            response.headers["Location"] = "/admin"
+            return response
+        found = self.files.get(path)
+        if found is None:
+            return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
+        body, kind = found
+        headers = Headers([
+            ("Content-Type", kind),
+            ("Content-Length", str(len(body))),
+            ("Cache-Control", "no-cache"),
+            ("X-Content-Type-Options", "nosniff"),
+        ])
+        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, body)
+
+    async def _download(self, connection: ServerConnection, name: str) -> Response:
+        """A stored game as a file: ``<id>.txt`` (move text) or ``<id>.ggf`` (Othello)."""
+        game_id, _, ext = name.rpartition(".")
+        if not game_id or ext not in history.CONTENT_TYPES:
+            return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
+        try:
+            replayed = await self.app.replay(game_id)
+        except errors.UnknownGameId as exc:
+            return connection.respond(HTTPStatus.NOT_FOUND, f"{exc.message}\n")
+        text = history.download(replayed, ext)
+        if text is None:
+            return connection.respond(HTTPStatus.NOT_FOUND,
+                                      f"a {replayed.game} game has no .{ext} export\n")
+        body = text.encode("utf-8")
+        headers = Headers([
+            ("Content-Type", history.CONTENT_TYPES[ext]),
+            ("Content-Length", str(len(body))),
+            ("Content-Disposition", f'attachment; filename="discus-{game_id}.{ext}"'),
+            ("Cache-Control", "no-cache"),
+            ("X-Content-Type-Options", "nosniff"),
+        ])
+        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, body)
