@@ -62,9 +62,11 @@ _ACQUIRE = """
 if redis.call('exists', KEYS[1]) == 1 then return 0 end
 local epoch = redis.call('incr', KEYS[2])
 redis.call('set', KEYS[1], ARGV[1] .. ' ' .. epoch, 'PX', ARGV[2])
+redis.call('sadd', KEYS[3], ARGV[3])
 return epoch
 """
-"""Take a room's lease if nobody holds it: the new epoch, or 0."""
+"""Take a room's lease if nobody holds it, and list the room under the node: the new epoch,
+or 0."""
 
 _RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -83,9 +85,11 @@ return 1
 """Raise a room's epoch counter to at least the stored game's (after Redis lost it)."""
 
 _RELEASE = """
+if ARGV[3] == '1' then redis.call('srem', KEYS[2], ARGV[2]) end
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
 """
+"""Give a lease up; ARGV[3] '1': and unlist the room from the node (it closed)."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,10 @@ class ClusterSettings:
     so a busy event loop does not lose its rooms."""
     forward_timeout: float = 10.0
     """How long a node waits for a room's owner to answer a forwarded command."""
+    full_scan_seconds: float = 30.0
+    """How often every registered room is checked for an owner. Between those checks a node
+    looks only at the rooms of nodes that died, so a quiet cluster costs Redis a few
+    commands a second however many rooms it runs."""
 
 
 class OwnerGone(Exception):
@@ -190,9 +198,10 @@ class Cluster:
         if self._client is None:
             return
         with contextlib.suppress(RedisError, OSError):
-            for room_id, epoch in list(self.owned.items()):
-                await self._scripts["release"](keys=[keys.room_owner(self.prefix, room_id)],
-                                               args=[f"{self.node} {epoch}"])
+            # Leases given up, rooms still listed under this node, which is gone: the other
+            # nodes take them over at their next renewal, as after a death.
+            for room_id in list(self.owned):
+                await self.release(room_id, unlist=False)
             await self._client.delete(keys.cluster_node(self.prefix, self.node))
         self.owned.clear()
         with contextlib.suppress(RedisError, OSError):
@@ -200,8 +209,11 @@ class Cluster:
         await self._client.aclose(close_connection_pool=True)
 
     async def _beat(self) -> None:
-        await self._client.set(keys.cluster_node(self.prefix, self.node), str(time.time()),
-                               px=int(self.settings.lease_seconds * 1000))
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.set(keys.cluster_node(self.prefix, self.node), str(time.time()),
+                     px=int(self.settings.lease_seconds * 1000))
+            pipe.hset(keys.cluster_nodes(self.prefix), self.node, str(time.time()))
+            await pipe.execute()
 
     @property
     def redis(self) -> Any:
@@ -216,19 +228,22 @@ class Cluster:
     async def claim(self, room_id: str) -> int | None:
         """Take the room's lease if nobody holds it; the epoch, or None."""
         epoch = int(await self._scripts["acquire"](
-            keys=[keys.room_owner(self.prefix, room_id), keys.room_epoch(self.prefix, room_id)],
-            args=[self.node, int(self.settings.lease_seconds * 1000)]))
+            keys=[keys.room_owner(self.prefix, room_id), keys.room_epoch(self.prefix, room_id),
+                  keys.node_rooms(self.prefix, self.node)],
+            args=[self.node, int(self.settings.lease_seconds * 1000), room_id]))
         if not epoch:
             return None
         self.owned[room_id] = epoch
         return epoch
 
-    async def release(self, room_id: str) -> None:
-        """Give up the room's lease (it closed)."""
+    async def release(self, room_id: str, unlist: bool = True) -> None:
+        """Give up the room's lease (it closed, or this node stops: ``unlist`` False)."""
         epoch = self.owned.pop(room_id, None)
         if epoch is not None:
-            await self._scripts["release"](keys=[keys.room_owner(self.prefix, room_id)],
-                                           args=[f"{self.node} {epoch}"])
+            await self._scripts["release"](
+                keys=[keys.room_owner(self.prefix, room_id),
+                      keys.node_rooms(self.prefix, self.node)],
+                args=[f"{self.node} {epoch}", room_id, "1" if unlist else "0"])
 
     async def catch_up(self, room_id: str, epoch: int) -> None:
         """The stored game holds ``epoch``, newer than the lease's: Redis lost the room's
@@ -242,11 +257,17 @@ class Cluster:
         return None if held is None else str(held).split()[0]
 
     async def _keep(self) -> None:
-        """Renew this node's leases, and take over rooms whose owner is gone."""
+        """Renew this node's leases, and take over rooms whose owner is gone: those of nodes
+        that died at each renewal, every registered room now and then."""
+        last_full = 0.0
         while not self._closing:
             try:
                 await self._renew()
-                await self.scan()
+                if time.monotonic() - last_full >= self.settings.full_scan_seconds:
+                    last_full = time.monotonic()
+                    await self.scan()
+                else:
+                    await self.after_deaths()
             except (RedisError, OSError):
                 log.warning("cannot reach Redis to renew leases", exc_info=True)
             except Exception:
@@ -269,11 +290,13 @@ class Cluster:
             if not kept and self.owned.get(room_id) == epoch:
                 log.warning("lost the lease of room %s; letting it go", room_id)
                 del self.owned[room_id]
+                await self._client.srem(keys.node_rooms(self.prefix, self.node), room_id)
                 game_id = self._app.let_go(room_id)
                 if game_id is not None:
-                    # Back in the registry if Redis lost it (a restart): the next look for
-                    # ownerless rooms, here or on another node, runs it from the store.
+                    # Back in the registry if Redis lost it (a restart), and run again from
+                    # the store unless another node runs it now.
                     await self.adopt(room_id, game_id)
+                    await self.take_if_ownerless(room_id)
 
     async def scan(self) -> int:
         """Take over every registered room that no node holds; returns how many."""
@@ -290,6 +313,41 @@ class Cluster:
         for room_id, exists in zip(candidates, held, strict=True):
             if not exists and await self._take(room_id, rooms[room_id]):
                 taken += 1
+        return taken
+
+    async def after_deaths(self) -> int:
+        """Take over the rooms of every node whose liveness key is gone; returns how many.
+        A dead node is forgotten once each of its rooms has another owner (or closed)."""
+        nodes = await self._client.hkeys(keys.cluster_nodes(self.prefix))
+        others = [n for n in nodes if n != self.node]
+        if not others:
+            return 0
+        alive = await self._client.mget([keys.cluster_node(self.prefix, n) for n in others])
+        taken = 0
+        for node, up in zip(others, alive, strict=True):
+            if up is None:
+                taken += await self._inherit(node)
+        return taken
+
+    async def _inherit(self, node: str) -> int:
+        rooms = sorted(await self._client.smembers(keys.node_rooms(self.prefix, node)))
+        entries = (await self._client.hmget(keys.cluster_rooms(self.prefix), rooms)
+                   if rooms else [])
+        owners = (await self._client.mget([keys.room_owner(self.prefix, r) for r in rooms])
+                  if rooms else [])
+        taken = 0
+        waiting = False
+        for room_id, entry, owner in zip(rooms, entries, owners, strict=True):
+            if entry is None or (owner is not None and owner.split()[0] != node):
+                continue  # closed, or already run by a live node
+            waiting = True
+            if owner is None and await self._take(room_id, entry):
+                taken += 1
+        if not waiting:
+            async with self._client.pipeline(transaction=False) as pipe:
+                pipe.delete(keys.node_rooms(self.prefix, node))
+                pipe.hdel(keys.cluster_nodes(self.prefix), node)
+                await pipe.execute()
         return taken
 
     async def take_if_ownerless(self, room_id: str) -> bool:

@@ -108,6 +108,17 @@ def cluster_node(prefix: str, node: str) -> str:
     return f"{prefix}:node:{node}"
 
 
+def cluster_nodes(prefix: str) -> str:
+    """Hash of every node that announced itself: node -> when it last did (epoch seconds);
+    a node in it without its ``cluster_node`` key died, and its rooms are taken over."""
+    return f"{prefix}:nodes"
+
+
+def node_rooms(prefix: str, node: str) -> str:
+    """Set of the rooms a node took a lease on (until it released or lost them)."""
+    return f"{prefix}:node:{node}:rooms"
+
+
 def cluster_inbox(prefix: str, node: str) -> str:
     """Stream of commands and answers for one node from the others."""
     return f"{prefix}:node:{node}:inbox"
