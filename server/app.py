@@ -70,6 +70,7 @@ from server.rooms import (
     Room,
     game_id_of,
 )
+from server.shared_challenges import SharedChallengeBook
 from server.shared_limits import SharedBotLimiter
 from server.store import (
     DuplicateMove,
@@ -625,7 +626,7 @@ class DiscusServer:
         self.deliver(self.lobby.reconnect(player.id))
         if self.cluster is not None and len(self.clients[player.id]) == 1:
             await self.cluster.connected(player.id, online=True)
-        self.bots.greet(client, player.id)
+        await self.bots.greet(client, player.id)
 
     async def stats(self) -> p.Stats:
         """The ``stats`` message: the AI pool and its position cache (see docs/PROTOCOL.md)."""
@@ -901,6 +902,9 @@ async def running(
         await cluster.open(app.node)
         app.bots.shared = SharedBotLimiter(cluster.redis, cluster.prefix, cluster.node,
                                            app.bots.limiter.limits)
+        app.bots.shared_challenges = SharedChallengeBook(
+            cluster.redis, cluster.prefix, app.bots.challenges.ids,
+            app.bots.challenges.per_challenger, app.bots.challenges.ttl)
     restored = await app.restore()
     if restored:
         log.info("restored %d unfinished games", restored)

@@ -38,6 +38,7 @@ from server.accounts import (
 from server.bot_limits import BotLimiter, BotLimits, LimitExceeded, RegistrationLimiter
 from server.challenges import ChallengeBook, Pending
 from server.rooms import Outcome, Player, Room
+from server.shared_challenges import SharedChallengeBook
 from server.shared_limits import SharedBotLimiter
 
 if TYPE_CHECKING:
@@ -76,6 +77,8 @@ class BotDesk:
         """Connection (``app._Client``) -> the token id it logged in with."""
         self.shared: SharedBotLimiter | None = None
         """Set on a node of a cluster: the limits counted for every node."""
+        self.shared_challenges: SharedChallengeBook | None = None
+        """Set on a node of a cluster: the challenges of every node."""
         self.challenges = ChallengeBook(ids=lambda: "c" + secrets.token_hex(4),
                                         per_challenger=app.settings.max_challenges)
         self.registrations = RegistrationLimiter(app.settings.bot_registration_limits)
@@ -296,22 +299,41 @@ class BotDesk:
                 raise errors.UnknownGame(f"unknown game {message.game!r}; known games: "
                                          f"{', '.join(games.names())}")
             seat = self.app.lobby.rng.randrange(2) if message.seat is None else message.seat
-            made = self.challenges.make(player, target, message.game, seat, now)
+            if self.shared_challenges is not None:
+                made = await self.shared_challenges.make(player, target, message.game, seat,
+                                                         now)
+            else:
+                made = self.challenges.make(player, target, message.game, seat, now)
             self.app.send_to([client], p.ChallengeSent(
                 challenge=made.id, to=target.view(), game=made.game, seat=seat))  # type: ignore[arg-type]
-            self.app.send_to(self.app.clients.get(target.id, ()), self._offer(made))
+            self.app.to_players([target.id], self._offer(made))
         elif isinstance(message, p.AcceptChallenge):
-            made = self.challenges.for_target(message.challenge, player.id, now)
+            made = await self._for_target(message.challenge, player.id, now)
             await self._start(made, player)
         else:
-            made = self.challenges.for_target(message.challenge, player.id, now)
-            self.challenges.remove(made.id)
-            self.app.send_to(self.app.clients.get(made.challenger.id, ()), p.ChallengeDeclined(
+            made = await self._for_target(message.challenge, player.id, now)
+            await self._take(made)
+            self.app.to_players([made.challenger.id], p.ChallengeDeclined(
                 challenge=made.id, by=player.view(), reason=message.reason))
 
-    def greet(self, client: Any, player_id: str) -> None:
+    async def _for_target(self, challenge_id: str, player_id: str, now: float) -> Pending:
+        if self.shared_challenges is not None:
+            return await self.shared_challenges.for_target(challenge_id, player_id, now)
+        return self.challenges.for_target(challenge_id, player_id, now)
+
+    async def _take(self, made: Pending) -> None:
+        """Remove the challenge being answered (in a cluster, only one answer may)."""
+        if self.shared_challenges is not None:
+            await self.shared_challenges.take(made)
+        else:
+            self.challenges.remove(made.id)
+
+    async def greet(self, client: Any, player_id: str) -> None:
         """After a (re)connection's room states: every challenge still waiting for the player."""
-        for made in self.challenges.waiting_for(player_id, self.app.now()):
+        now = self.app.now()
+        waiting = (self.challenges.waiting_for(player_id, now) if self.shared_challenges is None
+                   else await self.shared_challenges.waiting_for(player_id, now))
+        for made in waiting:
             self.app.send_to([client], self._offer(made))
 
     @staticmethod
@@ -361,16 +383,26 @@ class BotDesk:
                 f"{challenger.name} already plays in {app.settings.max_rooms} unfinished "
                 "rooms; accept later", limit=app.settings.max_rooms)
         now = app.now()
-        room, _ = app.lobby.create(challenger, made.game, p.FriendOpponent(), made.seat, now)
+        await self._take(made)
         try:
-            app.lobby.join(accepter, room.id, now)
+            room, _ = app.lobby.create(challenger, made.game, p.FriendOpponent(), made.seat,
+                                       now)
+            try:
+                app.lobby.join(accepter, room.id, now)
+            except errors.ProtocolError:
+                app.lobby.close(room.id)
+                raise
         except errors.ProtocolError:
-            app.lobby.close(room.id)
+            if self.shared_challenges is not None:
+                await self.shared_challenges.put_back(made)
+            else:
+                self.challenges.put_back(made)
             raise
-        self.challenges.remove(made.id)
         out = Outcome(sends=[room.state_for(challenger.id), room.state_for(accepter.id)],
                       save_game=True)
-        if not app.clients.get(challenger.id):
+        online = (bool(app.clients.get(challenger.id)) if app.cluster is None
+                  else await app.cluster.is_online(challenger.id))
+        if not online:
             out.extend(room.disconnect(challenger.id, now))  # away: the grace period runs
         async with app.lock(room.id):
             await app.carry(room, out)

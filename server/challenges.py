@@ -71,6 +71,10 @@ class ChallengeBook:
     def remove(self, challenge_id: str) -> None:
         self._all.pop(challenge_id, None)
 
+    def put_back(self, made: Pending) -> None:
+        """An accepted challenge whose game could not start stands again."""
+        self._all[made.id] = made
+
     def waiting_for(self, player_id: str, now: float) -> list[Pending]:
         """The challenges addressed to ``player_id``, oldest first."""
         self.expire(now)

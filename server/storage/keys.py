@@ -137,3 +137,8 @@ def bot_connections(prefix: str, token_id: str) -> str:
 def bot_moves(prefix: str, bot_id: str) -> str:
     """A bot's move bucket shared by every node: ``tokens``, ``stamp`` (wall clock)."""
     return f"{prefix}:bot:{bot_id}:moves"
+
+
+def challenges(prefix: str) -> str:
+    """Hash of every standing challenge of a cluster: id -> JSON (``server.shared_challenges``)."""
+    return f"{prefix}:challenges"

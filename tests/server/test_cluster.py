@@ -52,6 +52,14 @@ async def nodes(prefix: str) -> AsyncIterator[tuple[Running, Running]]:
         await drop_database(name)
 
 
+async def _next_error(client: Client, within: float = 1.0) -> str | None:
+    """The code of the next error the client gets within ``within`` seconds, or None."""
+    try:
+        return str((await client.expect("error", timeout=within))["code"])
+    except TimeoutError:
+        return None
+
+
 async def _play(client: Client, room: str, ply: int, move: str) -> dict:
     await client.send(type="move", room=room, ply=ply, move=move)
     return await client.expect("move_made", ply=ply)
@@ -295,3 +303,29 @@ async def test_a_bots_limits_hold_across_two_nodes(prefix: str) -> None:
                 await client.close()
     finally:
         await drop_database(name)
+
+
+async def test_a_challenge_made_on_one_node_is_answered_on_another_once(
+    nodes: tuple[Running, Running],
+) -> None:
+    one, two = nodes
+    ann = await Client.open(one.url, "Ann")
+    bob = await Client.open(two.url, "Bob")
+    bob_too = await Client.open(one.url, "Bob", resume=bob.welcome["resume"])
+    await ann.send(type="challenge", player=bob.player_id, game="othello", seat=0)
+    sent = await ann.expect("challenge_sent")
+    offer = await bob.expect("challenge", challenge=sent["challenge"])
+    assert offer["challenger"]["name"] == "Ann"
+    await bob_too.expect("challenge", challenge=sent["challenge"])
+    # Bob accepts on both of his connections, one on each node: one game starts.
+    await bob.send(type="accept_challenge", challenge=sent["challenge"])
+    await bob_too.send(type="accept_challenge", challenge=sent["challenge"])
+    state = await ann.expect("room_state")
+    seats = state["room"]["seats"]
+    assert [s["player"]["name"] for s in seats] == ["Ann", "Bob"]
+    assert seats[0]["connected"] is True  # Ann is online, on the other node
+    answers = await asyncio.gather(*(_next_error(c) for c in (bob, bob_too)))
+    assert sorted(str(a) for a in answers) == ["None", "unknown_challenge"]
+    await ann.close()
+    await bob.close()
+    await bob_too.close()
