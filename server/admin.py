@@ -153,7 +153,7 @@ class AdminDesk:
         elif isinstance(message, p.AdminListAudit):
             self._send(client, await self._audit(message.game, message.limit))
         elif isinstance(message, p.AdminListRooms):
-            self._send(client, self._rooms())
+            self._send(client, await self._rooms())
         elif isinstance(message, p.AdminGetStats):
             self._send(client, await self._stats())
         elif isinstance(message, p.AdminStartCalibration):
@@ -269,7 +269,9 @@ class AdminDesk:
                     names[actor] = record.name
         return names
 
-    def _rooms(self) -> p.AdminRooms:
+    def local_rooms(self, node: str | None = None) -> p.AdminRooms:
+        """This server's rooms and players, newest room first (``node``: its name in a
+        cluster)."""
         rooms = sorted(self.app.lobby.rooms.values(), key=lambda r: -r.created_at)
         return p.AdminRooms(
             rooms=[
@@ -277,12 +279,24 @@ class AdminDesk:
                     id=room.id, game=room.game.name, opponent=room.opponent, status=room.status,
                     ply=len(room.moves), round=room.round, seats=room.seat_views(),
                     spectators=len(room.spectators), ai_thinking=room.ai_thinking,
-                    created_at=room.created_at, last_move_at=room.last_move_at,
+                    created_at=room.created_at, last_move_at=room.last_move_at, node=node,
                 )
                 for room in rooms
             ],
             players_online=len(self.app.clients),
         )
+
+    async def _rooms(self) -> p.AdminRooms:
+        """Every room: of this server, or in a cluster of every node that answers within
+        2 s (each room names its node; players connected to two nodes count twice)."""
+        cluster = self.app.cluster
+        if cluster is None:
+            return self.local_rooms()
+        views = [self.local_rooms(cluster.node)] + [
+            p.AdminRooms.model_validate_json(answer)
+            for answer in (await cluster.ask_all("admin_rooms")).values()]
+        rooms = sorted((r for v in views for r in v.rooms), key=lambda r: -r.created_at)
+        return p.AdminRooms(rooms=rooms, players_online=sum(v.players_online for v in views))
 
     async def _stats(self) -> p.AdminStats:
         return p.AdminStats(

@@ -122,6 +122,10 @@ class Node(Protocol):
 
     async def presence_changed(self, player_id: str, room_id: str, online: bool) -> None: ...
 
+    async def answer(self, question: str) -> str:
+        """This node's answer to another's ``Cluster.ask`` (JSON)."""
+        ...
+
     async def take_over(self, room_id: str, game_id: str, epoch: int,
                         watchers: list[str]) -> bool:
         """Run the room from its stored game (fenced at ``epoch``); False if it is over."""
@@ -484,6 +488,32 @@ class Cluster:
         finally:
             self._waiting.pop(ask, None)
 
+    async def live_nodes(self) -> list[str]:
+        """Every node alive now, this one included."""
+        nodes = sorted(await self._client.hkeys(keys.cluster_nodes(self.prefix)))
+        alive = await self._client.mget([keys.cluster_node(self.prefix, n) for n in nodes])
+        return [n for n, up in zip(nodes, alive, strict=True) if up is not None]
+
+    async def ask_all(self, question: str, timeout: float = 2.0) -> dict[str, str]:
+        """Ask every other live node ``question`` (``Node.answer``); their answers, by node,
+        from those that answered within ``timeout``."""
+        asked: dict[str, asyncio.Future[str | None]] = {}
+        for node in await self.live_nodes():
+            if node == self.node:
+                continue
+            ask = secrets.token_hex(8)
+            asked[node] = self._waiting[ask] = asyncio.get_running_loop().create_future()
+            await self._post(node, {"kind": "ask", "id": ask, "from": self.node,
+                                    "question": question})
+        try:
+            if asked:
+                await asyncio.wait(asked.values(), timeout=timeout)
+        finally:
+            for ask in [a for a, f in self._waiting.items() if f in asked.values()]:
+                self._waiting.pop(ask, None)
+        return {node: str(f.result()) for node, f in asked.items()
+                if f.done() and not f.cancelled() and f.result() is not None}
+
     async def _post(self, node: str, message: dict[str, Any]) -> None:
         inbox = keys.cluster_inbox(self.prefix, node)
         async with self._client.pipeline(transaction=False) as pipe:
@@ -526,6 +556,10 @@ class Cluster:
                     (str(player[0]), str(player[1]), bool(player[2])), message["message"])
                 await self._post(message["from"], {"kind": "reply", "id": message["id"],
                                                    "error": error})
+            elif kind == "ask":
+                answer = await self._app.answer(message["question"])
+                await self._post(message["from"], {"kind": "reply", "id": message["id"],
+                                                   "error": answer})
             elif kind == "presence":
                 await self._app.presence_changed(message["player"], message["room"],
                                                  bool(message["online"]))

@@ -43,6 +43,13 @@ class ClusterNode:
     def deliver_local(self, player_ids: Iterable[str], data: str) -> None:
         self.app.deliver_local(player_ids, data)
 
+    async def answer(self, question: str) -> str:
+        """Another node's question (``Cluster.ask_all``): ``admin_rooms``, this node's rooms
+        and players as the admin page shows them."""
+        if question != "admin_rooms":
+            raise ValueError(f"unknown question {question!r}")
+        return p.encode(self.app.desk.local_rooms(self.cluster.node))
+
     async def settled(self, code: str) -> None:
         """Wait while this node is taking the room ``code`` names over (it holds the lease,
         the room is not running yet): a command for it then finds it."""

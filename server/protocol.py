@@ -955,10 +955,14 @@ class AdminRoom(_Message):
     ai_thinking: bool
     created_at: float = Field(description="Unix time (seconds).")
     last_move_at: float | None = None
+    node: str | None = Field(default=None,
+                             description="The cluster node that runs the room (null: one "
+                             "server alone).")
 
 
 class AdminRooms(_Message):
-    """Answer to ``admin_list_rooms``: every room on this server, newest first."""
+    """Answer to ``admin_list_rooms``: every room, newest first: of this server, or in a
+    cluster of every node."""
 
     type: Literal["admin_rooms"] = "admin_rooms"
     rooms: list[AdminRoom]

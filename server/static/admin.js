@@ -310,7 +310,8 @@ function renderRooms(msg) {
     body.append(el("tr", {},
       el("td", {}, el("a", { href: `/#${r.id}`, text: r.id })),
       el("td", { text: r.game }),
-      el("td", { text: r.status + (r.ai_thinking ? " · AI thinking" : "") }),
+      el("td", { text: r.status + (r.ai_thinking ? " · AI thinking" : "")
+                       + (r.node ? ` · node ${r.node}` : "") }),
       el("td", { class: "num", text: String(r.ply) }),
       el("td", { text: seatText(r.seats[0]) }),
       el("td", { text: seatText(r.seats[1]) }),

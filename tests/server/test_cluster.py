@@ -329,3 +329,21 @@ async def test_a_challenge_made_on_one_node_is_answered_on_another_once(
     await ann.close()
     await bob.close()
     await bob_too.close()
+
+
+async def test_the_admins_room_list_shows_every_nodes_rooms(
+    nodes: tuple[Running, Running],
+) -> None:
+    one, two = nodes
+    ann = await Client.open(one.url, "Ann")
+    bob = await Client.open(two.url, "Bob")
+    made = []
+    for client in (ann, bob):
+        await client.send(type="create_room", game="connect4", opponent={"kind": "friend"})
+        made.append((await client.expect("room_state"))["room"]["id"])
+    listed = await two.app.desk._rooms()
+    assert {(r.id, r.node) for r in listed.rooms} == {
+        (made[0], one.app.cluster.node), (made[1], two.app.cluster.node)}  # type: ignore[union-attr]
+    assert listed.players_online == 2
+    await ann.close()
+    await bob.close()
