@@ -104,6 +104,10 @@ RECONNECT_REASON = "this server is stopping; reconnect"
 """The reason of the 1012 (service restart) close a cluster node sends its clients when it
 stops: another node runs their rooms, and the page and the reference bot reconnect at once."""
 
+MIN_AI_MOVE_SECONDS = 0.45
+"""``discus serve``'s ``Settings.min_ai_move_seconds``: a little longer than the page's
+drop and flip animations."""
+
 SHUTDOWN_SECONDS = 10.0
 """How long shutdown waits for AI moves and room sweeps already under way to be stored."""
 
@@ -145,6 +149,10 @@ class Settings:
     """Open websocket connections past which new ones are shed (``server.overload``)."""
     shed_lag_seconds: float = 0.5
     """New connections are shed for 2 s after the event loop runs this late."""
+    min_ai_move_seconds: float = 0.0
+    """The AI's move is shown no sooner than this after the person's (``discus serve``:
+    ``MIN_AI_MOVE_SECONDS``): a quick level answers in milliseconds, and a reply landing in
+    the same frame as one's own move is not seen to happen."""
     store_retry_seconds: tuple[float, ...] = (0.1, 0.5, 2.0)
     """Pauses before each new attempt to store an AI move the store refused; when the last
     attempt fails too, the move is not played and the room is told (the sweeper asks the AI
@@ -342,6 +350,10 @@ class DiscusServer:
         node's epoch for its room (``ClusterNode.fenced``)."""
         return record if self.node is None else self.node.fenced(record)
 
+    def epoch(self, room_id: str) -> int:
+        """The fencing token this server writes the room's game with (0 alone)."""
+        return 0 if self.node is None else self.node.epoch(room_id)
+
     def let_go(self, room_id: str) -> None:
         """Another node of the cluster runs the room now: forget it here."""
         if self.node is not None:
@@ -534,6 +546,15 @@ class DiscusServer:
                 out = room.accept_rematch(player.id, game_id_of(room.id, room.round + 1), now)
             elif isinstance(message, p.Claim):
                 out = room.claim(player.id, now)
+            elif isinstance(message, p.TakeBack):
+                plies = room.check_take_back(player.id)
+                await self.store.take_back(room.game_id, len(room.moves) - plies,
+                                           self.epoch(room.id))
+                out = room.take_back(plies, now)
+            elif isinstance(message, p.OfferDraw):
+                out = room.offer_draw(player.id, now)
+            elif isinstance(message, p.AnswerDraw):
+                out = room.answer_draw(player.id, message.accept, now)
             else:
                 out = self.lobby.leave(player.id, room_id, now)
             await self.carry(room, out)
@@ -664,9 +685,13 @@ class DiscusServer:
         ``internal_error`` naming the room; the sweeper asks the AI again later.
         """
         seed = zlib.crc32(f"{room.game_id}:{turn.ply}".encode())
+        asked_at = time.monotonic()
         try:
             await self.desk.refresh_levels()  # any server's level edit counts from this move on
             move, depth, score, nodes = await self._think(room, turn, seed)
+            shown_after = self.settings.min_ai_move_seconds - (time.monotonic() - asked_at)
+            if shown_after > 0 and turn.ply > 0:
+                await asyncio.sleep(shown_after)  # let the person see their own move land
             if self.stopping.is_set():
                 return  # not stored, so not played: the restarted server asks again
             if self.cluster is not None and not self.cluster.holds(room.id):
@@ -674,7 +699,7 @@ class DiscusServer:
             async with self.lock(room.id):
                 try:
                     plan = room.check_ai_move(turn.round, turn.ply, move, self.now(),
-                                              depth, score, nodes)
+                                              depth, score, nodes, line=turn.line)
                 except errors.StalePly:
                     return  # the room moved on (resigned, left, rematched) while the AI thought
                 except errors.IllegalMove:
@@ -682,7 +707,7 @@ class DiscusServer:
                               room.id)
                     plan = room.check_ai_move(turn.round, turn.ply,
                                               await quick_move_off_loop(turn.state, seed),
-                                              self.now())
+                                              self.now(), line=turn.line)
                 if await self._store_ai_move(room, plan.record):
                     await self.carry(room, room.apply_move(plan, self.now()))
                     return
@@ -712,7 +737,8 @@ class DiscusServer:
         def send(step: Progress) -> None:
             self.deliver(room.ai_progress(
                 turn.round, turn.ply, step.depth, step.score, step.nodes, step.seconds,
-                step.exact, win_in(turn.game, turn.ply, step.score, step.exact)))
+                step.exact, win_in(turn.game, turn.ply, step.score, step.exact),
+                line=turn.line))
 
         def progress(step: Progress) -> None:
             now = self.now()
@@ -767,7 +793,7 @@ class DiscusServer:
     def _ai_failed(self, room: Room, turn: AiTurn) -> None:
         """The AI's move for ``turn`` was not played: if the room still waits for it, stop
         showing the AI as thinking and tell the room's people why."""
-        out = room.ai_failed(turn.round, turn.ply)
+        out = room.ai_failed(turn.round, turn.ply, line=turn.line)
         if not out.sends:
             return
         self.deliver(out)
@@ -1050,7 +1076,8 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     from server.storage import open_store
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    settings = Settings(bot_registration=bot_registration)
+    settings = Settings(bot_registration=bot_registration,
+                        min_ai_move_seconds=MIN_AI_MOVE_SECONDS)
     run_loop(serve_forever(host, port, store=open_store(database_url), workers=workers,
                               secret=persistent_secret(), redis_url=redis_url,
                               settings=settings, lease=lease))

@@ -192,6 +192,24 @@ class NoRematchOffer(ProtocolError):
     code = "no_rematch_offer"
 
 
+class CannotTakeBack(ProtocolError):
+    """``take_back`` in a game against a person, or before the player has moved."""
+
+    code = "cannot_take_back"
+
+
+class CannotOfferDraw(ProtocolError):
+    """``offer_draw`` in a game against the computer (it plays every game out)."""
+
+    code = "cannot_offer_draw"
+
+
+class NoDrawOffer(ProtocolError):
+    """``answer_draw`` with no standing draw offer from the other seat."""
+
+    code = "no_draw_offer"
+
+
 class CannotClaim(ProtocolError):
     """``claim`` while the opponent is connected or still inside the grace period.
 
@@ -325,6 +343,9 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     GameFinished,
     GameNotFinished,
     NoRematchOffer,
+    CannotTakeBack,
+    CannotOfferDraw,
+    NoDrawOffer,
     CannotClaim,
     UnknownGameId,
     Forbidden,

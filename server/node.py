@@ -185,12 +185,15 @@ class ClusterNode:
             raise errors.InternalError(f"room {room.id} is run by another server now; "
                                        "send that again")
 
+    def epoch(self, room_id: str) -> int:
+        """The fencing token this node writes the room's game with (-1, which every stored
+        game refuses, if it holds no lease on it)."""
+        return self.cluster.owned.get(room_id, 0) or -1
+
     def fenced(self, record: Any) -> Any:
-        """``record`` (a game or a move) with this node's epoch for its room, in a cluster."""
-        if self.cluster is None:
-            return record
+        """``record`` (a game or a move) with this node's epoch for its room."""
         room_id, _ = room_of(record.id if isinstance(record, GameRecord) else record.game_id)
-        return replace(record, epoch=self.cluster.owned.get(room_id, 0) or -1)
+        return replace(record, epoch=self.epoch(room_id))
 
     async def registered(self, room: Room) -> None:
         """Bring the cluster's registry up to date with ``room``: its game, its people, its

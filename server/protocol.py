@@ -62,6 +62,9 @@ ErrorCode = Literal[
     "game_finished",
     "game_not_finished",
     "no_rematch_offer",
+    "cannot_take_back",
+    "cannot_offer_draw",
+    "no_draw_offer",
     "cannot_claim",
     "unknown_game_id",
     "forbidden",
@@ -212,6 +215,32 @@ class Claim(_ClientMessage):
     room: RoomId
 
 
+class TakeBack(_ClientMessage):
+    """Against the computer: take back your last move, and its reply if it has moved.
+    Everyone in the room gets ``room_state`` again, then ``room_event`` took_back."""
+
+    type: Literal["take_back"] = "take_back"
+    room: RoomId
+
+
+class OfferDraw(_ClientMessage):
+    """Between people: offer a draw. The other seat gets ``room_event`` draw_offered and
+    answers with ``answer_draw``; its next move declines it. If the other seat's offer is
+    standing, this accepts it."""
+
+    type: Literal["offer_draw"] = "offer_draw"
+    room: RoomId
+
+
+class AnswerDraw(_ClientMessage):
+    """Accept (the game ends drawn, reason ``agreed``) or decline (``room_event``
+    draw_declined) the other seat's draw offer."""
+
+    type: Literal["answer_draw"] = "answer_draw"
+    room: RoomId
+    accept: bool
+
+
 class Leave(_ClientMessage):
     """Leave a room. A seated player leaving an unfinished game loses it (reason ``left``)."""
 
@@ -219,9 +248,11 @@ class Leave(_ClientMessage):
     room: RoomId
 
 
-RoomCommand = JoinRoom | Spectate | Move | Resign | OfferRematch | AcceptRematch | Claim | Leave
+RoomCommand = (JoinRoom | Spectate | Move | Resign | OfferRematch | AcceptRematch | Claim
+               | Leave | TakeBack | OfferDraw | AnswerDraw)
 """The commands that act on one room (``room`` names it): run by the server that runs it."""
-ROOM_COMMANDS = (JoinRoom, Spectate, Move, Resign, OfferRematch, AcceptRematch, Claim, Leave)
+ROOM_COMMANDS = (JoinRoom, Spectate, Move, Resign, OfferRematch, AcceptRematch, Claim, Leave,
+                 TakeBack, OfferDraw, AnswerDraw)
 
 
 class ListHistory(_ClientMessage):
@@ -431,6 +462,9 @@ ClientMessage = Annotated[
     | AcceptRematch
     | Claim
     | Leave
+    | TakeBack
+    | OfferDraw
+    | AnswerDraw
     | ListHistory
     | GetGame
     | GetStats
@@ -481,11 +515,11 @@ class Result(_Message):
 
     winner: Seat | None
     score: int | None = None
-    reason: Literal["end", "resigned", "left", "abandoned", "aborted"] = Field(
+    reason: Literal["end", "resigned", "left", "abandoned", "aborted", "agreed"] = Field(
         description="end: played out; resigned; left: a player left; abandoned: claimed "
         "after the opponent's grace period ran out (or everyone was away that long); "
         "aborted: ended by leaving or abandoning before both sides had moved, with no "
-        "winner and not scored."
+        "winner and not scored; agreed: a draw both players agreed to."
     )
 
 
@@ -535,6 +569,8 @@ class RoomView(_Message):
     result: Result | None = None
     ai_thinking: bool = Field(description="True while the AI is searching its move.")
     rematch_offered_by: Seat | None = None
+    draw_offered_by: Seat | None = Field(
+        default=None, description="The seat whose draw offer stands (games between people).")
     round: int = Field(description="1 for the first game in this room, +1 per rematch.")
 
 
@@ -695,6 +731,9 @@ RoomEventKind = Literal[
     "spectator_joined",
     "spectator_left",
     "rematch_offered",
+    "took_back",
+    "draw_offered",
+    "draw_declined",
 ]
 
 
@@ -1190,9 +1229,8 @@ def error_message(exc: errors.ProtocolError, ref: str | int | None = None,
 
 _CLIENT_TYPES = frozenset(
     m.model_fields["type"].default
-    for m in (Hello, ListRooms, CreateRoom, JoinRoom, Spectate, Move, Resign, OfferRematch,
-              AcceptRematch, Claim, Leave, ListHistory, GetGame, GetStats, Ping,
-              *CHALLENGE_CLIENT_MESSAGES, RegisterBot, *ADMIN_CLIENT_MESSAGES)
+    for m in (Hello, ListRooms, CreateRoom, *ROOM_COMMANDS, ListHistory, GetGame, GetStats,
+              Ping, *CHALLENGE_CLIENT_MESSAGES, RegisterBot, *ADMIN_CLIENT_MESSAGES)
 )
 
 

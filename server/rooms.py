@@ -98,6 +98,9 @@ class AiTurn:
     state: State
     moves: tuple[int, ...]
     """The moves from the start that led to ``state`` (how workers rebuild it)."""
+    line: int = 0
+    """How many take-backs the game had when the AI was asked: an answer for a line of play
+    that was taken back is stale even if the game is at the same ply again."""
 
 
 @dataclass
@@ -160,6 +163,9 @@ class Room:
         self.result: p.Result | None = None
         self.ai_thinking = False
         self.rematch_offered_by: int | None = None
+        self.draw_offered_by: int | None = None
+        self.line = 0
+        """Take-backs so far (``AiTurn.line``)."""
         self.last_move_at = now
         self.finished_at: float | None = None
 
@@ -244,6 +250,7 @@ class Room:
             result=self.result,
             ai_thinking=self.ai_thinking,
             rematch_offered_by=self.rematch_offered_by,  # type: ignore[arg-type]
+            draw_offered_by=self.draw_offered_by,  # type: ignore[arg-type]
             round=self.round,
         )
 
@@ -314,7 +321,7 @@ class Room:
             return None
         self.ai_thinking = True
         return AiTurn(self.id, self.round, len(self.moves), self.state.to_move,
-                      self.game.name, seat.level, self.state, tuple(self.moves))
+                      self.game.name, seat.level, self.state, tuple(self.moves), self.line)
 
     # --- people --------------------------------------------------------------------------
 
@@ -462,9 +469,11 @@ class Room:
 
     def check_ai_move(self, round: int, ply: int, move: int, now: float,
                       depth: int | None = None, score: int | None = None,
-                      nodes: int | None = None) -> PlannedMove:
-        """Validate the AI's answer to an ``AiTurn``; ``StalePly`` if the room moved on."""
-        if round != self.round or ply != len(self.moves) or self.status != "active":
+                      nodes: int | None = None, line: int = 0) -> PlannedMove:
+        """Validate the AI's answer to an ``AiTurn``; ``StalePly`` if the room moved on (or
+        the line it was asked in was taken back)."""
+        if (round != self.round or ply != len(self.moves) or self.status != "active"
+                or line != self.line):
             raise errors.StalePly("the AI's move is no longer wanted", expected=len(self.moves))
         seat = self.state.to_move
         if self.seats[seat].kind != "ai":
@@ -495,6 +504,8 @@ class Room:
                                   expected=len(self.moves))
         cells = self._play(plan.move)
         self.last_move_at = now
+        if self.draw_offered_by is not None and self.draw_offered_by != plan.seat:
+            self.draw_offered_by = None  # answered by a move: declined
         if self.seats[plan.seat].kind == "ai":
             self.ai_thinking = False
         made = p.MoveMade(
@@ -530,15 +541,17 @@ class Room:
     def _finish(self, result: p.Result, now: float) -> Outcome:
         self.result = result
         self.ai_thinking = False
+        self.draw_offered_by = None
         self.finished_at = now
         over = p.GameOver(room=self.id, result=result)
         return Outcome(sends=[Send(self.members(), over)], save_game=True)
 
-    def ai_failed(self, round: int, ply: int) -> Outcome:
+    def ai_failed(self, round: int, ply: int, line: int = 0) -> Outcome:
         """The AI's move for ``round``/``ply`` could not be played (not stored): if the room
         still waits for it, the AI no longer shows as thinking and everyone gets the room's
         full state again. ``stalled_ai_turn`` asks again later."""
-        if round != self.round or ply != len(self.moves) or not self.ai_thinking:
+        if (round != self.round or ply != len(self.moves) or not self.ai_thinking
+                or line != self.line):
             return Outcome()
         self.ai_thinking = False
         return Outcome(sends=[self.state_for(m) for m in self.members()])
@@ -549,14 +562,80 @@ class Room:
         return None if self.ai_thinking else self._ai_turn()
 
     def ai_progress(self, round: int, ply: int, depth: int, score: int, nodes: int,
-                    seconds: float, exact: bool = False, win_in: int | None = None
-                    ) -> Outcome:
+                    seconds: float, exact: bool = False, win_in: int | None = None,
+                    line: int = 0) -> Outcome:
         """A search iteration for the AI's move; dropped if the request is stale."""
-        if round != self.round or ply != len(self.moves) or not self.ai_thinking:
+        if (round != self.round or ply != len(self.moves) or not self.ai_thinking
+                or line != self.line):
             return Outcome()
         message = p.AiThinking(room=self.id, ply=ply, depth=depth, score=score, nodes=nodes,
                                seconds=round_seconds(seconds), exact=exact, win_in=win_in)
         return Outcome(sends=[Send(self.members(), message)])
+
+    # --- take-back and draws ---------------------------------------------------------------
+
+    def check_take_back(self, player_id: str) -> int:
+        """How many plies a take-back by ``player_id`` removes (nothing changes yet): their
+        last move, and the AI's reply if it has moved. Only against the AI, while the game
+        is going; ``CannotTakeBack`` otherwise."""
+        seat = self._seated(player_id)
+        self._require_active()
+        if self.opponent != "ai":
+            raise errors.CannotTakeBack("moves can be taken back only against the computer")
+        mine = [i for i in range(len(self.moves)) if self._mover(i) == seat]
+        if not mine:
+            raise errors.CannotTakeBack("you have no move to take back yet")
+        return len(self.moves) - mine[-1]
+
+    def _mover(self, ply: int) -> int:
+        """The seat that played ply ``ply`` (Othello passes are plies of their own)."""
+        state = self.game.initial()
+        for move in self.moves[:ply]:
+            state = state.play(move)
+        return state.to_move
+
+    def take_back(self, plies: int, now: float) -> Outcome:
+        """Remove the last ``plies`` (``check_take_back``'s count, the stored moves already
+        deleted): everyone gets the room's state again. An AI answer for the line taken
+        back is dropped (``AiTurn.line``)."""
+        kept = self.moves[: len(self.moves) - plies]
+        self.state = self.game.initial()
+        self.moves = []
+        self.boards = self.boards[:1]
+        for move in kept:
+            self._play(move)
+        self.line += 1
+        self.ai_thinking = False
+        self.draw_offered_by = None
+        self.last_move_at = now
+        out = Outcome(sends=[self.state_for(m) for m in self.members()])
+        out.sends.append(self._event("took_back", self.state.to_move))
+        out.ai = self._ai_turn()  # the AI to move again when its seat moved first
+        return out
+
+    def offer_draw(self, player_id: str, now: float) -> Outcome:
+        """Between people: the other seat hears of it (``draw_offered``), and may accept it
+        until it moves (a move declines it). An offer already standing from the other seat
+        is accepted instead."""
+        seat = self._seated(player_id)
+        self._require_active()
+        if self.seats[1 - seat].kind != "human":
+            raise errors.CannotOfferDraw("the computer plays every game out; offer draws to "
+                                         "people")
+        if self.draw_offered_by == 1 - seat:
+            return self._finish(p.Result(winner=None, reason="agreed"), now)
+        self.draw_offered_by = seat
+        return Outcome(sends=[self._event("draw_offered", seat)])
+
+    def answer_draw(self, player_id: str, accept: bool, now: float) -> Outcome:
+        seat = self._seated(player_id)
+        self._require_active()
+        if self.draw_offered_by != 1 - seat:
+            raise errors.NoDrawOffer("the other player has not offered a draw")
+        self.draw_offered_by = None
+        if accept:
+            return self._finish(p.Result(winner=None, reason="agreed"), now)
+        return Outcome(sends=[self._event("draw_declined", seat)])
 
     # --- rematch -------------------------------------------------------------------------
 

@@ -114,6 +114,11 @@ class Store(Protocol):
         """How many moves each game has (0 for an unknown id), in one query."""
         ...
 
+    async def take_back(self, game_id: str, plies: int, epoch: int = 0) -> None:
+        """Delete the game's moves from ply ``plies`` on (a take-back): durable when it
+        returns. ``Fenced`` if ``epoch`` (when not 0) is older than the game's."""
+        ...
+
 
 class MemoryStore:
     """``Store`` kept in dictionaries: for tests and for a server started without a database."""
@@ -177,6 +182,10 @@ class MemoryStore:
 
     async def count_moves(self, game_ids: Sequence[str]) -> dict[str, int]:
         return {game_id: len(self._moves.get(game_id, ())) for game_id in game_ids}
+
+    async def take_back(self, game_id: str, plies: int, epoch: int = 0) -> None:
+        await self.fence(game_id, epoch)
+        self._moves[game_id] = [m for m in self._moves.get(game_id, []) if m.ply < plies]
 
 
 def replace(record: GameRecord, **changes: object) -> GameRecord:

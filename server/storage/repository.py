@@ -201,6 +201,11 @@ def write_moves(conn: Connection, batch: Sequence[MoveRecord]) -> None:
     conn.execute(_INSERT_MOVE, [_move_row(move) for move in batch])
 
 
+def delete_moves_from(conn: Connection, game_id: str, ply: int) -> None:
+    """Delete the game's moves from ``ply`` on (a take-back), on a sync connection."""
+    conn.execute(delete(moves).where(moves.c.game_id == game_id, moves.c.ply >= ply))
+
+
 _INSERT_MOVE = moves.insert()
 
 

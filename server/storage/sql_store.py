@@ -94,6 +94,13 @@ class SqlStore:
     async def fence(self, game_id: str, epoch: int) -> None:
         await self._writes().run(lambda conn: repo.hold_epoch(conn, game_id, epoch))
 
+    async def take_back(self, game_id: str, plies: int, epoch: int = 0) -> None:
+        def write(conn: Connection) -> None:
+            repo.hold_epoch(conn, game_id, epoch)
+            repo.delete_moves_from(conn, game_id, plies)
+
+        await self._writes().run(write)
+
     def _writes(self) -> _WriteBatcher:
         if self._batcher is None:
             raise RuntimeError("SqlStore.open() has not been called")

@@ -468,3 +468,100 @@ def test_no_rematch_once_the_opponent_has_left() -> None:
     lobby.leave("bob", room.id, now=2.0)
     with pytest.raises(errors.NoRematchOffer):
         room.offer_rematch("ann", "g2", now=3.0)
+
+
+# --- take-back and draws ----------------------------------------------------------------
+
+
+def ai_plays(room: Room, turn: AiTurn | None, text: str, now: float = 3.0) -> Outcome:
+    assert turn is not None
+    move = room.game.parse_move(room.state, text)
+    plan = room.check_ai_move(turn.round, turn.ply, move, now, line=turn.line)
+    return room.apply_move(plan, now)
+
+
+def test_a_take_back_against_the_ai_removes_the_persons_move_and_the_ais_reply() -> None:
+    lobby = make_lobby()
+    room, _ = lobby.create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=0.0)
+    turn = play(room, ANN, "4").ai
+    turn = ai_plays(room, turn, "3").ai
+    assert turn is None and room.moves == [3, 2]  # Ann to move again
+    before = room.boards[0]
+    assert room.check_take_back(ANN.id) == 2
+    out = room.take_back(2, now=4.0)
+    assert room.moves == [] and room.boards == [before] and room.line == 1
+    assert messages(out, p.RoomState)[0].room.position.ply == 0
+    assert messages(out, p.RoomEvent)[-1].event == "took_back"
+    assert out.ai is None  # Ann moves first: her turn again
+
+
+def test_a_take_back_while_the_ai_thinks_drops_its_late_answer() -> None:
+    lobby = make_lobby()
+    room, _ = lobby.create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=0.0)
+    stale = play(room, ANN, "4").ai
+    assert stale is not None and room.ai_thinking
+    assert room.check_take_back(ANN.id) == 1
+    room.take_back(1, now=3.0)
+    assert not room.ai_thinking
+    fresh = play(room, ANN, "4").ai  # the same ply again, on a new line
+    assert fresh is not None and (fresh.ply, fresh.line) == (stale.ply, stale.line + 1)
+    with pytest.raises(errors.StalePly):
+        room.check_ai_move(stale.round, stale.ply, 2, 4.0, line=stale.line)
+    assert not room.ai_progress(stale.round, stale.ply, 3, 0, 10, 0.1, line=stale.line).sends
+    ai_plays(room, fresh, "4")
+    assert room.moves == [3, 3]
+
+
+def test_when_the_ai_moved_first_its_first_move_stays_after_a_take_back() -> None:
+    lobby = make_lobby()
+    room, out = lobby.create(ANN, "connect4", p.AiOpponent(level="easy"), 1, now=0.0)
+    assert ai_plays(room, out.ai, "4").ai is None
+    with pytest.raises(errors.CannotTakeBack):
+        room.check_take_back(ANN.id)  # only the AI has moved
+    turn = play(room, ANN, "4").ai
+    ai_plays(room, turn, "5")
+    again = room.take_back(room.check_take_back(ANN.id), now=5.0)
+    assert room.moves == [3] and again.ai is None and room.state.to_move == 1
+
+
+def test_take_backs_are_refused_between_people_and_before_a_move() -> None:
+    room = friend_room(make_lobby())
+    play(room, ANN, "4")
+    with pytest.raises(errors.CannotTakeBack):
+        room.check_take_back(ANN.id)
+    lobby = make_lobby()
+    ai_room, _ = lobby.create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=0.0)
+    with pytest.raises(errors.CannotTakeBack):
+        ai_room.check_take_back(ANN.id)
+
+
+def test_a_draw_offer_is_heard_by_the_other_seat_and_ends_the_game_when_accepted() -> None:
+    room = friend_room(make_lobby())
+    play(room, ANN, "4")
+    out = room.offer_draw(BOB.id, now=3.0)
+    assert messages(out, p.RoomEvent)[0].event == "draw_offered" and room.draw_offered_by == 1
+    with pytest.raises(errors.NoDrawOffer):
+        room.answer_draw(BOB.id, True, now=3.5)  # one's own offer
+    over = room.answer_draw(ANN.id, True, now=4.0)
+    result = messages(over, p.GameOver)[0].result
+    assert (result.winner, result.reason) == (None, "agreed")
+    assert over.save_game and room.record().result == 0
+
+
+def test_a_draw_offer_lapses_when_the_other_seat_moves_and_may_be_declined() -> None:
+    room = friend_room(make_lobby())
+    room.offer_draw(ANN.id, now=2.0)
+    play(room, ANN, "4")  # the offerer's own move keeps it
+    assert room.draw_offered_by == 0
+    play(room, BOB, "4")  # the other seat moves: declined
+    assert room.draw_offered_by is None
+    room.offer_draw(ANN.id, now=3.0)
+    declined = room.answer_draw(BOB.id, False, now=4.0)
+    assert messages(declined, p.RoomEvent)[0].event == "draw_declined"
+    assert room.status == "active" and room.draw_offered_by is None
+
+
+def test_the_computer_is_not_offered_draws() -> None:
+    room, _ = make_lobby().create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=0.0)
+    with pytest.raises(errors.CannotOfferDraw):
+        room.offer_draw(ANN.id, now=1.0)

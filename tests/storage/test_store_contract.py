@@ -229,3 +229,17 @@ async def test_a_stale_move_in_a_group_commit_fails_alone(store: Store) -> None:
     )
     assert isinstance(stale, Fenced) and fresh is None
     assert await store.count_moves(["g1", "g2"]) == {"g1": 0, "g2": 1}
+
+
+async def test_a_take_back_deletes_the_moves_from_a_ply_on_unless_fenced(store: Store) -> None:
+    await store.save_game(a_game("g1", epoch=1))
+    for ply in range(4):
+        await store.append_move(a_move("g1", ply, str(ply + 1), epoch=1))
+    await store.take_back("g1", 2, epoch=1)
+    loaded = await store.load_game("g1")
+    assert loaded is not None and [m.move for m in loaded[1]] == ["1", "2"]
+    await store.append_move(a_move("g1", 2, "7", epoch=1))  # the ply is free again
+    await store.fence("g1", 2)
+    with pytest.raises(Fenced):
+        await store.take_back("g1", 0, epoch=1)
+    assert (await store.count_moves(["g1"]))["g1"] == 3
