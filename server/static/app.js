@@ -6,6 +6,7 @@
 
 import { Client } from "./net.js";
 import { drawBoard } from "./board.js";
+import { initPrefs, playSound } from "./prefs.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -147,7 +148,12 @@ function onMoveMade(msg) {
   r.sent = null;
   const next = msg.position.to_move;
   v.ai_thinking = msg.status === "active" && next !== null && v.seats[next].kind === "ai";
-  if (S.current === msg.room) render();
+  // A move by the other side of a standing draw offer declines it (the server does the same).
+  if (v.draw_offered_by !== null && v.draw_offered_by !== undefined && v.draw_offered_by !== msg.seat) v.draw_offered_by = null;
+  if (S.current === msg.room) {
+    render();
+    if (msg.status === "active") playSound(yourTurn(r) ? "turn" : "move");
+  }
 }
 
 function onRoomEvent(msg) {
@@ -157,6 +163,8 @@ function onRoomEvent(msg) {
   r.view.spectators = msg.spectators;
   if (msg.event === "joined" && r.view.status === "waiting") r.view.status = "active";
   if (msg.event === "rematch_offered") r.view.rematch_offered_by = msg.seat;
+  if (msg.event === "draw_offered") r.view.draw_offered_by = msg.seat;
+  if (msg.event === "draw_declined") r.view.draw_offered_by = null;
   if (msg.event === "disconnected" && msg.seat !== null) {
     r.away[msg.seat] = Date.now() + 1000 * (msg.grace_seconds ?? 0);
   }
@@ -179,9 +187,10 @@ function onGameOver(msg) {
   r.view.status = "finished";
   r.view.ai_thinking = false;
   r.view.rematch_offered_by = null;
+  r.view.draw_offered_by = null;
   r.thinking = null;
   askForExport(r);
-  if (S.current === msg.room) render();
+  if (S.current === msg.room) { render(); playSound("over"); }
 }
 
 /** A finished live game shows its export as a replay does: ask for its record (the server's
@@ -515,6 +524,9 @@ function renderGame(r) {
   const animate = S.drawn && S.drawn.id === v.id && S.drawn.round === v.round && S.drawn.ply === ply - 1;
   S.drawn = { id: v.id, ply, round: v.round };
 
+  // Spectators are told so: the board answers no clicks for them.
+  $("watching").hidden = r.you !== null || Boolean(r.record);
+
   // Players.
   const counts = discCounts(pos.cells);
   $("players").replaceChildren(...v.seats.map((seat) => {
@@ -622,6 +634,18 @@ function renderGame(r) {
   $("claim").disabled = wait > 0;
   $("claim").textContent = wait > 0 ? `Claim the win in ${wait} s` : "Claim the win";
   $("lobby-btn").textContent = r.record ? "Back" : seated && v.status !== "finished" ? "Lobby" : "Leave";
+  // Against the computer a move (and its reply) may be taken back; people may agree a draw.
+  const going = !r.record && v.status === "active" && seated;
+  const moved = v.moves.some((_, j) => seatOfPly(v, j) === r.you);
+  $("take-back").hidden = !(going && v.opponent === "ai");
+  $("take-back").disabled = !moved;
+  const drawOffer = v.draw_offered_by ?? null;
+  const people = going && v.seats[opp].kind === "human";
+  $("draw").hidden = !people;
+  $("draw").disabled = drawOffer === r.you;
+  $("draw").textContent = drawOffer === null ? "Offer draw" : drawOffer === r.you ? "Draw offered…" : "Accept draw";
+  $("draw").classList.toggle("primary", drawOffer !== null && drawOffer !== r.you);
+  $("draw-decline").hidden = !(people && drawOffer !== null && drawOffer !== r.you);
 }
 
 /** The export card of a replayed or just finished game: its text in the known formats, and downloads. */
@@ -680,6 +704,7 @@ function renderStatus(r) {
       resigned: loser ? ` — ${who} resigned` : "",
       left: loser ? ` — ${who} left the game` : "",
       abandoned: loser ? ` — ${who} did not come back in time` : "",
+      agreed: " — agreed",
     }[res.reason] || "";
     el.textContent = `Game over: ${head}${why}`;
     el.dataset.result = res.winner === null ? "draw" : String(res.winner);
@@ -829,6 +854,16 @@ $("rematch").addEventListener("click", () => {
   else client.offerRematch(r.view.id);
 });
 $("claim").addEventListener("click", () => client.claim(S.current));
+$("take-back").addEventListener("click", () => client.takeBack(S.current));
+$("draw").addEventListener("click", () => {
+  const r = S.rooms.get(S.current);
+  if (!r) return;
+  const offer = r.view.draw_offered_by ?? null;
+  if (offer !== null && offer !== r.you) client.answerDraw(r.view.id, true);
+  else client.offerDraw(r.view.id);
+});
+$("draw-decline").addEventListener("click", () => client.answerDraw(S.current, false));
+initPrefs($("sound"), $("theme"));
 $("copy-export").addEventListener("click", async () => {
   try { await navigator.clipboard.writeText($("export-text").textContent); $("copy-export").textContent = "Copied"; }
   catch { $("copy-export").textContent = "Select and copy"; }

@@ -132,6 +132,9 @@ export class Client {
   offerRematch(room) { return this.request({ type: "offer_rematch", room }); }
   acceptRematch(room) { return this.request({ type: "accept_rematch", room }); }
   claim(room) { return this.request({ type: "claim", room }); }
+  takeBack(room) { return this.request({ type: "take_back", room }); }
+  offerDraw(room) { return this.request({ type: "offer_draw", room }); }
+  answerDraw(room, accept) { return this.request({ type: "answer_draw", room, accept }); }
   leave(room) { return this.request({ type: "leave", room }); }
   /** Your finished games (or ``player``'s), newest first: answered by "history". */
   listHistory(player = null) { return this.request(player ? { type: "list_history", player } : { type: "list_history" }); }

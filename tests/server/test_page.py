@@ -708,3 +708,118 @@ async def test_a_person_plays_a_whole_connect_four_game_against_the_weakest_ai_b
     assert problems == []
     await context.close()
     await phone.close()
+
+
+async def test_a_move_against_the_computer_is_taken_back_with_its_reply(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    context = await browser.new_context()
+    page = await open_page(context, server_url, problems)
+    await page.click("#ai-form label:has-text('Connect Four')")
+    await page.locator("#ai-level option").first.wait_for(state="attached")
+    await page.click("#ai-form label:has(input[name='seat'][value='0'])")
+    await page.click("#play-ai")
+    await page.wait_for_selector("#board-wrap .cell[data-move]")
+    take_back = page.locator("#take-back")
+    await expect(take_back).to_be_visible()
+    await expect(take_back).to_be_disabled()  # nothing of ours to take back yet
+    await expect(page.locator("#draw")).to_be_hidden()  # the computer is offered no draws
+    await page.click("#board-wrap .cell[data-move='4']")
+    await page.wait_for_function("document.querySelectorAll('#board-wrap .disc').length === 2",
+                                 timeout=AI_MOVE_TIMEOUT_MS)
+    await page.wait_for_selector("#board-wrap .cell[data-move]")  # our turn again
+    await take_back.click()
+    await page.wait_for_function("document.querySelectorAll('#board-wrap .disc').length === 0")
+    await expect(page.locator("#movelist button")).to_have_count(0)
+    await expect(take_back).to_be_disabled()
+    # From there the game goes on along another line.
+    await page.click("#board-wrap .cell[data-move='1']")
+    await page.wait_for_function("document.querySelectorAll('#board-wrap .disc').length === 2",
+                                 timeout=AI_MOVE_TIMEOUT_MS)
+    await expect(page.locator("#movelist button").first).to_have_text(re.compile("1"))
+    assert problems == []
+    await context.close()
+
+
+async def test_a_draw_offered_on_one_page_is_accepted_on_the_other(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx, ann, bob_ctx, bob = await friends_on_pages(browser, server_url, "Othello",
+                                                        problems)
+    await expect(ann.locator("#take-back")).to_be_hidden()  # no take-backs between people
+    await ann.click("#draw")
+    await expect(ann.locator("#draw")).to_have_text("Draw offered…")
+    await expect(bob.locator("#draw")).to_have_text("Accept draw")
+    await expect(bob.locator("#draw-decline")).to_be_visible()
+    await bob.click("#draw")
+    for page in (ann, bob):
+        await expect(page.locator("#status")).to_contain_text("Draw — agreed")
+    assert problems == []
+    for ctx in (ann_ctx, bob_ctx):
+        await ctx.close()
+
+
+async def test_a_spectator_is_told_so_and_players_are_not(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx, ann, bob_ctx, bob = await friends_on_pages(browser, server_url, "Connect Four",
+                                                        problems)
+    eve_ctx = await browser.new_context()
+    eve = await open_page(eve_ctx, ann.url, problems)
+    await expect(eve.locator("#watching")).to_be_visible()
+    await expect(eve.locator("#watching")).to_have_text("You are watching this game")
+    await expect(ann.locator("#watching")).to_be_hidden()
+    await expect(bob.locator("#watching")).to_be_hidden()
+    assert problems == []
+    for ctx in (ann_ctx, bob_ctx, eve_ctx):
+        await ctx.close()
+
+
+async def test_sounds_say_whose_turn_it_is_and_the_mute_switch_is_remembered(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    ann_ctx, ann, bob_ctx, bob = await friends_on_pages(browser, server_url, "Connect Four",
+                                                        problems)
+    sound = ann.locator("#sound")
+    await expect(sound).to_have_attribute("aria-pressed", "true")
+    await sound.click()
+    await expect(sound).to_have_attribute("aria-pressed", "false")
+    await ann.click("#board-wrap .cell[data-move='4']")
+    await bob.wait_for_function("document.body.dataset.sound === 'turn'")  # Bob's move now
+    await ann.wait_for_function("document.body.dataset.sound === undefined")  # Ann muted
+    await bob.click("#board-wrap .cell[data-move='4']")
+    await ann.wait_for_function("document.querySelectorAll('#board-wrap .disc').length === 2")
+    assert await ann.evaluate("document.body.dataset.sound") is None
+    await ann.reload()
+    await ann.wait_for_function("document.querySelector('#conn').dataset.state === 'online'")
+    await expect(ann.locator("#sound")).to_have_attribute("aria-pressed", "false")
+    assert problems == []
+    for ctx in (ann_ctx, bob_ctx):
+        await ctx.close()
+
+
+async def test_the_dark_mode_switch_darkens_the_page_and_is_remembered(
+    browser: Browser, server_url: str
+) -> None:
+    problems: list[str] = []
+    context = await browser.new_context(color_scheme="light")
+    page = await open_page(context, server_url, problems)
+    background = "getComputedStyle(document.body).backgroundColor"
+    light = await page.evaluate(background)
+    await page.click("#theme")
+    assert await page.evaluate("document.documentElement.dataset.theme") == "dark"
+    dark = await page.evaluate(background)
+    assert dark != light
+    channels = [int(c) for c in re.findall(r"\d+", dark)[:3]]
+    assert max(channels) < 64, dark  # a dark background indeed
+    await page.reload()
+    await page.wait_for_function("document.querySelector('#conn').dataset.state === 'online'")
+    assert await page.evaluate(background) == dark
+    await page.click("#theme")
+    assert await page.evaluate(background) == light
+    assert problems == []
+    await context.close()
