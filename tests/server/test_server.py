@@ -308,3 +308,21 @@ async def test_replaced_levels_are_offered_and_used_without_a_restart(server: Ru
     await client.send(type="create_room", game="connect4",
                       opponent={"kind": "ai", "level": "novice"}, seat=1)
     assert (await client.expect("move_made", ply=0))["seat"] == 0
+
+
+async def test_a_quick_ai_reply_is_shown_no_sooner_than_the_minimum_after_the_persons_move(
+) -> None:
+    delay = 0.3
+    async with running(settings=Settings(min_ai_move_seconds=delay)) as server:
+        ann = await Client.open(server.url, "Ann")
+        await ann.send(type="create_room", game="connect4", seat=0,
+                       opponent={"kind": "ai", "level": "beginner"})
+        room = (await ann.expect("room_state"))["room"]["id"]
+        loop = asyncio.get_running_loop()
+        for ply, column in ((0, "4"), (2, "3")):
+            await ann.send(type="move", room=room, ply=ply, move=column)
+            await ann.expect("move_made", ply=ply)
+            mine = loop.time()
+            await ann.expect("move_made", ply=ply + 1)  # the quick move: milliseconds
+            assert loop.time() - mine >= delay - 0.02
+        await ann.close()
