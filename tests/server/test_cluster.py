@@ -52,6 +52,17 @@ async def nodes(prefix: str) -> AsyncIterator[tuple[Running, Running]]:
         await drop_database(name)
 
 
+async def _across(one: Running, two: Running) -> tuple[Client, Client, str]:
+    """Ann, on node one, makes a Connect Four room for a friend; Bob, on node two, joins it."""
+    ann = await Client.open(one.url, "Ann")
+    bob = await Client.open(two.url, "Bob")
+    await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
+    room = (await ann.expect("room_state"))["room"]["id"]
+    await bob.send(type="join_room", room=room)
+    await bob.expect("room_state")
+    return ann, bob, str(room)
+
+
 async def _next_error(client: Client, within: float = 1.0) -> str | None:
     """The code of the next error the client gets within ``within`` seconds, or None."""
     try:
@@ -107,12 +118,7 @@ async def test_an_error_from_the_rooms_node_reaches_the_client_on_another_node(
     nodes: tuple[Running, Running],
 ) -> None:
     one, two = nodes
-    ann = await Client.open(one.url, "Ann")
-    bob = await Client.open(two.url, "Bob")
-    await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
-    room = (await ann.expect("room_state"))["room"]["id"]
-    await bob.send(type="join_room", room=room)
-    await bob.expect("room_state")
+    ann, bob, room = await _across(one, two)
     await bob.send(type="move", room=room, ply=0, move="4", id="b1")
     error = await bob.expect("error")
     assert (error["code"], error["ref"], error["room"]) == ("not_your_turn", "b1", room)
@@ -145,12 +151,7 @@ async def test_a_node_that_lost_its_lease_cannot_store_a_move_and_lets_the_room_
 ) -> None:
     one, two = nodes
     assert one.app.cluster is not None and two.app.cluster is not None
-    ann = await Client.open(one.url, "Ann")
-    bob = await Client.open(two.url, "Bob")
-    await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
-    room = (await ann.expect("room_state"))["room"]["id"]
-    await bob.send(type="join_room", room=room)
-    await bob.expect("room_state")
+    ann, bob, room = await _across(one, two)
     await _play(ann, room, 0, "4")
     await bob.expect("move_made", ply=0)
     # Node one stalls past its lease (as if paused): its lease runs out without it knowing,
@@ -220,12 +221,7 @@ async def test_after_redis_lost_every_key_the_rooms_are_run_again_from_the_store
     nodes: tuple[Running, Running], prefix: str,
 ) -> None:
     one, two = nodes
-    ann = await Client.open(one.url, "Ann")
-    bob = await Client.open(two.url, "Bob")
-    await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
-    room = (await ann.expect("room_state"))["room"]["id"]
-    await bob.send(type="join_room", room=room)
-    await bob.expect("room_state")
+    ann, bob, room = await _across(one, two)
     await _play(ann, room, 0, "4")
     redis = aioredis.Redis.from_url(REDIS_URL)
     await redis.delete(keys.room_owner(prefix, room))  # a takeover first: the game's epoch
