@@ -291,7 +291,7 @@ async def test_connect_four_by_keyboard_tab_enters_at_the_centre_arrows_go_by_co
     for mover, column in [(ann, 3), (bob, 3), (ann, 3), (bob, 6), (ann, 1), (bob, 1)]:
         await mover.wait_for_selector(f"#board-wrap .cell[data-move='{column}']")
         await mover.click(f"#board-wrap .cell[data-move='{column}']")
-        await ann.focus("#home-link")  # Ann's focus is off the board when her turn comes
+        await ann.focus("#theme")  # off the board, on the last control before it
     await ann.wait_for_selector("#board-wrap .cell[data-move]")
 
     await ann.keyboard.press("Tab")
@@ -329,7 +329,7 @@ async def test_othello_by_keyboard_arrows_move_on_the_grid_and_enter_plays(
     await ann.wait_for_selector("#share", state="hidden")
     await ann.wait_for_selector("#board-wrap .cell[data-move]")
 
-    await ann.focus("#home-link")
+    await ann.focus("#theme")  # the last control before the board
     await ann.keyboard.press("Tab")
     assert await focused(ann, "move") == "d3", "Tab enters the board on a legal move"
     walk = []
