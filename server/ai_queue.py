@@ -37,11 +37,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
 import games
 from server.storage import keys
+from server.storage.config import async_redis
 from server.workers import (
     COUNTED,
     DEFAULT_MARGIN,
@@ -153,7 +153,7 @@ class QueuedPool:
 
     async def start(self, wait_ready: bool = False, timeout: float = 120.0) -> None:
         """Connect and start reading answers; with ``wait_ready``, until a worker is live."""
-        self._client = aioredis.Redis.from_url(self._redis_url, socket_connect_timeout=2.0)
+        self._client = async_redis(self._redis_url)
         await ensure_group(self._client, self.prefix)
         self._reader = asyncio.create_task(self._read_replies(), name="discus-ai-replies")
         deadline = time.monotonic() + timeout
@@ -323,4 +323,4 @@ class QueuedPool:
                 await self._client.delete(self._replies)
             except RedisError:
                 pass
-            await self._client.aclose()
+            await self._client.aclose(close_connection_pool=True)

@@ -27,12 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from ai.levels import Level
 from server.ai_queue import REPLIES_MAXLEN, REPLIES_TTL_SECONDS, decode, encode, ensure_group
 from server.storage import keys
+from server.storage.config import async_redis
 from server.workers import AiJob, AiPool, CacheSettings, Progress
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ class Worker:
         self._freed.set()
 
     async def run(self, ready: asyncio.Event | None = None) -> None:
-        self._client = aioredis.Redis.from_url(self._redis_url, socket_connect_timeout=2.0)
+        self._client = async_redis(self._redis_url)
         try:
             await ensure_group(self._client, self.prefix)
             await self.pool.start(wait_ready=True, timeout=self.pool.warm_up_timeout)
@@ -96,7 +96,7 @@ class Worker:
                 await self._client.delete(keys.ai_worker(self.prefix, self.name))
         finally:
             await self.pool.close()
-            await self._client.aclose()
+            await self._client.aclose(close_connection_pool=True)
 
     def _idle(self) -> int:
         return self.pool.size - len(self._held)

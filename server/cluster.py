@@ -40,19 +40,16 @@ from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from server.storage import keys
+from server.storage.config import async_redis
 from server.store import Fenced
 
 log = logging.getLogger("discus.cluster")
 
 FIELD = "m"
 """The one field of an inbox entry; its value is the JSON message."""
-
-REDIS_CONNECTIONS = 64
-"""Connections a node opens to Redis at most (its commands, leases, inbox and events)."""
 
 INBOX_MAXLEN = 10_000
 INBOX_TTL_SECONDS = 3600
@@ -166,12 +163,7 @@ class Cluster:
 
     async def open(self, app: Node) -> None:
         self._app = app
-        # A blocking pool: a burst of commands (thousands of players moving) waits for one
-        # of its connections instead of failing (redis-py's plain pool raises past 100).
-        pool = aioredis.BlockingConnectionPool.from_url(
-            self.redis_url, max_connections=REDIS_CONNECTIONS, timeout=10,
-            socket_connect_timeout=2.0, decode_responses=True)
-        self._client = aioredis.Redis(connection_pool=pool)
+        self._client = async_redis(self.redis_url, decode_responses=True)
         for name, source in (("acquire", _ACQUIRE), ("renew", _RENEW), ("release", _RELEASE),
                              ("catch_up", _CATCH_UP)):
             self._scripts[name] = self._client.register_script(source)

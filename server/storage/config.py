@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine, event
 from sqlalchemy import create_engine as sa_create_engine
@@ -47,6 +48,22 @@ def database_url(url: str | None = None) -> str:
 def redis_url(url: str | None = None) -> str | None:
     """``url``, else ``$REDIS_URL``, else None (meaning: in-process caches)."""
     return url or os.environ.get("REDIS_URL") or None
+
+
+REDIS_CONNECTIONS = 64
+"""Connections one process's async Redis client opens at most."""
+
+
+def async_redis(url: str, decode_responses: bool = False) -> Any:
+    """An async Redis client whose commands wait for a free connection when all
+    ``REDIS_CONNECTIONS`` are busy. redis-py's plain pool raises ``MaxConnectionsError``
+    instead, past 100 connections: a burst of players' commands reached that."""
+    import redis.asyncio as aioredis
+
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=REDIS_CONNECTIONS, timeout=10, socket_connect_timeout=2.0,
+        decode_responses=decode_responses)
+    return aioredis.Redis(connection_pool=pool)
 
 
 def is_sqlite(url: str) -> bool:
