@@ -468,10 +468,11 @@ class DiscusServer:
         if mine:
             return
         del self.clients[player.id]
+        if (self.cluster is not None and not self.stopping.is_set()
+                and await self.cluster.connected(player.id, online=False)):
+            return  # still connected through another node: not away
         out = self.lobby.disconnect(player.id, self.now())
         self.deliver(out)
-        if self.cluster is not None and not self.stopping.is_set():
-            await self.cluster.connected(player.id, online=False)
 
     # --- commands --------------------------------------------------------------------------
 
@@ -497,6 +498,8 @@ class DiscusServer:
             self.send_to([client], p.GameRecordMessage(record=record))
         elif isinstance(message, p.CreateRoom):
             await self.bots.check_games(player.id)
+            if self.node is not None:
+                await self.node.check_room_limit(player.id)
             room, out = self.lobby.create(player, message.game, message.opponent,
                                           message.seat, self.now())
             async with self.lock(room.id):
@@ -535,6 +538,9 @@ class DiscusServer:
                                                "now; send that again") from None
                 out = room.apply_move(plan, now)
             elif isinstance(message, p.JoinRoom):
+                if (self.node is not None and room.status == "waiting"
+                        and room.seat_of(player.id) is None):
+                    await self.node.check_room_limit(player.id)
                 out = self.lobby.join(player, room_id, now)
             elif isinstance(message, p.Spectate):
                 out = self.lobby.spectate(player, room_id)

@@ -427,14 +427,17 @@ class Cluster:
 
     # --- presence ------------------------------------------------------------------------
 
-    async def connected(self, player_id: str, online: bool) -> None:
+    async def connected(self, player_id: str, online: bool) -> bool:
         """The player's first connection to this node opened, or its last one closed; the
-        owners of its rooms elsewhere hear of it."""
+        owners of its rooms elsewhere hear of it, unless after a close the player is still
+        connected to another node: then nobody hears of it, and this returns True."""
         key = keys.player_nodes(self.prefix, player_id)
         if online:
             await self._client.sadd(key, self.node)
         else:
             await self._client.srem(key, self.node)
+            if await self.is_online(player_id):
+                return True
         for room_id in await self.rooms_of(player_id):
             if room_id in self.owned:
                 continue
@@ -442,6 +445,7 @@ class Cluster:
             if owner is not None and owner != self.node:
                 await self._post(owner, {"kind": "presence", "player": player_id,
                                          "room": room_id, "online": online})
+        return False
 
     async def is_online(self, player_id: str) -> bool:
         """Whether the player is connected to some live node."""

@@ -50,6 +50,16 @@ class ClusterNode:
             raise ValueError(f"unknown question {question!r}")
         return p.encode(self.app.desk.local_rooms(self.cluster.node))
 
+    async def check_room_limit(self, player_id: str) -> None:
+        """``too_many_rooms`` if the player sits in ``max_rooms`` unfinished games on any
+        node (the database holds them all; each node's lobby knows only its own rooms)."""
+        limit = self.app.settings.max_rooms
+        records = await self.app.store.games_of_player(player_id, 2 * limit)
+        if sum(1 for r in records if r.status in ("waiting", "active")) >= limit:
+            raise errors.TooManyRooms(
+                f"you already play in {limit} unfinished rooms; finish or leave one",
+                limit=limit)
+
     async def settled(self, code: str) -> None:
         """Wait while this node is taking the room ``code`` names over (it holds the lease,
         the room is not running yet): a command for it then finds it."""

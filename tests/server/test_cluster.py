@@ -343,3 +343,44 @@ async def test_the_admins_room_list_shows_every_nodes_rooms(
     assert listed.players_online == 2
     await ann.close()
     await bob.close()
+
+
+async def test_a_player_on_two_nodes_is_away_only_once_both_connections_closed(
+    nodes: tuple[Running, Running],
+) -> None:
+    one, two = nodes
+    ann, bob, room = await _across(one, two)
+    bob_here = await Client.open(one.url, "Bob", resume=bob.welcome["resume"])
+    await bob_here.expect("room_state")
+    await bob.close()  # his connection to node two closes; the one to node one stays
+    await ann.send(type="ping", id="after")
+    await ann.expect("pong")
+    await asyncio.sleep(0.3)
+    assert not any(m.get("event") == "disconnected" for m in ann.seen)
+    await bob_here.close()
+    gone = await ann.expect("room_event", event="disconnected")
+    assert gone["seat"] == 1
+    await ann.close()
+
+
+async def test_the_limit_of_unfinished_rooms_counts_every_nodes_rooms(prefix: str) -> None:
+    url, name = await create_database()
+    try:
+        async with AsyncExitStack() as stack:
+            one, two = [await stack.enter_async_context(running(
+                store=SqlStore(url), secret=SECRET, settings=Settings(max_rooms=2),
+                cluster=Cluster(REDIS_URL, prefix=prefix, settings=FAST))) for _ in range(2)]
+            ann = await Client.open(one.url, "Ann")
+            ann_too = await Client.open(two.url, "Ann", resume=ann.welcome["resume"])
+            for client in (ann, ann_too):  # one room run by each node
+                await client.send(type="create_room", game="connect4",
+                                  opponent={"kind": "open"})
+                await client.expect("room_state")
+            await ann_too.send(type="create_room", game="othello", opponent={"kind": "open"},
+                               id="third")
+            refused = await ann_too.expect("error", ref="third")
+            assert refused["code"] == "too_many_rooms"
+            await ann.close()
+            await ann_too.close()
+    finally:
+        await drop_database(name)
