@@ -199,7 +199,8 @@ class CannotTakeBack(ProtocolError):
 
 
 class CannotOfferDraw(ProtocolError):
-    """``offer_draw`` in a game against the computer (it plays every game out)."""
+    """``offer_draw`` in a game against the computer (it plays every game out), while one's
+    own offer stands, or again after a decline before a move was played."""
 
     code = "cannot_offer_draw"
 

@@ -164,6 +164,9 @@ class Room:
         self.ai_thinking = False
         self.rematch_offered_by: int | None = None
         self.draw_offered_by: int | None = None
+        self.draw_declined_at: int | None = None
+        """The ply at which the last draw offer was declined: no new offer from that side
+        before a move (an offer repeated at once would only badger the other player)."""
         self.line = 0
         """Take-backs so far (``AiTurn.line``)."""
         self.last_move_at = now
@@ -624,6 +627,11 @@ class Room:
                                          "people")
         if self.draw_offered_by == 1 - seat:
             return self._finish(p.Result(winner=None, reason="agreed"), now)
+        if self.draw_offered_by == seat:
+            raise errors.CannotOfferDraw("your draw offer stands; wait for the answer")
+        if self.draw_declined_at == len(self.moves):
+            raise errors.CannotOfferDraw("your draw offer was declined; offer again after a "
+                                         "move")
         self.draw_offered_by = seat
         return Outcome(sends=[self._event("draw_offered", seat)])
 
@@ -635,6 +643,7 @@ class Room:
         self.draw_offered_by = None
         if accept:
             return self._finish(p.Result(winner=None, reason="agreed"), now)
+        self.draw_declined_at = len(self.moves)
         return Outcome(sends=[self._event("draw_declined", seat)])
 
     # --- rematch -------------------------------------------------------------------------

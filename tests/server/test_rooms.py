@@ -565,3 +565,16 @@ def test_the_computer_is_not_offered_draws() -> None:
     room, _ = make_lobby().create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=0.0)
     with pytest.raises(errors.CannotOfferDraw):
         room.offer_draw(ANN.id, now=1.0)
+
+
+def test_a_draw_offer_is_not_repeated_while_it_stands_or_right_after_a_decline() -> None:
+    room = friend_room(make_lobby())
+    play(room, ANN, "4")
+    room.offer_draw(BOB.id, now=3.0)
+    with pytest.raises(errors.CannotOfferDraw):
+        room.offer_draw(BOB.id, now=3.1)  # it stands
+    room.answer_draw(ANN.id, False, now=3.2)
+    with pytest.raises(errors.CannotOfferDraw):
+        room.offer_draw(BOB.id, now=3.3)  # declined, nothing played since
+    play(room, BOB, "4")
+    assert messages(room.offer_draw(BOB.id, now=4.0), p.RoomEvent)[0].event == "draw_offered"
