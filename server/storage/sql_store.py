@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from sqlalchemy import Connection, Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.storage import repository as repo
@@ -109,14 +109,18 @@ class SqlStore:
     async def _commit(self, writes: Sequence[Write]) -> None:
         """Run ``writes`` in order in one transaction and commit it; on a constraint error
         (``IntegrityError``) nothing of them is stored. A lone move whose ply is taken raises
-        ``DuplicateMove``."""
+        ``DuplicateMove``; a move the fence refused, ``Fenced``."""
         try:
             if self._writer is not None:
                 await self._writer.commit(writes)
             else:
                 async with self.engine.begin() as conn:
                     await conn.run_sync(_write_in_order, writes)
-        except IntegrityError:
+        except DBAPIError as exc:
+            if FENCED_MESSAGE in str(exc.orig):
+                raise Fenced(str(exc.orig)) from None  # the moves_fence trigger refused it
+            if not isinstance(exc, IntegrityError):
+                raise
             if len(writes) == 1 and isinstance(move := writes[0], MoveRecord):
                 # Tell a repeated ply from any other constraint (an unknown game) by looking.
                 async with self.engine.connect() as conn:
@@ -147,6 +151,9 @@ class SqlStore:
         async with self.engine.connect() as conn:
             return await repo.count_moves(conn, game_ids)
 
+
+FENCED_MESSAGE = "discus_fenced"
+"""What the ``moves_fence`` trigger (migration 0005) says when it refuses a move."""
 
 Write = MoveRecord | Callable[[Connection], None]
 """A move to insert, or any other write of the store (statements run on a sync connection:
