@@ -8,7 +8,8 @@ were found (the opening book, a proof within its clock, the heuristic, or forced
 move), its move times per phase, and, for its games as the first player, the first move
 after which the solver no longer proves a first-player win (there should be none: the first
 player wins with perfect play). The check solves each position after the expert's moves
-from ply 8 on (earlier ones are the book's); those solves are not in the move times.
+from the book's depth on (earlier ones are the book's); those solves are not in the move
+times.
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ def play(expert: Level, other: Level | Perfect, expert_first: bool, seed: int,
         else:
             move = _move(state, other, move_seed(seed, state.ply))[0]
         state = state.play(move)
-        if (mine and check and lost_at is None and state.ply >= 8 and not state.is_over()
-                and ai.best(state, Limits(exact=True)).score >= 0):
+        if (mine and check and lost_at is None and state.ply >= book.PLIES[0]
+                and not state.is_over() and ai.best(state, Limits(exact=True)).score >= 0):
             lost_at = state.ply  # the second player, to move, is no longer lost
     winner = state.winner()
     result = 0 if winner is None else (1 if winner == expert_seat else -1)

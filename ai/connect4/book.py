@@ -21,10 +21,12 @@ from games.connect4 import kernels
 from games.connect4.rules import Connect4State
 
 BOOK_FILE = Path(__file__).with_name("book.txt")
-PLIES = (8, 7)
+PLIES = (10, 9)
 """How far the shipped book reaches (``book_build --first-plies --second-plies``): positions
-the first player faces before ply 8 and the second player before ply 7. From there the
-solver proves a move within the expert level's clock."""
+the first player faces before ply 10 and the second player before ply 9. From ply 8 the
+solver already proved the expert's moves within half its clock on the machine the book was
+built on (the longest proof 0.75 s of a 0.75 s share); two plies more leave a margin for a
+slower machine."""
 _COLUMN = (1 << (kernels.HEIGHT + 1)) - 1
 """One column's bits in Pons' layout (``HEIGHT + 1`` bits a column, the top one a sentinel)."""
 
