@@ -585,17 +585,11 @@ class Room:
         self._require_active()
         if self.opponent != "ai":
             raise errors.CannotTakeBack("moves can be taken back only against the computer")
-        mine = [i for i in range(len(self.moves)) if self._mover(i) == seat]
+        # Seats alternate ply by ply (an Othello pass is a ply of its own).
+        mine = [ply for ply in range(len(self.moves)) if ply % 2 == seat]
         if not mine:
             raise errors.CannotTakeBack("you have no move to take back yet")
         return len(self.moves) - mine[-1]
-
-    def _mover(self, ply: int) -> int:
-        """The seat that played ply ``ply`` (Othello passes are plies of their own)."""
-        state = self.game.initial()
-        for move in self.moves[:ply]:
-            state = state.play(move)
-        return state.to_move
 
     def take_back(self, plies: int, now: float) -> Outcome:
         """Remove the last ``plies`` (``check_take_back``'s count, the stored moves already

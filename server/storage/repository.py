@@ -161,29 +161,20 @@ def write_game(conn: Connection, game: GameRecord) -> None:
 
 def hold_epoch(conn: Connection, game_id: str, epoch: int) -> None:
     """Raise the game's epoch to ``epoch`` (nothing for 0, or for a game not stored yet), or
-    raise ``Fenced`` if it holds a newer one (see ``hold_epochs``)."""
-    hold_epochs(conn, {game_id: epoch})
-
-
-def hold_epochs(conn: Connection, epochs: dict[str, int]) -> None:
-    """``hold_epoch`` for several games in one query, as a batch of moves needs.
-
-    The games' rows are read ``FOR UPDATE`` (on PostgreSQL), so they stay locked until the
-    transaction ends: a takeover's fence and a former owner's write are ordered, and the
-    write is either committed before the fence (the new owner reads it) or refused."""
-    wanted = {game_id: epoch for game_id, epoch in epochs.items() if epoch}
-    if not wanted:
+    raise ``Fenced`` if it holds a newer one. The game's row is read ``FOR UPDATE`` (on
+    PostgreSQL), so it stays locked until the transaction ends: a takeover's fence and a
+    former owner's write are ordered, the write either committed before the fence (the new
+    owner reads it) or refused. (Moves are checked by the ``moves_fence`` trigger.)"""
+    if not epoch:
         return
-    rows = conn.execute(select(games.c.id, games.c.epoch)
-                        .where(games.c.id.in_(list(wanted))).with_for_update()).all()
-    held = {row.id: row.epoch for row in rows}
-    stale = sorted(g for g, e in wanted.items() if g in held and held[g] > e)
-    if stale:
-        raise Fenced(f"game {stale[0]} is held at epoch {held[stale[0]]}, "
-                     f"not {wanted[stale[0]]}")
-    for game_id, epoch in wanted.items():
-        if game_id in held and held[game_id] < epoch:
-            conn.execute(update(games).where(games.c.id == game_id).values(epoch=epoch))
+    held = conn.execute(select(games.c.epoch).where(games.c.id == game_id)
+                        .with_for_update()).scalar()
+    if held is None:
+        return
+    if held > epoch:
+        raise Fenced(f"game {game_id} is held at epoch {held}, not {epoch}")
+    if held < epoch:
+        conn.execute(update(games).where(games.c.id == game_id).values(epoch=epoch))
 
 
 def write_moves(conn: Connection, batch: Sequence[MoveRecord]) -> None:
