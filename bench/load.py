@@ -88,8 +88,9 @@ def rss_bytes(pid: int) -> int:
 
 async def _serve(port: int, workers: int, database_url: str | None, census: bool,
                  redis_url: str | None = None) -> None:
-    from server.app import Settings, running, tune_gc
+    from server.app import Settings, running
     from server.cluster import Cluster
+    from server.gc_policy import Collector
     from server.storage import SqlStore
     from server.workers import AiPool
 
@@ -98,7 +99,11 @@ async def _serve(port: int, workers: int, database_url: str | None, census: bool
     longest_by_generation = [0.0, 0.0, 0.0]
     started = [0.0, 0.0]
 
+    measuring = [False]
+
     def timed(phase: str, info: dict[str, int]) -> None:
+        if not measuring[0]:
+            return
         if phase == "start":
             started[:] = [time.perf_counter(), time.process_time()]
         else:
@@ -110,7 +115,6 @@ async def _serve(port: int, workers: int, database_url: str | None, census: bool
 
     gc.callbacks.append(timed)
     lags: list[float] = []
-    measuring = [False]
 
     def measure(on: bool) -> None:
         """SIGUSR1: the measured play starts (forget the connecting phase); SIGUSR2: it ends."""
@@ -142,16 +146,23 @@ async def _serve(port: int, workers: int, database_url: str | None, census: bool
     cluster = None if redis_url is None else Cluster(redis_url)
     async with running("127.0.0.1", port, store=store, pool=pool, settings=settings,
                        cluster=cluster, backlog=4096, ping_interval=None) as server:
-        tune_gc()
+        collector = Collector()
+        collector.start()
         if census:
             gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector would free stays in gc.garbage
         print(f"READY {server.port}", flush=True)
         await stop.wait()
+        collector.stop()
         if census:
             gc.collect()
-            kinds = collections.Counter(type(o).__qualname__ for o in gc.garbage)
-            print("CENSUS " + ", ".join(f"{k}={n}" for k, n in kinds.most_common(12)),
-                  flush=True)
+            young = collections.Counter(type(o).__qualname__ for o in gc.garbage)
+            seen = len(gc.garbage)
+            gc.unfreeze()  # what was frozen alive and only a full pass would free
+            gc.collect()
+            left = collections.Counter(type(o).__qualname__ for o in gc.garbage[seen:])
+            for name, kinds in (("CENSUS", young), ("LEFTOVER", left)):
+                print(f"{name} total={sum(kinds.values())} "
+                      + ", ".join(f"{k}={n}" for k, n in kinds.most_common(12)), flush=True)
         sampler.cancel()
         lags.sort()
         p99 = lags[min(len(lags) - 1, int(0.99 * len(lags)))] * 1000 if lags else float("nan")
@@ -317,8 +328,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the server's event loop (default: uvloop where installed, as "
                         "`discus serve`)")
     parser.add_argument("--gc-census", action="store_true",
-                        help="keep what the server's cyclic collector frees and print its most "
-                        "common types (what makes the cyclic garbage behind GC pauses)")
+                        help="print the most common types of what the server's cyclic collector "
+                        "freed in its passes (census) and of what only a full pass frees "
+                        "(leftover: what freezing survivors would keep until then)")
     parser.add_argument("--nodes", type=int, default=None, metavar="N",
                         help="compare one cluster node with N behind HAProxy (PostgreSQL, "
                         "Redis)")
@@ -413,7 +425,7 @@ def _run(args: argparse.Namespace, database_url: str | None, nodes: int = 0,
             stop_front()
     for index, out in enumerate(outs):
         for line in out.splitlines():
-            if line.startswith(("POOL", "GC", "LAG", "CENSUS", "CLUSTER")):
+            if line.startswith(("POOL", "GC", "LAG", "CENSUS", "LEFTOVER", "CLUSTER")):
                 name = line.split()[0].lower() + (f"_{index + 1}" if count > 1 else "")
                 report[name] = line.split(" ", 1)[1]
     width = max(len(k) for k in report)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import gc
 import hashlib
 import hmac
 import logging
@@ -57,6 +56,7 @@ from server.bot_limits import (
 )
 from server.cluster import Cluster
 from server.connection import Client, TokenBucket
+from server.gc_policy import Collector, release_transport
 from server.http import HttpSide
 from server.node import ClusterNode
 from server.overload import LoadGauge
@@ -94,11 +94,6 @@ log = logging.getLogger("discus.server")
 
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
-
-GC_THRESHOLDS = (50_000, 20, 100)
-"""Cyclic-GC generation thresholds (CPython's default is 700, 10, 10). Thousands of live
-connections make each full collection long; collecting far less often keeps the event loop
-responsive (see the ``gc`` line of ``python -m bench.load``)."""
 
 RECONNECT_REASON = "this server is stopping; reconnect"
 """The reason of the 1012 (service restart) close a cluster node sends its clients when it
@@ -384,6 +379,8 @@ class DiscusServer:
             await self._serve_connection(ws)
         finally:
             self.gauge.connections -= 1
+        await ws.wait_closed()
+        release_transport(ws.transport)
 
     async def _serve_connection(self, ws: ServerConnection) -> None:
         client = Client(ws, TokenBucket(self.settings.messages_per_second,
@@ -969,20 +966,6 @@ async def running(
         await store.close()
 
 
-def tune_gc() -> None:
-    """Call once the server is set up, in a process that is only the server.
-
-    Everything alive then (the compiled rules, numba and llvmlite objects, pydantic schemas)
-    lives as long as the server: freezing keeps it out of the cyclic collector, whose full
-    passes over it paused the event loop (bench.load, 1000 clients: longest collection 125 ms
-    of CPU without, 47 ms with), and ``GC_THRESHOLDS`` makes full passes rarer (5000 clients:
-    longest 322 ms and 5.9 s in all without, 65 ms and 1.5 s with).
-    """
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
-
-
 async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store | None = None,
                         workers: int | None = None, secret: bytes | None = None,
                         redis_url: str | None = None, settings: Settings | None = None,
@@ -1028,10 +1011,12 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
         cluster = Cluster(shared, settings=timing)
     async with running(host, port, store=store, pool=pool, settings=settings, secret=secret,
                        cache=cache, redis_url=shared, cluster=cluster) as server:
-        tune_gc()
+        collector = Collector()
+        collector.start()
         log.info("Discus on http://%s:%d/ (websocket %s)", host, server.port, server.url)
         print(f"Discus serving http://{host}:{server.port}/ — Ctrl-C to stop", flush=True)
         await stop.wait()
+        collector.stop()
         print("Discus shutting down", flush=True)
 
 
