@@ -144,7 +144,8 @@ async def test_moves_appended_at_once_in_many_games_are_all_stored_in_order(
         for ply in range(10):
             await store.append_move(a_move(game_id, ply, str(ply % 7 + 1)))
 
-    await asyncio.gather(*(play(game_id) for game_id in ids))
+    # A write queued just as a commit loop found the queue empty must not be stranded.
+    await asyncio.wait_for(asyncio.gather(*(play(game_id) for game_id in ids)), 30)
     for game_id in ids:
         loaded = await store.load_game(game_id)
         assert loaded is not None and [m.ply for m in loaded[1]] == list(range(10))
