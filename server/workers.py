@@ -23,12 +23,18 @@ moves, exact scores of its candidates and bounds on the rest at exactly its dept
 from the children. After sending its answer it saves the search's root, principal variation
 and, for a level choosing among several moves, every root move's child (``_save``).
 
-parent -> worker: ``("job", job_id, game, moves, level_dict, seed)`` or ``None`` to stop.
+Low-priority tasks (a game review, the analysis board: ``run_task``) go to a worker only
+when no move waits and another ready worker stays idle, so a live game's move always finds a
+worker at once; see ``AiPool.run_task``.
+
+parent -> worker: ``("job", job_id, game, moves, level_dict, seed)``,
+``("task", task_id, "module:function", args)`` or ``None`` to stop.
 worker -> parent: ``("ready", seconds, missing_games)``,
 ``("progress", job_id, depth, score, nodes, seconds, exact)``,
 ``("done", job_id, move, depth, score, nodes, seconds, fallback, cached, counts)`` where
 ``counts`` is the job's cache ``(lookups, hot_hits, durable_hits, misses)``,
-``("failed", job_id, text)``.
+``("failed", job_id, text)``, ``("task_done", task_id, result)``,
+``("task_failed", task_id, text)``.
 """
 
 from __future__ import annotations
@@ -89,6 +95,9 @@ STOP_SECONDS = 10.0
 """How long ``AiPool.close`` waits for its workers to exit by themselves before killing them:
 a stopping worker first writes its buffered durable cache rows, which took over 2 s on a
 loaded machine (the earlier limit, which lost them)."""
+
+TASK_SECONDS = 600.0
+"""Seconds a low-priority task may run on a worker before the worker is presumed stuck."""
 
 EXACT = 3
 """``bound`` of a score exact at its depth (``ai.tt.EXACT``)."""
@@ -258,6 +267,12 @@ def _worker_main(conn: multiprocessing.connection.Connection, game_names: Sequen
                 return
             if request is None:
                 return
+            if request[0] == "task":
+                try:
+                    conn.send(_run_task(*request[1:]))
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+                continue
             _, job_id, game, moves, level_dict, seed = request
             learned: tuple[State, Iteration, int] | None = None
             try:
@@ -276,6 +291,14 @@ def _worker_main(conn: multiprocessing.connection.Connection, game_names: Sequen
                 cache.close()
             except Exception:
                 log.exception("closing the position cache failed")
+
+
+def _run_task(task_id: int, path: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Run one low-priority task in the worker: its ``task_done`` or ``task_failed``."""
+    try:
+        return ("task_done", task_id, _resolve(path)(*args))
+    except Exception as exc:  # report, stay alive for the next job
+        return ("task_failed", task_id, f"{type(exc).__name__}: {exc}")
 
 
 def _open_cache(settings: CacheSettings | None) -> Any:
@@ -431,11 +454,24 @@ class _Job:
 
 
 @dataclass
+class _Task:
+    id: int
+    path: str
+    args: tuple[Any, ...]
+    future: asyncio.Future[Any]
+
+
+class TaskFailed(RuntimeError):
+    """A low-priority task raised in its worker, or its worker died or was stopped."""
+
+
+@dataclass
 class _Worker:
     process: multiprocessing.process.BaseProcess
     conn: multiprocessing.connection.Connection
     ready: bool = False
     job: _Job | None = None
+    task: _Task | None = None
     watchdog: asyncio.TimerHandle | None = None
     missing: tuple[str, ...] = ()
 
@@ -516,6 +552,7 @@ class AiPool:
         self._context = multiprocessing.get_context(start_method)
         self._workers: list[_Worker] = []
         self._queue: collections.deque[_Job] = collections.deque()
+        self._tasks: collections.deque[_Task] = collections.deque()
         self._quick_pending: set[asyncio.Future[int]] = set()
         self._ids = itertools.count(1)
         self._closing = False
@@ -572,6 +609,18 @@ class AiPool:
             log.info("AI worker %s warmed up in %.2fs", worker.process.pid, message[1])
             self._dispatch()
             return
+        if kind in ("task_done", "task_failed"):
+            task = worker.task
+            if task is None or message[1] != task.id:
+                return
+            self._finish_worker(worker)
+            if not task.future.done():
+                if kind == "task_done":
+                    task.future.set_result(message[2])
+                else:
+                    task.future.set_exception(TaskFailed(message[2]))
+            self._dispatch()
+            return
         job = worker.job
         if job is None or message[1] != job.id:
             return
@@ -595,6 +644,7 @@ class AiPool:
 
     def _finish_worker(self, worker: _Worker) -> None:
         worker.job = None
+        worker.task = None
         if worker.watchdog is not None:
             worker.watchdog.cancel()
             worker.watchdog = None
@@ -639,8 +689,10 @@ class AiPool:
         log.warning("replacing AI worker %s: %s", worker.process.pid, why)
         self._workers.remove(worker)
         self._loop.remove_reader(worker.conn.fileno())
-        job = worker.job
+        job, task = worker.job, worker.task
         self._finish_worker(worker)
+        if task is not None and not task.future.done():
+            task.future.set_exception(TaskFailed(f"its AI worker was replaced: {why}"))
         worker.process.kill()
         worker.conn.close()
         self._loop.run_in_executor(None, worker.process.join, 5)
@@ -666,7 +718,7 @@ class AiPool:
         for worker in self._workers:
             if not self._queue:
                 break
-            if not worker.ready or worker.job is not None:
+            if not worker.ready or worker.job is not None or worker.task is not None:
                 continue
             job = self._queue.popleft()
             worker.job = job
@@ -680,6 +732,49 @@ class AiPool:
         while self._queue and now - self._queue[0].queued_at > self.queue_timeout:
             job = self._queue.popleft()
             self._answer_quickly(job)
+        self._dispatch_tasks()
+
+    def _dispatch_tasks(self) -> None:
+        """Give low-priority tasks to idle workers while no move waits and, after each, at
+        least one ready worker is still idle: a live move never waits for a task to start."""
+        assert self._loop is not None
+        while self._tasks and self._tasks[0].future.done():
+            self._tasks.popleft()
+        while self._tasks and not self._queue and not self._closing:
+            idle = [w for w in self._workers if w.ready and w.job is None and w.task is None]
+            if len(idle) < 2:
+                return
+            task = self._tasks.popleft()
+            worker = idle[-1]
+            worker.task = task
+            worker.conn.send(("task", task.id, task.path, task.args))
+            worker.watchdog = self._loop.call_later(
+                TASK_SECONDS, self._replace, worker, f"no task answer within {TASK_SECONDS:.0f}s"
+            )
+            while self._tasks and self._tasks[0].future.done():
+                self._tasks.popleft()
+
+    @property
+    def runs_tasks(self) -> bool:
+        """Whether ``run_task`` can ever run a task: only with two workers or more (one is
+        always left idle for live moves)."""
+        return self.size >= 2
+
+    async def run_task(self, path: str, *args: Any) -> Any:
+        """Run ``module:function(*args)`` in a worker process at low priority and return
+        its result (``TaskFailed`` if it raised there, or its worker died).
+
+        A task waits while any move waits, and starts only on a worker whose taking leaves
+        another ready worker idle: a live game's move always finds a free worker at once.
+        It may wait long on a busy pool (forever on a pool of one worker: check
+        ``runs_tasks``). Cancelling the await drops a task not yet started."""
+        assert self._loop is not None, "call start() first"
+        if self._closing:
+            raise RuntimeError("the AI pool is closed")
+        future: asyncio.Future[Any] = self._loop.create_future()
+        self._tasks.append(_Task(next(self._ids), path, tuple(args), future))
+        self._dispatch()
+        return await future
 
     async def think(self, job: AiJob,
                     on_progress: Callable[[Progress], None] | None = None) -> AiAnswer:
@@ -701,7 +796,7 @@ class AiPool:
     def snapshot(self) -> PoolStats:
         self.stats.workers = len(self._workers)
         self.stats.ready = sum(w.ready for w in self._workers)
-        self.stats.busy = sum(w.job is not None for w in self._workers)
+        self.stats.busy = sum(w.job is not None or w.task is not None for w in self._workers)
         self.stats.queued = len(self._queue)
         return self.stats
 
@@ -714,11 +809,17 @@ class AiPool:
         while self._queue:
             job = self._queue.popleft()
             self._answer_quickly(job)
+        while self._tasks:
+            waiting = self._tasks.popleft()
+            if not waiting.future.done():
+                waiting.future.set_exception(TaskFailed("the AI pool is closing"))
         for worker in list(self._workers):
             if self._loop is not None:
                 self._loop.remove_reader(worker.conn.fileno())
-            running = worker.job
+            running, task = worker.job, worker.task
             self._finish_worker(worker)  # no watchdog may fire while the pool closes
+            if task is not None and not task.future.done():
+                task.future.set_exception(TaskFailed("the AI pool is closing"))
             if running is not None:
                 self._answer_quickly(running)
             try:

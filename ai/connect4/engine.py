@@ -485,3 +485,29 @@ def fixed_depth_value(state: Connect4State, depth: int, use_table: bool) -> int:
             root,
         )
     )
+
+
+def exact_value(state: Connect4State, hard_time: float | None = None) -> tuple[int, int] | None:
+    """(exact score in Pons' units from the side to move, a move that achieves it) of
+    ``state`` (not over): the book's entry where it holds the position, else the solver's
+    proof within ``hard_time`` seconds (None: the budget ran out first, nothing is known).
+
+    No backup search and no principal variation, unlike ``Limits(exact=True)``: a game
+    review asks this of every position of a game. The thread's exact table is kept between
+    calls, so valuing a game's positions from its end backwards reuses each proof."""
+    if state.is_over():
+        raise ValueError("the game is over: there is nothing to solve")
+    hit = book.lookup(state)
+    if hit is not None:
+        return hit[1], hit[0]
+    ws = _workspace()
+    with StopFlag(hard_time) as flag:
+        ctl = solver.new_control()
+        score = int(solver.solve(_U(state.current), _U(state.mask), ws.exact_table, 0, ctl,
+                                 flag.array, ws.cells, ws.scores))
+        if ctl[solver.ABORTED]:
+            return None
+        move = _exact_move(state, score, ws, ctl, flag.array)
+        if ctl[solver.ABORTED] or move < 0:
+            return None
+    return score, move
