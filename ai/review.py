@@ -107,8 +107,10 @@ class _Valued:
     """Every root move's value when one search gave them all (Othello's midgame)."""
 
 
-def review(game_name: str, moves: Sequence[int]) -> Review:
+def review(game_name: str, moves: Sequence[int],
+           solve_seconds: float = C4_SOLVE_SECONDS) -> Review:
     """Review the game reached by ``moves`` (ints) from the start; it need not be finished.
+    ``solve_seconds`` bounds the proof of each Connect Four position the book lacks.
 
     ``ValueError`` for an unknown game, ``games.IllegalMove`` for an illegal move."""
     game = games.load(game_name)
@@ -117,7 +119,7 @@ def review(game_name: str, moves: Sequence[int]) -> Review:
         states.append(states[-1].play(move))
     valued: list[_Valued] = [_terminal(states[-1])] if states[-1].is_over() else []
     last = len(states) - (1 if valued else 0)
-    tail = [_value(s) for s in reversed(states[:last])]
+    tail = [_value(s, solve_seconds) for s in reversed(states[:last])]
     valued = [*reversed(tail), *valued]  # valued[i] is the value of states[i]
     reviews = []
     for ply, move in enumerate(moves):
@@ -213,13 +215,13 @@ def _terminal(state: State) -> _Valued:
     return _Valued(result if state.to_move == 0 else -result, None, True)
 
 
-def _value(state: State) -> _Valued:
+def _value(state: State, solve_seconds: float) -> _Valued:
     if state.is_over():
         return _terminal(state)
     if state.game_name == "connect4":
         from ai.connect4 import engine
 
-        found = engine.exact_value(state, C4_SOLVE_SECONDS)  # type: ignore[arg-type]
+        found = engine.exact_value(state, solve_seconds)  # type: ignore[arg-type]
         if found is None:
             return _Valued(None, None, False)
         return _Valued(found[0], found[1], True)
