@@ -50,7 +50,7 @@ C4_SOLVE_SECONDS = 5.0
 the position is left unvalued (``exact`` false, no verdict). Positions from a dozen plies on
 take milliseconds; the first plies off the book's lines can take minutes."""
 
-ANALYSIS_SOLVE_SECONDS = 2.0
+ANALYSIS_SOLVE_SECONDS = 3.0
 """Most the analysis board spends proving one Connect Four move's position."""
 
 

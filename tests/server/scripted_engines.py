@@ -54,3 +54,14 @@ def dies(state: State, limits: Limits) -> Iterator[Iteration]:
     """The process vanishes mid-search (a crash in compiled code looks like this)."""
     os._exit(3)
     yield  # pragma: no cover - makes this a generator
+
+
+def nap(seconds: float) -> int:
+    """A low-priority task that takes ``seconds`` and answers with its process id."""
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def fail_task() -> None:
+    """A low-priority task that raises."""
+    raise ValueError("this task always fails")
