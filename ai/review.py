@@ -45,7 +45,7 @@ OTHELLO_DEPTH = 6
 """Plies of the search that values an Othello position with more empty squares, every root
 move searched to the same depth so that the moves' scores compare."""
 
-C4_SOLVE_SECONDS = 5.0
+C4_SOLVE_SECONDS = 10.0
 """Most a review spends proving one Connect Four position the book does not hold; past it
 the position is left unvalued (``exact`` false, no verdict). Positions from a dozen plies on
 take milliseconds; the first plies off the book's lines can take minutes."""

@@ -899,6 +899,8 @@ class Analysis(_Message):
     type: Literal["analysis"] = "analysis"
     game: str
     moves: list[str] = Field(description="The position, as asked.")
+    board: str = Field(description="The position's board, one character a cell as in "
+                       "`room.boards`, so a page draws it without rules of its own.")
     to_move: Seat
     values: list[MoveValueView]
 

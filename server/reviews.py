@@ -179,12 +179,12 @@ class ReviewDesk:
             ANALYSIS_TASK, game.name, tuple(played))
         values = [
             p.MoveValueView(move=game.format_move(v.move), value=v.value, exact=v.exact,
-                            label=engine_review.label(game.name, state.ply + 1, v.value, v.exact,
-                                                      mover=False))
+                            label=engine_review.label(game.name, state.ply, v.value, v.exact))
             for v in found
         ]
         return p.Analysis(game=game.name, moves=[game.format_move(m) for m in played],
-                          to_move=state.to_move, values=values)  # type: ignore[arg-type]
+                          board=p.board_text(game.cells(state)), to_move=state.to_move,  # type: ignore[arg-type]
+                          values=values)
 
 
 def _position(game_name: str, texts: list[str]) -> tuple[games.Game, games.State, list[int]]:
@@ -225,8 +225,7 @@ def review_view(game_id: str, game: games.Game, played: list[int],
             before=mv.before, after=mv.after, loss=mv.loss, exact=mv.exact,
             verdict=mv.verdict,  # type: ignore[arg-type]
             label_before=engine_review.label(game.name, mv.ply, mv.before, mv.exact),
-            label_after=engine_review.label(game.name, mv.ply + 1, mv.after, mv.exact,
-                                            mover=False),
+            label_after=engine_review.label(game.name, mv.ply, mv.after, mv.exact),
         ))
     return p.GameReview(game_id=game_id, game=game.name, moves=views,
                         values=list(result.values), values_exact=list(result.values_exact),

@@ -60,7 +60,7 @@ async def test_a_finished_game_is_reviewed_and_the_second_look_is_the_stored_rev
     assert [m["move"] for m in answer["moves"]] == GAME
     assert len(answer["values"]) == len(GAME) + 1
     last = answer["moves"][-1]
-    assert last["verdict"] == "best" and last["label_after"] == "won"
+    assert last["verdict"] == "best" and last["label_after"] == "win in 1"
     # The engine's own values (tests/ai/test_review.py holds them to separate solves).
     truth = review.review("connect4", [int(m) - 1 for m in GAME])
     for mv, engine in zip(answer["moves"], truth.moves, strict=True):
