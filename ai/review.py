@@ -17,7 +17,7 @@ earlier ones are solved.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import ai
@@ -107,10 +107,20 @@ class _Valued:
     """Every root move's value when one search gave them all (Othello's midgame)."""
 
 
+Check = Callable[[], None]
+"""Called between two positions valued; may raise to stop the work there (the AI worker's
+way to take its process back for a live move)."""
+
+
+def _no_check() -> None:
+    return None
+
+
 def review(game_name: str, moves: Sequence[int],
-           solve_seconds: float = C4_SOLVE_SECONDS) -> Review:
+           solve_seconds: float = C4_SOLVE_SECONDS, check: Check = _no_check) -> Review:
     """Review the game reached by ``moves`` (ints) from the start; it need not be finished.
-    ``solve_seconds`` bounds the proof of each Connect Four position the book lacks.
+    ``solve_seconds`` bounds the proof of each Connect Four position the book lacks;
+    ``check`` is called before each position is valued.
 
     ``ValueError`` for an unknown game, ``games.IllegalMove`` for an illegal move."""
     game = games.load(game_name)
@@ -119,7 +129,10 @@ def review(game_name: str, moves: Sequence[int],
         states.append(states[-1].play(move))
     valued: list[_Valued] = [_terminal(states[-1])] if states[-1].is_over() else []
     last = len(states) - (1 if valued else 0)
-    tail = [_value(s, solve_seconds) for s in reversed(states[:last])]
+    tail = []
+    for state in reversed(states[:last]):
+        check()
+        tail.append(_value(state, solve_seconds))
     valued = [*reversed(tail), *valued]  # valued[i] is the value of states[i]
     reviews = []
     for ply, move in enumerate(moves):
@@ -132,14 +145,18 @@ def review(game_name: str, moves: Sequence[int],
     return Review(game_name, tuple(reviews), values, tuple(v.exact for v in valued))
 
 
-def analyse(state: State) -> list[MoveValue]:
+def analyse(state: State, check: Check = _no_check) -> list[MoveValue]:
     """The value of every legal move of ``state`` for its side to move, best first (ties in
-    the order of ``legal_moves``). ``ValueError`` if the game is over."""
+    the order of ``legal_moves``). ``ValueError`` if the game is over. ``check`` is called
+    before each Connect Four move is solved."""
     legal = state.legal_moves()
     if not legal:
         raise ValueError("the game is over: there is no move to analyse")
     if state.game_name == "connect4":
-        found = [_child_value(state.play(m), m) for m in legal]
+        found = []
+        for move in legal:
+            check()
+            found.append(_child_value(state.play(move), move))
     else:
         found = _othello_moves(state, legal)
     order = {m: i for i, m in enumerate(legal)}
@@ -268,15 +285,16 @@ def _empties(state: State) -> int:
     return 64 - (P | O).bit_count()
 
 
-def review_moves(game_name: str, moves: Sequence[int]) -> Review:
+def review_moves(game_name: str, moves: Sequence[int], check: Check = _no_check) -> Review:
     """``review`` under the name the server's workers run (``module:function``)."""
-    return review(game_name, moves)
+    return review(game_name, moves, check=check)
 
 
-def analyse_moves(game_name: str, moves: Sequence[int]) -> list[MoveValue]:
+def analyse_moves(game_name: str, moves: Sequence[int],
+                  check: Check = _no_check) -> list[MoveValue]:
     """``analyse`` of the position reached by ``moves`` from the start (for the workers:
     moves travel between processes better than states)."""
     state = games.load(game_name).initial()
     for move in moves:
         state = state.play(move)
-    return analyse(state)
+    return analyse(state, check)

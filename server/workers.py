@@ -24,17 +24,19 @@ from the children. After sending its answer it saves the search's root, principa
 and, for a level choosing among several moves, every root move's child (``_save``).
 
 Low-priority tasks (a game review, the analysis board: ``run_task``) go to a worker only
-when no move waits and another ready worker stays idle, so a live game's move always finds a
-worker at once; see ``AiPool.run_task``.
+when no move waits and another ready worker stays idle, so a live game's move finds a worker
+at once; and when moves come in faster than the idle workers take them, a task is told to
+yield (``("yield", task_id)``): it stops at its next check, within one position's valuation,
+and goes back to the head of the tasks' queue. See ``AiPool.run_task``.
 
 parent -> worker: ``("job", job_id, game, moves, level_dict, seed)``,
-``("task", task_id, "module:function", args)`` or ``None`` to stop.
+``("task", task_id, "module:function", args)``, ``("yield", task_id)`` or ``None`` to stop.
 worker -> parent: ``("ready", seconds, missing_games)``,
 ``("progress", job_id, depth, score, nodes, seconds, exact)``,
 ``("done", job_id, move, depth, score, nodes, seconds, fallback, cached, counts)`` where
 ``counts`` is the job's cache ``(lookups, hot_hits, durable_hits, misses)``,
 ``("failed", job_id, text)``, ``("task_done", task_id, result)``,
-``("task_failed", task_id, text)``.
+``("task_failed", task_id, text)``, ``("task_yielded", task_id)``.
 """
 
 from __future__ import annotations
@@ -267,9 +269,11 @@ def _worker_main(conn: multiprocessing.connection.Connection, game_names: Sequen
                 return
             if request is None:
                 return
+            if request[0] == "yield":
+                continue  # for a task that finished before it read this
             if request[0] == "task":
                 try:
-                    conn.send(_run_task(*request[1:]))
+                    conn.send(_run_task(conn, *request[1:]))
                 except (BrokenPipeError, ConnectionResetError):
                     return
                 continue
@@ -293,10 +297,26 @@ def _worker_main(conn: multiprocessing.connection.Connection, game_names: Sequen
                 log.exception("closing the position cache failed")
 
 
-def _run_task(task_id: int, path: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Run one low-priority task in the worker: its ``task_done`` or ``task_failed``."""
+class TaskYielded(Exception):
+    """Raised by a task's ``check`` when the parent wants the worker back for a move."""
+
+
+def _run_task(conn: multiprocessing.connection.Connection, task_id: int, path: str,
+              args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Run one low-priority task in the worker: its ``task_done``, ``task_failed`` or, when
+    the parent asked for the worker back, ``task_yielded``.
+
+    The task is called as ``function(*args, check=check)`` and calls ``check()`` between
+    steps (a position valued), which raises ``TaskYielded`` once the parent has written
+    something (a ``yield``, or a stop) to this worker."""
+    def check() -> None:
+        if conn.poll():
+            raise TaskYielded(f"task {task_id} gives its worker back")
+
     try:
-        return ("task_done", task_id, _resolve(path)(*args))
+        return ("task_done", task_id, _resolve(path)(*args, check=check))
+    except TaskYielded:
+        return ("task_yielded", task_id)
     except Exception as exc:  # report, stay alive for the next job
         return ("task_failed", task_id, f"{type(exc).__name__}: {exc}")
 
@@ -472,6 +492,8 @@ class _Worker:
     ready: bool = False
     job: _Job | None = None
     task: _Task | None = None
+    yielding: bool = False
+    """The worker was asked to give its task back (``yield``)."""
     watchdog: asyncio.TimerHandle | None = None
     missing: tuple[str, ...] = ()
 
@@ -609,12 +631,14 @@ class AiPool:
             log.info("AI worker %s warmed up in %.2fs", worker.process.pid, message[1])
             self._dispatch()
             return
-        if kind in ("task_done", "task_failed"):
+        if kind in ("task_done", "task_failed", "task_yielded"):
             task = worker.task
             if task is None or message[1] != task.id:
                 return
             self._finish_worker(worker)
-            if not task.future.done():
+            if kind == "task_yielded":
+                self._tasks.appendleft(task)  # first again once two workers are idle
+            elif not task.future.done():
                 if kind == "task_done":
                     task.future.set_result(message[2])
                 else:
@@ -645,6 +669,7 @@ class AiPool:
     def _finish_worker(self, worker: _Worker) -> None:
         worker.job = None
         worker.task = None
+        worker.yielding = False
         if worker.watchdog is not None:
             worker.watchdog.cancel()
             worker.watchdog = None
@@ -732,6 +757,15 @@ class AiPool:
         while self._queue and now - self._queue[0].queued_at > self.queue_timeout:
             job = self._queue.popleft()
             self._answer_quickly(job)
+        # Moves still waiting: workers running tasks give them back, one per waiting move.
+        wanted = len(self._queue) - sum(w.yielding for w in self._workers)
+        for worker in self._workers:
+            if wanted <= 0:
+                break
+            if worker.task is not None and not worker.yielding:
+                worker.yielding = True
+                worker.conn.send(("yield", worker.task.id))
+                wanted -= 1
         self._dispatch_tasks()
 
     def _dispatch_tasks(self) -> None:
@@ -765,9 +799,13 @@ class AiPool:
         its result (``TaskFailed`` if it raised there, or its worker died).
 
         A task waits while any move waits, and starts only on a worker whose taking leaves
-        another ready worker idle: a live game's move always finds a free worker at once.
-        It may wait long on a busy pool (forever on a pool of one worker: check
-        ``runs_tasks``). Cancelling the await drops a task not yet started."""
+        another ready worker idle: a live game's move finds a free worker at once. When more
+        moves come than idle workers, running tasks are told to yield: the function must
+        take a keyword ``check`` (a callable) and call it between steps; it raises once the
+        worker is wanted back, and the task is run again from the start later (so it must
+        be safe to repeat). A task may wait long on a busy pool (forever on
+        a pool of one worker: check ``runs_tasks``). Cancelling the await drops a task not
+        yet started."""
         assert self._loop is not None, "call start() first"
         if self._closing:
             raise RuntimeError("the AI pool is closed")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ai.limits import Iteration, Limits
 from games.base import State
@@ -56,12 +56,22 @@ def dies(state: State, limits: Limits) -> Iterator[Iteration]:
     yield  # pragma: no cover - makes this a generator
 
 
-def nap(seconds: float) -> int:
-    """A low-priority task that takes ``seconds`` and answers with its process id."""
+def nap(seconds: float, check: Callable[[], None] = lambda: None) -> int:
+    """A low-priority task that takes ``seconds`` and answers with its process id; it checks
+    every 0.05 s whether to give its worker back."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        check()
+        time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+    return os.getpid()
+
+
+def stubborn_nap(seconds: float, check: Callable[[], None] = lambda: None) -> int:
+    """``nap`` that never checks (a task that cannot yield)."""
     time.sleep(seconds)
     return os.getpid()
 
 
-def fail_task() -> None:
+def fail_task(check: Callable[[], None] = lambda: None) -> None:
     """A low-priority task that raises."""
     raise ValueError("this task always fails")

@@ -84,3 +84,17 @@ async def test_a_task_that_raises_fails_its_caller_and_the_worker_goes_on(
 async def test_a_pool_of_one_worker_runs_no_tasks() -> None:
     assert not AiPool(processes=1).runs_tasks
     assert AiPool(processes=2).runs_tasks
+
+
+async def test_a_review_gives_its_worker_back_when_moves_outnumber_the_idle_workers(
+    two_workers: AiPool,
+) -> None:
+    review = asyncio.create_task(two_workers.run_task("scripted_engines:nap", 3.0))
+    await asyncio.sleep(0.3)  # the review runs on one worker, the other is idle
+    first = asyncio.create_task(timed_move(two_workers))
+    await asyncio.sleep(0.1)
+    second = await timed_move(two_workers)  # no idle worker left: the review yields
+    assert second < SEARCH_SECONDS + 0.5, "the move did not wait for the review"
+    await first
+    pid = await asyncio.wait_for(review, timeout=10)  # run again, to the end, afterwards
+    assert pid in two_workers.pids()
