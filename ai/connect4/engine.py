@@ -374,8 +374,14 @@ def _deepening(state: Connect4State, limits: Limits) -> Iterator[Iteration]:
                 pairs.sort(key=lambda p: (-p[1], solver.CENTRE_FIRST.index(p[0])))
                 if pairs:  # empty when the root was decided without searching its moves
                     root_scores = tuple(pairs)
-            if exact:  # proven: every root score that is a win or loss in Pons' units too
-                root_scores = tuple((col, _units(s)[0]) for col, s in root_scores)
+            if exact:
+                # Proven: report the root moves proven too, in Pons' units. A move the search
+                # could not prove within its depth keeps a heuristic score, which would read
+                # as a win (19 points beat a win with 14 stones to spare): it is left out.
+                root_scores = tuple(
+                    (col, _units(s)[0]) for col, s in root_scores
+                    if _units(s)[1] or depth == remaining
+                ) or ((move, value),)
             yield Iteration(
                 depth=depth,
                 score=value if exact else int(score),
