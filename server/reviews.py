@@ -13,7 +13,6 @@ two nodes computing the same review is harmless, and a second request costs a re
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import logging
 import multiprocessing
@@ -58,24 +57,46 @@ def _call(path: str, args: tuple[Any, ...]) -> Any:
 
 class LowPriorityRunner:
     """One engine process of this node's own, at the lowest CPU priority, started on first
-    use: where the AI pool cannot run low-priority tasks."""
+    use: where the AI pool cannot run low-priority tasks. ``close`` stops it at once, a
+    review under way included (its callers get ``RuntimeError``)."""
 
     def __init__(self) -> None:
-        self._executor: concurrent.futures.ProcessPoolExecutor | None = None
+        self._pool: Any = None
+        self._waiting: set[asyncio.Future[Any]] = set()
 
     async def run(self, path: str, *args: Any) -> Any:
-        if self._executor is None:
-            self._executor = concurrent.futures.ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                initializer=_lower_priority,
-            )
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, _call, path, tuple(args))
+        if self._pool is None:
+            self._pool = multiprocessing.get_context("spawn").Pool(1, _lower_priority)
+        future: asyncio.Future[Any] = loop.create_future()
+
+        def settle(outcome: Any, failed: bool) -> None:
+            if future.done():
+                return
+            if failed:
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+
+        self._pool.apply_async(
+            _call, (path, tuple(args)),
+            callback=lambda result: loop.call_soon_threadsafe(settle, result, False),
+            error_callback=lambda exc: loop.call_soon_threadsafe(settle, exc, True),
+        )
+        self._waiting.add(future)
+        try:
+            return await future
+        finally:
+            self._waiting.discard(future)
 
     async def close(self) -> None:
-        if self._executor is not None:
-            executor, self._executor = self._executor, None
-            await asyncio.to_thread(executor.shutdown, wait=True, cancel_futures=True)
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            await asyncio.to_thread(pool.terminate)
+            await asyncio.to_thread(pool.join)
+        for future in self._waiting:
+            if not future.done():
+                future.set_exception(RuntimeError("the server is stopping"))
 
 
 class ReviewDesk:
@@ -103,11 +124,11 @@ class ReviewDesk:
             self._spawn(client, message, self._analyse(game, state, played))
 
     async def close(self) -> None:
-        """At shutdown: let running answers end (the pool fails its tasks as it closes),
-        then stop the low-priority process."""
+        """At shutdown, after the AI pool has closed (failing the tasks it held): stop the
+        low-priority process, then let the answers (errors, by now) go out."""
+        await self.local.close()
         if self.tasks:
             await asyncio.wait(self.tasks, timeout=5)
-        await self.local.close()
 
     async def run(self, path: str, *args: Any) -> Any:
         """``module:function(*args)`` at low priority (see the module docstring)."""
@@ -123,6 +144,8 @@ class ReviewDesk:
             except errors.ProtocolError as exc:
                 self.app.refuse(client, exc, message)
             except Exception:
+                if self.app.stopping.is_set():
+                    return  # the pool or the low-priority process stopped under it
                 log.exception("a %s failed", message.type)
                 self.app.refuse(client, errors.InternalError(
                     f"the {message.type} could not be computed; try again"), message)
