@@ -41,7 +41,7 @@ more than the last is a ``blunder``. A move that loses nothing is ``best``."""
 OTHELLO_EXACT_EMPTIES = 20
 """Othello positions with at most this many empty squares are solved exactly."""
 
-OTHELLO_DEPTH = 6
+OTHELLO_DEPTH = 8
 """Plies of the search that values an Othello position with more empty squares, every root
 move searched to the same depth so that the moves' scores compare."""
 
@@ -129,11 +129,11 @@ def review(game_name: str, moves: Sequence[int],
         states.append(states[-1].play(move))
     valued: list[_Valued] = [_terminal(states[-1])] if states[-1].is_over() else []
     last = len(states) - (1 if valued else 0)
-    tail = []
-    for state in reversed(states[:last]):
+    for ply in range(last - 1, -1, -1):  # valued[0] is the value of states[ply + 1]
         check()
-        tail.append(_value(state, solve_seconds))
-    valued = [*reversed(tail), *valued]  # valued[i] is the value of states[i]
+        found = _kept(states[ply], moves[ply], valued[0], solve_seconds) if valued else None
+        valued.insert(0, found or _value(states[ply], solve_seconds))
+    # valued[i] is now the value of states[i]
     reviews = []
     for ply, move in enumerate(moves):
         reviews.append(_review_move(game_name, ply, move, states[ply], valued[ply],
@@ -225,6 +225,23 @@ def _review_move(game_name: str, ply: int, move: int, state: State, here: _Value
         best = move
     return MoveReview(ply, move, seat, before, after, best, before - after, exact,
                       verdict(game_name, before, after))
+
+
+def _kept(state: State, move: int, after: _Valued, solve_seconds: float) -> _Valued | None:
+    """A Connect Four position's value when the move played kept it: the played move's value
+    (known from the next position) is the position's when one null-window search shows no move
+    does better, so most moves of a game cost one search, not a full solve. None: a move does
+    better (solve the position); unknown when even that search ran out of time (a full solve
+    would take longer still)."""
+    if state.game_name != "connect4" or after.value is None or not after.exact:
+        return None
+    from ai.connect4 import engine
+
+    kept = -after.value
+    at_most = engine.value_at_most(state, kept, solve_seconds)  # type: ignore[arg-type]
+    if at_most is None:
+        return _Valued(None, None, False)
+    return _Valued(kept, move, True) if at_most else None
 
 
 def _terminal(state: State) -> _Valued:

@@ -517,3 +517,28 @@ def exact_value(state: Connect4State, hard_time: float | None = None) -> tuple[i
         if ctl[solver.ABORTED] or move < 0:
             return None
     return score, move
+
+
+def value_at_most(state: Connect4State, bound: int, hard_time: float | None = None
+                  ) -> bool | None:
+    """Whether the exact value of ``state`` (not over) from the side to move is at most
+    ``bound`` (Pons' units): one null-window search, cheaper than ``exact_value``'s several,
+    or the book. None: ``hard_time`` ran out first. A review asks it of a position whose
+    played move it knows the value of: if no move does better, that value is the position's.
+    """
+    if state.is_over():
+        raise ValueError("the game is over: there is nothing to solve")
+    hit = book.lookup(state)
+    if hit is not None:
+        return hit[1] <= bound
+    c, m = _U(state.current), _U(state.mask)
+    if solver.immediate_win(c, m) >= 0:
+        return (kernels.CELLS + 1 - state.ply) // 2 <= bound
+    ws = _workspace()
+    with StopFlag(hard_time) as flag:
+        ctl = solver.new_control()
+        result = solver.negamax(c, m, state.ply, bound, bound + 1, ws.exact_table, 0, ctl,
+                                flag.array, ws.cells, ws.scores)
+        if ctl[solver.ABORTED]:
+            return None
+    return int(result) <= bound
