@@ -34,6 +34,10 @@ REVIEW_TASK = "ai.review:review_moves"
 ANALYSIS_TASK = "ai.review:analyse_moves"
 REVIEWABLE = frozenset({"finished", "aborted"})
 """Statuses of a game that can be reviewed: it is over, so its moves never change."""
+MAX_PENDING = 2
+"""Reviews and analyses one connection may have waiting for the engine at once; more are
+refused (``limit_exceeded``, ``detail.limit`` ``pending_analyses``): each costs engine time,
+and a page trying moves needs only its latest answer."""
 
 
 def _lower_priority() -> None:
@@ -107,11 +111,17 @@ class ReviewDesk:
         self.local = LowPriorityRunner()
         self.tasks: set[asyncio.Task[None]] = set()
         self._computing: dict[str, asyncio.Future[ReviewRecord]] = {}
+        self._pending: dict[Client, int] = {}
 
     async def handle(self, client: Client, message: p.RequestReview | p.Analyse) -> None:
         """Check the request now (a bad one raises its protocol error and changes nothing),
         then answer it when the engine is done, from a task of its own: the connection's
         other messages are not held up meanwhile."""
+        if self._pending.get(client, 0) >= MAX_PENDING:
+            raise errors.LimitExceeded(
+                f"at most {MAX_PENDING} reviews and analyses may wait at once; ask again "
+                "when one is answered", limit="pending_analyses", allowed=MAX_PENDING,
+                retry_after=None)
         if isinstance(message, p.RequestReview):
             record, moves = await self._finished_game(message.game_id)
             stored = await self.app.store.load_review(record.id)
@@ -138,6 +148,8 @@ class ReviewDesk:
         return await self.local.run(path, *args)
 
     def _spawn(self, client: Client, message: p.RequestReview | p.Analyse, work: Any) -> None:
+        self._pending[client] = self._pending.get(client, 0) + 1
+
         async def answer() -> None:
             try:
                 self.app.send_to([client], await work)
@@ -149,6 +161,10 @@ class ReviewDesk:
                 log.exception("a %s failed", message.type)
                 self.app.refuse(client, errors.InternalError(
                     f"the {message.type} could not be computed; try again"), message)
+            finally:
+                left = self._pending.pop(client, 1) - 1
+                if left:
+                    self._pending[client] = left
 
         task = asyncio.create_task(answer())
         self.tasks.add(task)

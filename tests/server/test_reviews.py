@@ -120,3 +120,18 @@ async def test_an_analysis_of_a_position_that_has_none_is_refused(
     await ann.send(type="analyse", id="x", **message)
     error = await ann.expect("error")
     assert (error["code"], error["ref"]) == (code, "x")
+
+
+async def test_a_connection_may_have_two_analyses_waiting_and_a_third_is_refused(
+    server: Running,
+) -> None:
+    ann = await Client.open(server.url, "Ann")
+    for ref, moves in (("a", ["4"]), ("b", ["4", "4"]), ("c", ["4", "4", "4"])):
+        await ann.send(type="analyse", game="connect4", moves=moves, id=ref)
+    error = await ann.expect("error", timeout=SLOW)
+    assert (error["code"], error["ref"], error["detail"]["limit"]) == (
+        "limit_exceeded", "c", "pending_analyses")
+    answered = [(await ann.expect("analysis", timeout=SLOW))["moves"] for _ in range(2)]
+    assert sorted(answered) == [["4"], ["4", "4"]]
+    await ann.send(type="analyse", game="connect4", moves=["4", "4", "4"], id="d")
+    assert (await ann.expect("analysis", timeout=SLOW))["moves"] == ["4", "4", "4"]
