@@ -68,6 +68,11 @@ class LowPriorityRunner:
         self._pool: Any = None
         self._waiting: set[asyncio.Future[Any]] = set()
 
+    @property
+    def started(self) -> bool:
+        """Whether the process runs (it starts with the first task)."""
+        return self._pool is not None
+
     async def run(self, path: str, *args: Any) -> Any:
         loop = asyncio.get_running_loop()
         if self._pool is None:

@@ -16,6 +16,7 @@ from ai.connect4 import solver
 from server.app import Running, Settings, running
 from server.storage import open_store
 from server.store import MemoryStore, Store
+from server.workers import AiPool
 
 GAME = ["4", "4", "3", "3", "5", "7", "2"]
 """Red wins on the bottom row (columns 2-5): Yellow did not block its three in time."""
@@ -135,3 +136,17 @@ async def test_a_connection_may_have_two_analyses_waiting_and_a_third_is_refused
     assert sorted(answered) == [["4"], ["4", "4"]]
     await ann.send(type="analyse", game="connect4", moves=["4", "4", "4"], id="d")
     assert (await ann.expect("analysis", timeout=SLOW))["moves"] == ["4", "4", "4"]
+
+
+async def test_with_two_ai_workers_the_review_is_computed_on_the_pool() -> None:
+    pool = AiPool(processes=2, games=("connect4",))
+    await pool.start(wait_ready=True, timeout=120)
+    try:
+        async with running(port=0, store=MemoryStore(), pool=pool) as server:
+            ann, _, game_id = await finished_game(server)
+            await ann.send(type="request_review", game_id=game_id)
+            answer = (await ann.expect("review", timeout=SLOW))["review"]
+            assert [m["move"] for m in answer["moves"]] == GAME
+            assert not server.app.reviews.local.started, "no process of its own was started"
+    finally:
+        await pool.close()
