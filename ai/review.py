@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 import ai
 import games
 from ai.limits import Limits
@@ -116,11 +118,13 @@ def _no_check() -> None:
     return None
 
 
-def review(game_name: str, moves: Sequence[int],
-           solve_seconds: float = C4_SOLVE_SECONDS, check: Check = _no_check) -> Review:
+def review(game_name: str, moves: Sequence[int], solve_seconds: float = C4_SOLVE_SECONDS,
+           check: Check = _no_check, stop: np.ndarray | None = None) -> Review:
     """Review the game reached by ``moves`` (ints) from the start; it need not be finished.
     ``solve_seconds`` bounds the proof of each Connect Four position the book lacks;
-    ``check`` is called before each position is valued.
+    ``check`` is called before each position is valued and at the end; ``stop``, a stop
+    array the Connect Four solver polls, may be raised by another thread to end a proof at
+    once (``check`` must then raise: the review is being given up).
 
     ``ValueError`` for an unknown game, ``games.IllegalMove`` for an illegal move."""
     game = games.load(game_name)
@@ -130,9 +134,11 @@ def review(game_name: str, moves: Sequence[int],
     valued: list[_Valued] = [_terminal(states[-1])] if states[-1].is_over() else []
     last = len(states) - (1 if valued else 0)
     for ply in range(last - 1, -1, -1):  # valued[0] is the value of states[ply + 1]
-        check()
-        found = _kept(states[ply], moves[ply], valued[0], solve_seconds) if valued else None
-        valued.insert(0, found or _value(states[ply], solve_seconds))
+        _ready(check, stop)
+        found = (_kept(states[ply], moves[ply], valued[0], solve_seconds, stop) if valued
+                 else None)
+        valued.insert(0, found or _value(states[ply], solve_seconds, stop))
+    check()  # a proof stopped from outside is no unvalued position: give the review up
     # valued[i] is now the value of states[i]
     reviews = []
     for ply, move in enumerate(moves):
@@ -145,18 +151,20 @@ def review(game_name: str, moves: Sequence[int],
     return Review(game_name, tuple(reviews), values, tuple(v.exact for v in valued))
 
 
-def analyse(state: State, check: Check = _no_check) -> list[MoveValue]:
+def analyse(state: State, check: Check = _no_check,
+            stop: np.ndarray | None = None) -> list[MoveValue]:
     """The value of every legal move of ``state`` for its side to move, best first (ties in
-    the order of ``legal_moves``). ``ValueError`` if the game is over. ``check`` is called
-    before each Connect Four move is solved."""
+    the order of ``legal_moves``). ``ValueError`` if the game is over. ``check`` and
+    ``stop`` as for ``review`` (around each Connect Four move's proof)."""
     legal = state.legal_moves()
     if not legal:
         raise ValueError("the game is over: there is no move to analyse")
     if state.game_name == "connect4":
         found = []
         for move in legal:
-            check()
-            found.append(_child_value(state.play(move), move))
+            _ready(check, stop)
+            found.append(_child_value(state.play(move), move, stop))
+        check()
     else:
         found = _othello_moves(state, legal)
     order = {m: i for i, m in enumerate(legal)}
@@ -227,7 +235,15 @@ def _review_move(game_name: str, ply: int, move: int, state: State, here: _Value
                       verdict(game_name, before, after))
 
 
-def _kept(state: State, move: int, after: _Valued, solve_seconds: float) -> _Valued | None:
+def _ready(check: Check, stop: np.ndarray | None) -> None:
+    """Before a proof: ``check``, then lower ``stop`` if the last proof's deadline raised it."""
+    check()
+    if stop is not None:
+        stop[0] = 0
+
+
+def _kept(state: State, move: int, after: _Valued, solve_seconds: float,
+          stop: np.ndarray | None) -> _Valued | None:
     """A Connect Four position's value when the move played kept it: the played move's value
     (known from the next position) is the position's when one null-window search shows no move
     does better, so most moves of a game cost one search, not a full solve. None: a move does
@@ -238,7 +254,7 @@ def _kept(state: State, move: int, after: _Valued, solve_seconds: float) -> _Val
     from ai.connect4 import engine
 
     kept = -after.value
-    at_most = engine.value_at_most(state, kept, solve_seconds)  # type: ignore[arg-type]
+    at_most = engine.value_at_most(state, kept, solve_seconds, stop)  # type: ignore[arg-type]
     if at_most is None:
         return _Valued(None, None, False)
     return _Valued(kept, move, True) if at_most else None
@@ -249,13 +265,13 @@ def _terminal(state: State) -> _Valued:
     return _Valued(result if state.to_move == 0 else -result, None, True)
 
 
-def _value(state: State, solve_seconds: float) -> _Valued:
+def _value(state: State, solve_seconds: float, stop: np.ndarray | None = None) -> _Valued:
     if state.is_over():
         return _terminal(state)
     if state.game_name == "connect4":
         from ai.connect4 import engine
 
-        found = engine.exact_value(state, solve_seconds)  # type: ignore[arg-type]
+        found = engine.exact_value(state, solve_seconds, stop)  # type: ignore[arg-type]
         if found is None:
             return _Valued(None, None, False)
         return _Valued(found[0], found[1], True)
@@ -282,7 +298,7 @@ def _othello_moves(state: State, legal: list[int]) -> list[MoveValue]:
     return [MoveValue(m, s, False) for m, s in _othello_scores(state, legal).items()]
 
 
-def _child_value(child: State, move: int) -> MoveValue:
+def _child_value(child: State, move: int, stop: np.ndarray | None = None) -> MoveValue:
     """A Connect Four move's exact value from its child position, negated."""
     if child.is_over():
         done = _terminal(child)
@@ -290,7 +306,7 @@ def _child_value(child: State, move: int) -> MoveValue:
         return MoveValue(move, -done.value, True)
     from ai.connect4 import engine
 
-    found = engine.exact_value(child, ANALYSIS_SOLVE_SECONDS)  # type: ignore[arg-type]
+    found = engine.exact_value(child, ANALYSIS_SOLVE_SECONDS, stop)  # type: ignore[arg-type]
     if found is None:
         return MoveValue(move, None, False)
     return MoveValue(move, -found[0], True)
@@ -302,16 +318,17 @@ def _empties(state: State) -> int:
     return 64 - (P | O).bit_count()
 
 
-def review_moves(game_name: str, moves: Sequence[int], check: Check = _no_check) -> Review:
+def review_moves(game_name: str, moves: Sequence[int], check: Check = _no_check,
+                 stop: np.ndarray | None = None) -> Review:
     """``review`` under the name the server's workers run (``module:function``)."""
-    return review(game_name, moves, check=check)
+    return review(game_name, moves, check=check, stop=stop)
 
 
-def analyse_moves(game_name: str, moves: Sequence[int],
-                  check: Check = _no_check) -> list[MoveValue]:
+def analyse_moves(game_name: str, moves: Sequence[int], check: Check = _no_check,
+                  stop: np.ndarray | None = None) -> list[MoveValue]:
     """``analyse`` of the position reached by ``moves`` from the start (for the workers:
     moves travel between processes better than states)."""
     state = games.load(game_name).initial()
     for move in moves:
         state = state.play(move)
-    return analyse(state, check)
+    return analyse(state, check, stop)

@@ -50,11 +50,14 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import numpy as np
 
 import games
 from ai.connect4.evaluation import MAX_EVAL, WIN
@@ -100,6 +103,9 @@ loaded machine (the earlier limit, which lost them)."""
 
 TASK_SECONDS = 600.0
 """Seconds a low-priority task may run on a worker before the worker is presumed stuck."""
+
+TASK_POLL_SECONDS = 0.01
+"""How often a worker running a task looks whether the parent wants it back."""
 
 EXACT = 3
 """``bound`` of a score exact at its depth (``ai.tt.EXACT``)."""
@@ -306,19 +312,37 @@ def _run_task(conn: multiprocessing.connection.Connection, task_id: int, path: s
     """Run one low-priority task in the worker: its ``task_done``, ``task_failed`` or, when
     the parent asked for the worker back, ``task_yielded``.
 
-    The task is called as ``function(*args, check=check)`` and calls ``check()`` between
-    steps (a position valued), which raises ``TaskYielded`` once the parent has written
-    something (a ``yield``, or a stop) to this worker."""
+    The task is called as ``function(*args, check=check, stop=stop)``. Once the parent has
+    written something to this worker (a ``yield``, or a stop), a watching thread raises
+    ``stop[0]`` (a stop array the engines' kernels poll, so a proof under way ends within
+    milliseconds) and keeps it raised, and ``check()``, which the task calls between steps,
+    raises ``TaskYielded``."""
+    wanted = threading.Event()
+    done = threading.Event()
+    stop = np.zeros(1, dtype=np.int64)
+
+    def watch() -> None:
+        while not done.is_set():
+            if wanted.is_set() or conn.poll(TASK_POLL_SECONDS):
+                wanted.set()
+                stop[0] = 1  # again and again: the task lowers it after each deadline
+                done.wait(TASK_POLL_SECONDS)
+
     def check() -> None:
-        if conn.poll():
+        if wanted.is_set():
             raise TaskYielded(f"task {task_id} gives its worker back")
 
+    watcher = threading.Thread(target=watch, name="discus-task-watch", daemon=True)
+    watcher.start()
     try:
-        return ("task_done", task_id, _resolve(path)(*args, check=check))
+        return ("task_done", task_id, _resolve(path)(*args, check=check, stop=stop))
     except TaskYielded:
         return ("task_yielded", task_id)
     except Exception as exc:  # report, stay alive for the next job
         return ("task_failed", task_id, f"{type(exc).__name__}: {exc}")
+    finally:
+        done.set()
+        watcher.join()
 
 
 def _open_cache(settings: CacheSettings | None) -> Any:
@@ -801,9 +825,10 @@ class AiPool:
         A task waits while any move waits, and starts only on a worker whose taking leaves
         another ready worker idle: a live game's move finds a free worker at once. When more
         moves come than idle workers, running tasks are told to yield: the function must
-        take a keyword ``check`` (a callable) and call it between steps; it raises once the
-        worker is wanted back, and the task is run again from the start later (so it must
-        be safe to repeat). A task may wait long on a busy pool (forever on
+        take the keywords ``check`` (a callable to call between steps: it raises once the
+        worker is wanted back) and ``stop`` (a stop array to hand the engines' kernels,
+        raised then too); the task is run again from the start later (so it must be safe to
+        repeat). A task may wait long on a busy pool (forever on
         a pool of one worker: check ``runs_tasks``). Cancelling the await drops a task not
         yet started."""
         assert self._loop is not None, "call start() first"

@@ -493,21 +493,24 @@ def fixed_depth_value(state: Connect4State, depth: int, use_table: bool) -> int:
     )
 
 
-def exact_value(state: Connect4State, hard_time: float | None = None) -> tuple[int, int] | None:
+def exact_value(state: Connect4State, hard_time: float | None = None,
+                stop: np.ndarray | None = None) -> tuple[int, int] | None:
     """(exact score in Pons' units from the side to move, a move that achieves it) of
     ``state`` (not over): the book's entry where it holds the position, else the solver's
     proof within ``hard_time`` seconds (None: the budget ran out first, nothing is known).
 
     No backup search and no principal variation, unlike ``Limits(exact=True)``: a game
     review asks this of every position of a game. The thread's exact table is kept between
-    calls, so valuing a game's positions from its end backwards reuses each proof."""
+    calls, so valuing a game's positions from its end backwards reuses each proof. ``stop``:
+    a stop array another thread may raise to end the proof sooner (None then too); the
+    deadline raises it as well, so lower it again before reusing it."""
     if state.is_over():
         raise ValueError("the game is over: there is nothing to solve")
     hit = book.lookup(state)
     if hit is not None:
         return hit[1], hit[0]
     ws = _workspace()
-    with StopFlag(hard_time) as flag:
+    with StopFlag(hard_time, stop) as flag:
         ctl = solver.new_control()
         score = int(solver.solve(_U(state.current), _U(state.mask), ws.exact_table, 0, ctl,
                                  flag.array, ws.cells, ws.scores))
@@ -519,8 +522,8 @@ def exact_value(state: Connect4State, hard_time: float | None = None) -> tuple[i
     return score, move
 
 
-def value_at_most(state: Connect4State, bound: int, hard_time: float | None = None
-                  ) -> bool | None:
+def value_at_most(state: Connect4State, bound: int, hard_time: float | None = None,
+                  stop: np.ndarray | None = None) -> bool | None:
     """Whether the exact value of ``state`` (not over) from the side to move is at most
     ``bound`` (Pons' units): one null-window search, cheaper than ``exact_value``'s several,
     or the book. None: ``hard_time`` ran out first. A review asks it of a position whose
@@ -535,7 +538,7 @@ def value_at_most(state: Connect4State, bound: int, hard_time: float | None = No
     if solver.immediate_win(c, m) >= 0:
         return (kernels.CELLS + 1 - state.ply) // 2 <= bound
     ws = _workspace()
-    with StopFlag(hard_time) as flag:
+    with StopFlag(hard_time, stop) as flag:
         ctl = solver.new_control()
         result = solver.negamax(c, m, state.ply, bound, bound + 1, ws.exact_table, 0, ctl,
                                 flag.array, ws.cells, ws.scores)

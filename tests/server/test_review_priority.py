@@ -98,3 +98,16 @@ async def test_a_review_gives_its_worker_back_when_moves_outnumber_the_idle_work
     await first
     pid = await asyncio.wait_for(review, timeout=10)  # run again, to the end, afterwards
     assert pid in two_workers.pids()
+
+
+async def test_a_proof_under_way_is_stopped_at_once_for_a_live_move(two_workers: AiPool) -> None:
+    # The task proves the empty board without the book (minutes): only its stop array ends it.
+    review = asyncio.create_task(two_workers.run_task("scripted_engines:endless_proof"))
+    await asyncio.sleep(3.0)  # the engine loaded, the proof under way
+    first = asyncio.create_task(timed_move(two_workers))
+    await asyncio.sleep(0.1)
+    second = await timed_move(two_workers)  # no idle worker left: the proof is stopped
+    assert second < SEARCH_SECONDS + 0.5, "the move did not wait for the proof"
+    assert not review.done(), "the task went back to the queue, not to its caller"
+    await first
+    review.cancel()
