@@ -26,8 +26,9 @@ and, for a level choosing among several moves, every root move's child (``_save`
 Low-priority tasks (a game review, the analysis board: ``run_task``) go to a worker only
 when no move waits and another ready worker stays idle, so a live game's move finds a worker
 at once; and when moves come in faster than the idle workers take them, a task is told to
-yield (``("yield", task_id)``): it stops at its next check, within one position's valuation,
-and goes back to the head of the tasks' queue. See ``AiPool.run_task``.
+yield (``("yield", task_id)``): a Connect Four proof under way stops within milliseconds (the
+task's stop array), any other step at its end, and the task goes back to the head of the
+tasks' queue. See ``AiPool.run_task``.
 
 parent -> worker: ``("job", job_id, game, moves, level_dict, seed)``,
 ``("task", task_id, "module:function", args)``, ``("yield", task_id)`` or ``None`` to stop.
