@@ -20,8 +20,10 @@ class StopFlag:
     Use as a context manager around the search so the timer never outlives it.
     """
 
-    def __init__(self, hard_time: float | None = None) -> None:
-        self.array = np.zeros(1, dtype=np.int64)
+    def __init__(self, hard_time: float | None = None, array: np.ndarray | None = None) -> None:
+        """``array``: an existing stop array to raise at the deadline (one that someone else
+        may raise too, to stop the search sooner); a fresh one by default."""
+        self.array = np.zeros(1, dtype=np.int64) if array is None else array
         self.started = time.perf_counter()
         self._timer: threading.Timer | None = None
         if hard_time is not None:

@@ -60,6 +60,7 @@ from server.gc_policy import Collector, release_transport
 from server.http import HttpSide
 from server.node import ClusterNode
 from server.overload import LoadGauge
+from server.reviews import ReviewDesk
 from server.rooms import (
     ROOM_CODE_ALPHABET,
     ROOM_CODE_LENGTH,
@@ -211,6 +212,8 @@ class DiscusServer:
         """Admin messages and live levels; ``running`` gives it the store's database."""
         self.bots = BotDesk(self, None)
         """Bot logins, limits and challenges; ``running`` gives it the store's database."""
+        self.reviews = ReviewDesk(self)
+        """Game reviews and the analysis board, at low priority (``server.reviews``)."""
         self.gauge = LoadGauge(self.settings.shed_lag_seconds, self.settings.max_connections)
         """Whether this node is saturated and sheds new connections (``server.overload``)."""
         self.cluster: Cluster | None = None
@@ -493,6 +496,8 @@ class DiscusServer:
         elif isinstance(message, p.GetGame):
             record = await self.replay(message.game_id)
             self.send_to([client], p.GameRecordMessage(record=record))
+        elif isinstance(message, p.RequestReview | p.Analyse):
+            await self.reviews.handle(client, message)
         elif isinstance(message, p.CreateRoom):
             await self.bots.check_games(player.id)
             if self.node is not None:
@@ -829,6 +834,7 @@ class DiscusServer:
         await self.desk.close()  # before the pool: a calibration must not finish on quick moves
         if self.pool is not None:
             await self.pool.close()
+        await self.reviews.close()
         pending = [sweeper, *self.ai_tasks]
         _, late = await asyncio.wait(pending, timeout=SHUTDOWN_SECONDS)
         for task in late:

@@ -273,6 +273,27 @@ class GetGame(_ClientMessage):
     game_id: str = Field(min_length=1, max_length=64, description="A `history` game id.")
 
 
+class RequestReview(_ClientMessage):
+    """Ask for the engine's review of a finished game (any `history` game id); answered by
+    ``review`` once computed (at once when it is stored already), or ``unknown_game_id`` /
+    ``game_not_finished``."""
+
+    type: Literal["request_review"] = "request_review"
+    game_id: str = Field(min_length=1, max_length=64, description="A `history` game id.")
+
+
+class Analyse(_ClientMessage):
+    """Ask for the engine's value of every legal move in a position (the analysis board);
+    answered by ``analysis``. Any position of a game: it need not be a stored one."""
+
+    type: Literal["analyse"] = "analyse"
+    game: str = Field(max_length=32, description="A game name from `welcome.games`.")
+    moves: list[str] = Field(
+        default_factory=list, max_length=128,
+        description="The moves from the start, in notation (`\"pass\"` for an Othello pass).",
+    )
+
+
 class GetStats(_ClientMessage):
     """Ask how the AI workers and the position cache are doing; answered by ``stats``.
     Anyone may ask (it says nothing about players); ``admin_get_stats`` adds rooms."""
@@ -467,6 +488,8 @@ ClientMessage = Annotated[
     | AnswerDraw
     | ListHistory
     | GetGame
+    | RequestReview
+    | Analyse
     | GetStats
     | Ping
     | Challenge
@@ -818,6 +841,70 @@ class GameRecordMessage(_Message):
     record: GameReplay
 
 
+Verdict = Literal["best", "good", "inaccuracy", "mistake", "blunder"]
+
+
+class MoveReviewView(_Message):
+    """One reviewed move. Values are the mover's, in the game's units: Connect Four Pons'
+    score (22 minus the winner's stones, signed; exact), Othello discs (exact with 20 or fewer
+    empty squares, else a search score)."""
+
+    ply: int
+    move: str
+    seat: Seat
+    best: str | None = Field(description="A move of the engine's that keeps `before`.")
+    before: int | None = Field(description="The best value the mover could get; null: "
+                               "not worked out in time.")
+    after: int | None = Field(description="The value the move played keeps.")
+    loss: int | None = Field(description="`before - after`, never negative.")
+    exact: bool = Field(description="Both values are proven.")
+    verdict: Verdict | None = Field(description="By `loss`; null when a value is unknown.")
+    label_before: str = Field(description="`before` as people read it: `win in 7`, "
+                              "`draw`, `loss in 12` (Connect Four), `+6`, `+6 exact` (Othello).")
+    label_after: str
+
+
+class GameReview(_Message):
+    """The engine's review of one stored game."""
+
+    game_id: str
+    game: str
+    moves: list[MoveReviewView]
+    values: list[int | None] = Field(
+        description="The value before each ply and, last, the final result, from seat 0's "
+        "side (`len(moves) + 1`), for a chart; null where not worked out in time.")
+    values_exact: list[bool]
+    created_at: float = Field(description="Unix time the review was computed.")
+
+
+class ReviewMessage(_Message):
+    """Answer to ``request_review``."""
+
+    type: Literal["review"] = "review"
+    review: GameReview
+
+
+class MoveValueView(_Message):
+    """One legal move on the analysis board: the value it keeps for the side to move."""
+
+    move: str
+    value: int | None = Field(description="Null when not worked out in time.")
+    exact: bool
+    label: str
+
+
+class Analysis(_Message):
+    """Answer to ``analyse``: every legal move, best first."""
+
+    type: Literal["analysis"] = "analysis"
+    game: str
+    moves: list[str] = Field(description="The position, as asked.")
+    board: str = Field(description="The position's board, one character a cell as in "
+                       "`room.boards`, so a page draws it without rules of its own.")
+    to_move: Seat
+    values: list[MoveValueView]
+
+
 class PoolView(_Message):
     """The AI worker processes of this server."""
 
@@ -1149,6 +1236,8 @@ ServerMessage = Annotated[
     | Rooms
     | History
     | GameRecordMessage
+    | ReviewMessage
+    | Analysis
     | Stats
     | Error
     | Pong
@@ -1229,7 +1318,8 @@ def error_message(exc: errors.ProtocolError, ref: str | int | None = None,
 
 _CLIENT_TYPES = frozenset(
     m.model_fields["type"].default
-    for m in (Hello, ListRooms, CreateRoom, *ROOM_COMMANDS, ListHistory, GetGame, GetStats,
+    for m in (Hello, ListRooms, CreateRoom, *ROOM_COMMANDS, ListHistory, GetGame,
+              RequestReview, Analyse, GetStats,
               Ping, *CHALLENGE_CLIENT_MESSAGES, RegisterBot, *ADMIN_CLIENT_MESSAGES)
 )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 PlayerKind = Literal["guest", "bot", "admin"]
 GameStatus = Literal["waiting", "active", "finished", "aborted"]
@@ -60,6 +60,16 @@ class MoveRecord:
     ai_nodes: int | None = None
     epoch: int = 0
     """The fencing token of the node that stored it (``server.cluster``); 0 outside a cluster."""
+
+
+@dataclass(frozen=True)
+class ReviewRecord:
+    """The engine's review of a finished game, as the protocol's ``GameReview`` (a JSON
+    object), computed once and kept with the game."""
+
+    game_id: str
+    review: dict[str, Any]
+    created_at: float
 
 
 class DuplicateMove(ValueError):
@@ -119,6 +129,16 @@ class Store(Protocol):
         returns. ``Fenced`` if ``epoch`` (when not 0) is older than the game's."""
         ...
 
+    async def save_review(self, review: ReviewRecord) -> ReviewRecord:
+        """Store the game's review unless it has one already (two nodes may compute the same
+        review: the first stored wins); returns the review stored. Durable when it returns.
+        The game must be stored (``KeyError`` otherwise)."""
+        ...
+
+    async def load_review(self, game_id: str) -> ReviewRecord | None:
+        """The game's stored review, or None."""
+        ...
+
 
 class MemoryStore:
     """``Store`` kept in dictionaries: for tests and for a server started without a database."""
@@ -128,6 +148,7 @@ class MemoryStore:
         self._games: dict[str, GameRecord] = {}
         self._moves: dict[str, list[MoveRecord]] = {}
         self._epochs: dict[str, int] = {}
+        self._reviews: dict[str, ReviewRecord] = {}
 
     async def open(self) -> None:
         return None
@@ -186,6 +207,15 @@ class MemoryStore:
     async def take_back(self, game_id: str, plies: int, epoch: int = 0) -> None:
         await self.fence(game_id, epoch)
         self._moves[game_id] = [m for m in self._moves.get(game_id, []) if m.ply < plies]
+
+
+    async def save_review(self, review: ReviewRecord) -> ReviewRecord:
+        if review.game_id not in self._games:
+            raise KeyError(f"no stored game {review.game_id!r}")
+        return self._reviews.setdefault(review.game_id, review)
+
+    async def load_review(self, game_id: str) -> ReviewRecord | None:
+        return self._reviews.get(game_id)
 
 
 def replace(record: GameRecord, **changes: object) -> GameRecord:

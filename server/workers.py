@@ -23,12 +23,21 @@ moves, exact scores of its candidates and bounds on the rest at exactly its dept
 from the children. After sending its answer it saves the search's root, principal variation
 and, for a level choosing among several moves, every root move's child (``_save``).
 
-parent -> worker: ``("job", job_id, game, moves, level_dict, seed)`` or ``None`` to stop.
+Low-priority tasks (a game review, the analysis board: ``run_task``) go to a worker only
+when no move waits and another ready worker stays idle, so a live game's move finds a worker
+at once; and when moves come in faster than the idle workers take them, a task is told to
+yield (``("yield", task_id)``): a Connect Four proof under way stops within milliseconds (the
+task's stop array), any other step at its end, and the task goes back to the head of the
+tasks' queue. See ``AiPool.run_task``.
+
+parent -> worker: ``("job", job_id, game, moves, level_dict, seed)``,
+``("task", task_id, "module:function", args)``, ``("yield", task_id)`` or ``None`` to stop.
 worker -> parent: ``("ready", seconds, missing_games)``,
 ``("progress", job_id, depth, score, nodes, seconds, exact)``,
 ``("done", job_id, move, depth, score, nodes, seconds, fallback, cached, counts)`` where
 ``counts`` is the job's cache ``(lookups, hot_hits, durable_hits, misses)``,
-``("failed", job_id, text)``.
+``("failed", job_id, text)``, ``("task_done", task_id, result)``,
+``("task_failed", task_id, text)``, ``("task_yielded", task_id)``.
 """
 
 from __future__ import annotations
@@ -42,11 +51,14 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import numpy as np
 
 import games
 from ai.connect4.evaluation import MAX_EVAL, WIN
@@ -89,6 +101,12 @@ STOP_SECONDS = 10.0
 """How long ``AiPool.close`` waits for its workers to exit by themselves before killing them:
 a stopping worker first writes its buffered durable cache rows, which took over 2 s on a
 loaded machine (the earlier limit, which lost them)."""
+
+TASK_SECONDS = 600.0
+"""Seconds a low-priority task may run on a worker before the worker is presumed stuck."""
+
+TASK_POLL_SECONDS = 0.01
+"""How often a worker running a task looks whether the parent wants it back."""
 
 EXACT = 3
 """``bound`` of a score exact at its depth (``ai.tt.EXACT``)."""
@@ -258,6 +276,14 @@ def _worker_main(conn: multiprocessing.connection.Connection, game_names: Sequen
                 return
             if request is None:
                 return
+            if request[0] == "yield":
+                continue  # for a task that finished before it read this
+            if request[0] == "task":
+                try:
+                    conn.send(_run_task(conn, *request[1:]))
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+                continue
             _, job_id, game, moves, level_dict, seed = request
             learned: tuple[State, Iteration, int] | None = None
             try:
@@ -276,6 +302,48 @@ def _worker_main(conn: multiprocessing.connection.Connection, game_names: Sequen
                 cache.close()
             except Exception:
                 log.exception("closing the position cache failed")
+
+
+class TaskYielded(Exception):
+    """Raised by a task's ``check`` when the parent wants the worker back for a move."""
+
+
+def _run_task(conn: multiprocessing.connection.Connection, task_id: int, path: str,
+              args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Run one low-priority task in the worker: its ``task_done``, ``task_failed`` or, when
+    the parent asked for the worker back, ``task_yielded``.
+
+    The task is called as ``function(*args, check=check, stop=stop)``. Once the parent has
+    written something to this worker (a ``yield``, or a stop), a watching thread raises
+    ``stop[0]`` (a stop array the engines' kernels poll, so a proof under way ends within
+    milliseconds) and keeps it raised, and ``check()``, which the task calls between steps,
+    raises ``TaskYielded``."""
+    wanted = threading.Event()
+    done = threading.Event()
+    stop = np.zeros(1, dtype=np.int64)
+
+    def watch() -> None:
+        while not done.is_set():
+            if wanted.is_set() or conn.poll(TASK_POLL_SECONDS):
+                wanted.set()
+                stop[0] = 1  # again and again: the task lowers it after each deadline
+                done.wait(TASK_POLL_SECONDS)
+
+    def check() -> None:
+        if wanted.is_set():
+            raise TaskYielded(f"task {task_id} gives its worker back")
+
+    watcher = threading.Thread(target=watch, name="discus-task-watch", daemon=True)
+    watcher.start()
+    try:
+        return ("task_done", task_id, _resolve(path)(*args, check=check, stop=stop))
+    except TaskYielded:
+        return ("task_yielded", task_id)
+    except Exception as exc:  # report, stay alive for the next job
+        return ("task_failed", task_id, f"{type(exc).__name__}: {exc}")
+    finally:
+        done.set()
+        watcher.join()
 
 
 def _open_cache(settings: CacheSettings | None) -> Any:
@@ -431,11 +499,26 @@ class _Job:
 
 
 @dataclass
+class _Task:
+    id: int
+    path: str
+    args: tuple[Any, ...]
+    future: asyncio.Future[Any]
+
+
+class TaskFailed(RuntimeError):
+    """A low-priority task raised in its worker, or its worker died or was stopped."""
+
+
+@dataclass
 class _Worker:
     process: multiprocessing.process.BaseProcess
     conn: multiprocessing.connection.Connection
     ready: bool = False
     job: _Job | None = None
+    task: _Task | None = None
+    yielding: bool = False
+    """The worker was asked to give its task back (``yield``)."""
     watchdog: asyncio.TimerHandle | None = None
     missing: tuple[str, ...] = ()
 
@@ -516,6 +599,7 @@ class AiPool:
         self._context = multiprocessing.get_context(start_method)
         self._workers: list[_Worker] = []
         self._queue: collections.deque[_Job] = collections.deque()
+        self._tasks: collections.deque[_Task] = collections.deque()
         self._quick_pending: set[asyncio.Future[int]] = set()
         self._ids = itertools.count(1)
         self._closing = False
@@ -572,6 +656,20 @@ class AiPool:
             log.info("AI worker %s warmed up in %.2fs", worker.process.pid, message[1])
             self._dispatch()
             return
+        if kind in ("task_done", "task_failed", "task_yielded"):
+            task = worker.task
+            if task is None or message[1] != task.id:
+                return
+            self._finish_worker(worker)
+            if kind == "task_yielded":
+                self._tasks.appendleft(task)  # first again once two workers are idle
+            elif not task.future.done():
+                if kind == "task_done":
+                    task.future.set_result(message[2])
+                else:
+                    task.future.set_exception(TaskFailed(message[2]))
+            self._dispatch()
+            return
         job = worker.job
         if job is None or message[1] != job.id:
             return
@@ -595,6 +693,8 @@ class AiPool:
 
     def _finish_worker(self, worker: _Worker) -> None:
         worker.job = None
+        worker.task = None
+        worker.yielding = False
         if worker.watchdog is not None:
             worker.watchdog.cancel()
             worker.watchdog = None
@@ -639,8 +739,10 @@ class AiPool:
         log.warning("replacing AI worker %s: %s", worker.process.pid, why)
         self._workers.remove(worker)
         self._loop.remove_reader(worker.conn.fileno())
-        job = worker.job
+        job, task = worker.job, worker.task
         self._finish_worker(worker)
+        if task is not None and not task.future.done():
+            task.future.set_exception(TaskFailed(f"its AI worker was replaced: {why}"))
         worker.process.kill()
         worker.conn.close()
         self._loop.run_in_executor(None, worker.process.join, 5)
@@ -666,7 +768,7 @@ class AiPool:
         for worker in self._workers:
             if not self._queue:
                 break
-            if not worker.ready or worker.job is not None:
+            if not worker.ready or worker.job is not None or worker.task is not None:
                 continue
             job = self._queue.popleft()
             worker.job = job
@@ -680,6 +782,63 @@ class AiPool:
         while self._queue and now - self._queue[0].queued_at > self.queue_timeout:
             job = self._queue.popleft()
             self._answer_quickly(job)
+        # Moves still waiting: workers running tasks give them back, one per waiting move.
+        wanted = len(self._queue) - sum(w.yielding for w in self._workers)
+        for worker in self._workers:
+            if wanted <= 0:
+                break
+            if worker.task is not None and not worker.yielding:
+                worker.yielding = True
+                worker.conn.send(("yield", worker.task.id))
+                wanted -= 1
+        self._dispatch_tasks()
+
+    def _dispatch_tasks(self) -> None:
+        """Give low-priority tasks to idle workers while no move waits and, after each, at
+        least one ready worker is still idle: a live move never waits for a task to start."""
+        assert self._loop is not None
+        while self._tasks and self._tasks[0].future.done():
+            self._tasks.popleft()
+        while self._tasks and not self._queue and not self._closing:
+            idle = [w for w in self._workers if w.ready and w.job is None and w.task is None]
+            if len(idle) < 2:
+                return
+            task = self._tasks.popleft()
+            worker = idle[-1]
+            worker.task = task
+            worker.conn.send(("task", task.id, task.path, task.args))
+            worker.watchdog = self._loop.call_later(
+                TASK_SECONDS, self._replace, worker, f"no task answer within {TASK_SECONDS:.0f}s"
+            )
+            while self._tasks and self._tasks[0].future.done():
+                self._tasks.popleft()
+
+    @property
+    def runs_tasks(self) -> bool:
+        """Whether ``run_task`` can ever run a task: only with two workers or more (one is
+        always left idle for live moves)."""
+        return self.size >= 2
+
+    async def run_task(self, path: str, *args: Any) -> Any:
+        """Run ``module:function(*args)`` in a worker process at low priority and return
+        its result (``TaskFailed`` if it raised there, or its worker died).
+
+        A task waits while any move waits, and starts only on a worker whose taking leaves
+        another ready worker idle: a live game's move finds a free worker at once. When more
+        moves come than idle workers, running tasks are told to yield: the function must
+        take the keywords ``check`` (a callable to call between steps: it raises once the
+        worker is wanted back) and ``stop`` (a stop array to hand the engines' kernels,
+        raised then too); the task is run again from the start later (so it must be safe to
+        repeat). A task may wait long on a busy pool (forever on
+        a pool of one worker: check ``runs_tasks``). Cancelling the await drops a task not
+        yet started."""
+        assert self._loop is not None, "call start() first"
+        if self._closing:
+            raise RuntimeError("the AI pool is closed")
+        future: asyncio.Future[Any] = self._loop.create_future()
+        self._tasks.append(_Task(next(self._ids), path, tuple(args), future))
+        self._dispatch()
+        return await future
 
     async def think(self, job: AiJob,
                     on_progress: Callable[[Progress], None] | None = None) -> AiAnswer:
@@ -701,7 +860,7 @@ class AiPool:
     def snapshot(self) -> PoolStats:
         self.stats.workers = len(self._workers)
         self.stats.ready = sum(w.ready for w in self._workers)
-        self.stats.busy = sum(w.job is not None for w in self._workers)
+        self.stats.busy = sum(w.job is not None or w.task is not None for w in self._workers)
         self.stats.queued = len(self._queue)
         return self.stats
 
@@ -714,11 +873,17 @@ class AiPool:
         while self._queue:
             job = self._queue.popleft()
             self._answer_quickly(job)
+        while self._tasks:
+            waiting = self._tasks.popleft()
+            if not waiting.future.done():
+                waiting.future.set_exception(TaskFailed("the AI pool is closing"))
         for worker in list(self._workers):
             if self._loop is not None:
                 self._loop.remove_reader(worker.conn.fileno())
-            running = worker.job
+            running, task = worker.job, worker.task
             self._finish_worker(worker)  # no watchdog may fire while the pool closes
+            if task is not None and not task.future.done():
+                task.future.set_exception(TaskFailed("the AI pool is closing"))
             if running is not None:
                 self._answer_quickly(running)
             try:

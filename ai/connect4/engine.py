@@ -374,8 +374,14 @@ def _deepening(state: Connect4State, limits: Limits) -> Iterator[Iteration]:
                 pairs.sort(key=lambda p: (-p[1], solver.CENTRE_FIRST.index(p[0])))
                 if pairs:  # empty when the root was decided without searching its moves
                     root_scores = tuple(pairs)
-            if exact:  # proven: every root score that is a win or loss in Pons' units too
-                root_scores = tuple((col, _units(s)[0]) for col, s in root_scores)
+            if exact:
+                # Proven: report the root moves proven too, in Pons' units. A move the search
+                # could not prove within its depth keeps a heuristic score, which would read
+                # as a win (19 points beat a win with 14 stones to spare): it is left out.
+                root_scores = tuple(
+                    (col, _units(s)[0]) for col, s in root_scores
+                    if _units(s)[1] or depth == remaining
+                ) or ((move, value),)
             yield Iteration(
                 depth=depth,
                 score=value if exact else int(score),
@@ -485,3 +491,57 @@ def fixed_depth_value(state: Connect4State, depth: int, use_table: bool) -> int:
             root,
         )
     )
+
+
+def exact_value(state: Connect4State, hard_time: float | None = None,
+                stop: np.ndarray | None = None) -> tuple[int, int] | None:
+    """(exact score in Pons' units from the side to move, a move that achieves it) of
+    ``state`` (not over): the book's entry where it holds the position, else the solver's
+    proof within ``hard_time`` seconds (None: the budget ran out first, nothing is known).
+
+    No backup search and no principal variation, unlike ``Limits(exact=True)``: a game
+    review asks this of every position of a game. The thread's exact table is kept between
+    calls, so valuing a game's positions from its end backwards reuses each proof. ``stop``:
+    a stop array another thread may raise to end the proof sooner (None then too); the
+    deadline raises it as well, so lower it again before reusing it."""
+    if state.is_over():
+        raise ValueError("the game is over: there is nothing to solve")
+    hit = book.lookup(state)
+    if hit is not None:
+        return hit[1], hit[0]
+    ws = _workspace()
+    with StopFlag(hard_time, stop) as flag:
+        ctl = solver.new_control()
+        score = int(solver.solve(_U(state.current), _U(state.mask), ws.exact_table, 0, ctl,
+                                 flag.array, ws.cells, ws.scores))
+        if ctl[solver.ABORTED]:
+            return None
+        move = _exact_move(state, score, ws, ctl, flag.array)
+        if ctl[solver.ABORTED] or move < 0:
+            return None
+    return score, move
+
+
+def value_at_most(state: Connect4State, bound: int, hard_time: float | None = None,
+                  stop: np.ndarray | None = None) -> bool | None:
+    """Whether the exact value of ``state`` (not over) from the side to move is at most
+    ``bound`` (Pons' units): one null-window search, cheaper than ``exact_value``'s several,
+    or the book. None: ``hard_time`` ran out first. A review asks it of a position whose
+    played move it knows the value of: if no move does better, that value is the position's.
+    """
+    if state.is_over():
+        raise ValueError("the game is over: there is nothing to solve")
+    hit = book.lookup(state)
+    if hit is not None:
+        return hit[1] <= bound
+    c, m = _U(state.current), _U(state.mask)
+    if solver.immediate_win(c, m) >= 0:
+        return (kernels.CELLS + 1 - state.ply) // 2 <= bound
+    ws = _workspace()
+    with StopFlag(hard_time, stop) as flag:
+        ctl = solver.new_control()
+        result = solver.negamax(c, m, state.ply, bound, bound + 1, ws.exact_table, 0, ctl,
+                                flag.array, ws.cells, ws.scores)
+        if ctl[solver.ABORTED]:
+            return None
+    return int(result) <= bound

@@ -7,6 +7,7 @@
 import { Client } from "./net.js";
 import { drawBoard } from "./board.js";
 import { initPrefs, playSound } from "./prefs.js";
+import { MARKS, markCells, shortValue, valueChart } from "./review.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -25,6 +26,9 @@ const S = {
   expectNew: false,    // a room was just created: show it when its state comes
   past: [],            // PastGame[]: the player's finished games, newest first
   exportFor: null,     // game id of the record asked for to show a finished game's export
+  reviews: new Map(),  // game id -> GameReview, once the server sent it
+  reviewing: new Map(),// game id -> request id of a review asked for that has not come yet
+  analysis: null,      // the analysis board: {room, game, moves, board, to_move, values} or null
 };
 
 // --- boards as the server sends them -------------------------------------------------------
@@ -76,6 +80,8 @@ function dispatch(event, msg) {
     case "error": return onError(msg);
     case "history": S.past = msg; return renderHistory(msg);
     case "game_record": return onRecord(msg);
+    case "review": return onReview(msg.review);
+    case "analysis": return onAnalysis(msg);
     default: return undefined;
   }
 }
@@ -211,8 +217,106 @@ function onRecord(rec) {
   openRecord(rec);
 }
 
+// --- the game review and the analysis board (request_review, analyse) ------------------------
+
+/** The stored game id of a room on screen: a replayed record's, or the live room's round. */
+function gameIdOf(r) { return r.record ? r.record.id : `${r.view.id}-${r.view.round}`; }
+
+function onReview(review) {
+  S.reviewing.delete(review.game_id);
+  S.reviews.set(review.game_id, review);
+  const r = S.rooms.get(S.current);
+  if (r && gameIdOf(r) === review.game_id) render();
+}
+
+function onAnalysis(msg) {
+  const a = S.analysis;
+  if (!a || a.game !== msg.game || a.moves.join(" ") !== msg.moves.join(" ")) return;
+  Object.assign(a, { board: msg.board, to_move: msg.to_move, values: msg.values, pending: false });
+  render();
+}
+
+function startAnalysis(r, moves) {
+  S.analysis = { room: r.view.id, game: r.view.game, moves, board: null, to_move: null, values: [], pending: true };
+  S.analysis.ref = client.analyse(r.view.game, moves);
+  render();
+}
+
+function tryMove(move) {
+  const a = S.analysis;
+  if (!a || a.pending) return;
+  const r = S.rooms.get(a.room);
+  if (r) startAnalysis(r, [...a.moves, move]);
+}
+
+/** The review card: ask, the chart, the selected move's verdict; the analysis board's list. */
+function renderReview(r, ply) {
+  const v = r.view;
+  const over = v.status === "finished";
+  const id = gameIdOf(r);
+  const review = S.reviews.get(id);
+  $("review").hidden = !over;
+  if (!over) return;
+  const btn = $("review-btn");
+  btn.hidden = Boolean(review);
+  btn.disabled = S.reviewing.has(id);
+  btn.textContent = S.reviewing.has(id) ? "Reviewing…" : "Review this game";
+  $("review-note").textContent = review ? `${review.moves.filter((m) => m.exact).length} of ${review.moves.length} moves exact` : "";
+  const colours = gameInfo(v.game).players;
+  $("review-chart").replaceChildren(...(review ? [valueChart(review.values, ply, (p) => {
+    S.viewPly = p === v.moves.length ? null : p; render();
+  }, colours)] : []));
+  const entry = review && ply > 0 ? review.moves[ply - 1] : null;
+  let text = "";
+  if (entry) {
+    const who = colours[entry.seat];
+    const verdict = entry.verdict ?? "not valued in time";
+    text = `Move ${entry.ply + 1}, ${who} ${entry.move}: ${verdict}${MARKS[entry.verdict] ? ` (${MARKS[entry.verdict]})` : ""}. ` +
+      `${entry.label_before} → ${entry.label_after}.`;
+    if (entry.best && entry.best !== entry.move) text += ` Best was ${entry.best}.`;
+  } else if (review) {
+    text = `Start: ${review.moves.length ? review.moves[0].label_before : ""} for ${colours[0]}.`;
+  }
+  $("review-move").textContent = text;
+  const a = S.analysis && S.analysis.room === v.id ? S.analysis : null;
+  $("analyse-btn").hidden = Boolean(a);
+  $("analysis-exit").hidden = !a;
+  $("analysis-undo").hidden = !a;
+  if (a) $("analysis-undo").disabled = a.moves.length === 0 || a.pending;
+  const list = $("analysis-values");
+  list.hidden = !a;
+  if (a) {
+    list.replaceChildren(...(a.pending ? [Object.assign(document.createElement("li"), { className: "muted", textContent: "Working it out…" })]
+      : a.values.map((mv) => {
+        const li = document.createElement("li");
+        li.append(button(mv.move, () => tryMove(mv.move), "", `Try ${mv.move}: ${mv.label}`));
+        li.append(Object.assign(document.createElement("span"), { className: "value", textContent: mv.label }));
+        return li;
+      })));
+  }
+}
+
+/** Marks on the board: the analysis board's value of every legal move, or the best move of the
+ * selected (just played) move where it was not the move played. */
+function boardMarks(r, ply) {
+  const a = S.analysis && S.analysis.room === r.view.id ? S.analysis : null;
+  if (a) {
+    return Object.fromEntries(a.values.filter((mv) => mv.move !== "pass").map((mv) =>
+      [mv.move, { text: shortValue(mv), cls: "valued", label: mv.label }]));
+  }
+  const review = S.reviews.get(gameIdOf(r));
+  const entry = review && ply > 0 ? review.moves[ply - 1] : null;
+  if (entry && entry.best && entry.best !== entry.move) {
+    return { [entry.best]: { text: "★", cls: "best-move", label: `best move instead of ${entry.move}` } };
+  }
+  return {};
+}
+
 function onError(msg) {
   S.expectNew = false;
+  // A refused review or analysis: let it be asked again.
+  for (const [id, ref] of S.reviewing) if (ref === msg.ref) S.reviewing.delete(id);
+  if (S.analysis && S.analysis.ref === msg.ref) S.analysis = null;
   if (msg.ref !== null && msg.ref === S.autoJoin) {
     S.autoJoin = null;
     if (msg.code === "room_full") {
@@ -329,7 +433,7 @@ function sameCode(a, b) {
 
 function openRoom(id, hash = id) {
   if (location.hash !== `#${hash}`) history.replaceState(null, "", `#${hash}`);
-  if (S.current !== id) { S.current = id; S.viewPly = null; S.drawn = null; }
+  if (S.current !== id) { S.current = id; S.viewPly = null; S.drawn = null; S.analysis = null; }
 }
 
 function route() {
@@ -357,6 +461,7 @@ function goLobby() {
     S.rooms.delete(r.view.id);
   }
   S.current = null;
+  S.analysis = null;
   history.replaceState(null, "", location.pathname);
   client.listRooms();
   client.listHistory();
@@ -558,11 +663,24 @@ function renderGame(r) {
   // Redrawing replaces the cells: keep keyboard focus on the same cell.
   const focused = board.contains(document.activeElement) ? document.activeElement : null;
   const focusKey = focused && (focused.dataset.square || focused.dataset.col);
-  drawBoard(board, {
-    game: v.game, pos, prev, legal, animate,
-    side: r.you ?? 0,
-    onMove: (m) => sendMove(r, m),
-  });
+  const analysis = S.analysis && S.analysis.room === v.id && S.analysis.board ? S.analysis : null;
+  if (analysis) {
+    const cells = cellsOf(analysis.board);
+    drawBoard(board, {
+      game: v.game, pos: { cells, last: null, flipped: [], winning: [], toMove: analysis.to_move }, prev: null,
+      legal: analysis.pending ? [] : analysis.values.map((mv) => mv.move).filter((m) => m !== "pass"),
+      animate: false, side: analysis.to_move, onMove: tryMove,
+    });
+    board.firstChild.classList.add("analysing");
+    markCells(board, v.game, cells, boardMarks(r, ply));
+  } else {
+    drawBoard(board, {
+      game: v.game, pos, prev, legal, animate,
+      side: r.you ?? 0,
+      onMove: (m) => sendMove(r, m),
+    });
+    markCells(board, v.game, pos.cells, boardMarks(r, ply));
+  }
   board.firstChild.classList.toggle("replaying", !live);
   if (focusKey) {
     const again = board.querySelector(`.cell[data-move="${focusKey}"]`) ||
@@ -572,7 +690,9 @@ function renderGame(r) {
   board.dataset.ply = String(ply);
   board.dataset.status = v.status;
   board.dataset.record = r.record ? "true" : "false";
+  board.dataset.analysis = analysis ? `[${analysis.moves.join(",")}]` : "";
   renderExport(r);
+  renderReview(r, ply);
 
   renderStatus(r);
 
@@ -595,6 +715,12 @@ function renderGame(r) {
       const b = button(v.moves[j], () => { S.viewPly = j + 1 === v.moves.length ? null : j + 1; render(); }, "",
         `Move ${j + 1}: ${info.players[j % 2]} ${v.moves[j]}`);
       b.prepend(Object.assign(document.createElement("span"), { className: `chip s${seatOfPly(v, j)} ${v.game}` }));
+      const judged = S.reviews.get(gameIdOf(r))?.moves[j];
+      if (judged && MARKS[judged.verdict]) {
+        b.append(Object.assign(document.createElement("span"), { className: `verdict ${judged.verdict}`, textContent: MARKS[judged.verdict] }));
+        b.setAttribute("aria-label", `${b.getAttribute("aria-label")}, ${judged.verdict}`);
+      }
+      if (judged) b.dataset.verdict = judged.verdict ?? "unknown";
       if (j + 1 === ply) b.setAttribute("aria-current", "true");
       li.append(b);
     }
@@ -883,6 +1009,25 @@ function step(to) {
   S.viewPly = ply === n ? null : ply;
   render();
 }
+$("review-btn").addEventListener("click", () => {
+  const r = S.current && S.rooms.get(S.current);
+  if (!r) return;
+  S.reviewing.set(gameIdOf(r), client.requestReview(gameIdOf(r)));
+  render();
+});
+$("analyse-btn").addEventListener("click", () => {
+  const r = S.current && S.rooms.get(S.current);
+  if (!r) return;
+  const ply = S.viewPly ?? r.view.moves.length;
+  // A finished game's last position has no move: analyse the one before it.
+  startAnalysis(r, r.view.moves.slice(0, ply === r.view.moves.length && ply > 0 ? ply - 1 : ply));
+});
+$("analysis-undo").addEventListener("click", () => {
+  const a = S.analysis;
+  const r = a && S.rooms.get(a.room);
+  if (r && a.moves.length) startAnalysis(r, a.moves.slice(0, -1));
+});
+$("analysis-exit").addEventListener("click", () => { S.analysis = null; render(); });
 $("r-first").addEventListener("click", () => step(() => 0));
 $("r-prev").addEventListener("click", () => step((p) => p - 1));
 $("r-next").addEventListener("click", () => step((p) => p + 1));

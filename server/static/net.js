@@ -140,4 +140,8 @@ export class Client {
   listHistory(player = null) { return this.request(player ? { type: "list_history", player } : { type: "list_history" }); }
   /** One stored game with the board after every ply: answered by "game_record". */
   getGame(gameId) { return this.request({ type: "get_game", game_id: gameId }); }
+  /** The engine's review of a finished game: answered by "review" (once computed). */
+  requestReview(gameId) { return this.request({ type: "request_review", game_id: gameId }); }
+  /** Every legal move's value in the position after ``moves``: answered by "analysis". */
+  analyse(game, moves) { return this.request({ type: "analyse", game, moves }); }
 }

@@ -237,4 +237,17 @@ class CachedPosition(Base):
     updated_at: Mapped[float] = mapped_column(Double)
 
 
+class GameReview(Base):
+    """The engine's review of a finished game (``server.reviews``), written once: the
+    protocol's ``GameReview`` as JSON. Nodes computing the same review insert if absent."""
+
+    __tablename__ = "game_reviews"
+
+    game_id: Mapped[str] = mapped_column(
+        ID, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    review: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[float] = mapped_column(Double)
+
+
 metadata = Base.metadata

@@ -22,6 +22,7 @@ from server.storage.models import (
     CalibrationResult,
     CalibrationRun,
     Game,
+    GameReview,
     Level,
     LevelAudit,
     LevelsVersion,
@@ -29,7 +30,7 @@ from server.storage.models import (
     Player,
     Token,
 )
-from server.store import Fenced, GameRecord, MoveRecord, PlayerRecord
+from server.store import Fenced, GameRecord, MoveRecord, PlayerRecord, ReviewRecord
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ level_audit: Table = LevelAudit.__table__  # type: ignore[assignment]
 levels_version: Table = LevelsVersion.__table__  # type: ignore[assignment]
 calibration_runs: Table = CalibrationRun.__table__  # type: ignore[assignment]
 calibration_results: Table = CalibrationResult.__table__  # type: ignore[assignment]
+reviews: Table = GameReview.__table__  # type: ignore[assignment]
 
 
 def _insert(conn: AsyncConnection, table: Table) -> Any:
@@ -589,6 +591,26 @@ async def revoke_token(conn: AsyncConnection, token_id: str, revoked_at: float) 
         .values(revoked_at=revoked_at)
     )
     return bool(result.rowcount)
+
+
+# -- game reviews ----------------------------------------------------------------------------
+
+
+def insert_review_if_absent(conn: Connection, review: ReviewRecord) -> None:
+    """Insert the game's review unless it has one (``ON CONFLICT DO NOTHING``): two nodes
+    storing the same review store it once."""
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    stmt = dialect.insert(reviews).values(
+        game_id=review.game_id, review=review.review, created_at=review.created_at
+    ).on_conflict_do_nothing(index_elements=["game_id"])
+    conn.execute(stmt)
+
+
+async def find_review(conn: AsyncConnection, game_id: str) -> ReviewRecord | None:
+    row = (await conn.execute(select(reviews).where(reviews.c.game_id == game_id))).first()
+    if row is None:
+        return None
+    return ReviewRecord(row.game_id, row.review, row.created_at)
 
 
 # -- the durable position cache --------------------------------------------------------------

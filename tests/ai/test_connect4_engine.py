@@ -241,3 +241,24 @@ def test_the_node_budget_stops_the_search_soon_after_it_runs_out() -> None:
 def test_a_finished_game_is_refused() -> None:
     with pytest.raises(ValueError, match="over"):
         ai.best(GAME.parse_moves("1212121"), Limits(depth=2))
+
+
+def test_a_proven_multi_move_search_reports_only_proven_scores_in_pons_units() -> None:
+    # At depth 5 the search proves a win with column 2 and once reported column 3's
+    # heuristic 19 beside it as if it were Pons' score of a quicker win.
+    import numpy as np
+
+    from ai import tt
+    from ai.connect4 import solver as exact_solver
+
+    state = GAME.parse_moves("44532671444")
+    it = ai.best(state, Limits(depth=5, multipv=3))
+    assert it.exact
+    for move, score in it.root_scores:
+        child = state.play(move)
+        cells, scores = exact_solver.new_buffers()
+        truth = -int(exact_solver.solve(
+            np.uint64(child.current), np.uint64(child.mask), tt.new_table(16), 0,
+            exact_solver.new_control(), np.zeros(1, dtype=np.int64), cells, scores))
+        assert score == truth, (move, score, truth)
+    assert it.root_scores[0] == (it.move, it.score)

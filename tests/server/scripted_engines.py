@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from unittest import mock
+
+import numpy as np
 
 from ai.limits import Iteration, Limits
 from games.base import State
@@ -54,3 +57,37 @@ def dies(state: State, limits: Limits) -> Iterator[Iteration]:
     """The process vanishes mid-search (a crash in compiled code looks like this)."""
     os._exit(3)
     yield  # pragma: no cover - makes this a generator
+
+
+def nap(seconds: float, check: Callable[[], None] = lambda: None, stop: object = None) -> int:
+    """A low-priority task that takes ``seconds`` and answers with its process id; it checks
+    every 0.05 s whether to give its worker back."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        check()
+        time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+    return os.getpid()
+
+
+def stubborn_nap(seconds: float, check: Callable[[], None] = lambda: None,
+                 stop: object = None) -> int:
+    """``nap`` that never checks (a task that cannot yield)."""
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def fail_task(check: Callable[[], None] = lambda: None, stop: object = None) -> None:
+    """A low-priority task that raises."""
+    raise ValueError("this task always fails")
+
+
+def endless_proof(check: Callable[[], None], stop: np.ndarray) -> int:
+    """A task that proves the empty Connect Four board (minutes without the book): it ends
+    only when ``stop`` is raised, then gives its worker back through ``check``."""
+    from ai.connect4 import engine
+    from games.connect4 import GAME
+
+    with mock.patch.object(engine.book, "lookup", return_value=None):
+        found = engine.exact_value(GAME.initial(), None, stop)
+    check()
+    return -1 if found is None else found[0]

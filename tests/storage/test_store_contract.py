@@ -12,6 +12,7 @@ from server.store import (
     GameRecord,
     MoveRecord,
     PlayerRecord,
+    ReviewRecord,
     Store,
     replace,
 )
@@ -244,3 +245,43 @@ async def test_a_take_back_deletes_the_moves_from_a_ply_on_unless_fenced(store: 
     with pytest.raises(Fenced):
         await store.take_back("g1", 0, epoch=1)
     assert (await store.count_moves(["g1"]))["g1"] == 3
+
+
+def a_review(game_id: str, verdict: str = "best", created_at: float = T0 + 100) -> ReviewRecord:
+    return ReviewRecord(
+        game_id=game_id,
+        review={"game_id": game_id, "game": "connect4", "values": [1, -1, None],
+                "moves": [{"ply": 0, "move": "4", "verdict": verdict, "label": "win in 21"}]},
+        created_at=created_at,
+    )
+
+
+async def test_a_stored_review_loads_back_equal(store: Store) -> None:
+    await store.save_game(a_game("g1", status="finished"))
+    assert await store.load_review("g1") is None
+    review = a_review("g1")
+    assert await store.save_review(review) == review
+    assert await store.load_review("g1") == review
+    assert await store.load_review("g2") is None
+
+
+async def test_a_second_review_of_a_game_keeps_the_first(store: Store) -> None:
+    await store.save_game(a_game("g1", status="finished"))
+    first, second = a_review("g1", "best"), a_review("g1", "blunder", created_at=T0 + 200)
+    await store.save_review(first)
+    assert await store.save_review(second) == first
+    assert await store.load_review("g1") == first
+
+
+async def test_reviews_stored_at_once_by_two_writers_leave_one(store: Store) -> None:
+    await store.save_game(a_game("g1", status="finished"))
+    first, second = a_review("g1", "best"), a_review("g1", "blunder", created_at=T0 + 200)
+    stored = await asyncio.gather(store.save_review(first), store.save_review(second))
+    assert stored[0] == stored[1] and stored[0] in (first, second)
+    assert await store.load_review("g1") == stored[0]
+
+
+async def test_a_review_of_an_unknown_game_is_refused(store: Store) -> None:
+    with pytest.raises(KeyError):
+        await store.save_review(a_review("nothing"))
+    assert await store.load_review("nothing") is None

@@ -1,0 +1,334 @@
+"""Game review and the analysis board: the engine's value of every move of a game.
+
+Sans-I/O: moves in, values out; the server runs it on its AI workers and stores the result.
+
+A position's *value* is from the side to move, in the game's units: Connect Four in Pons'
+(22 minus the winner's stones, signed, always exact: the opening book, else the solver);
+Othello in discs, the exact final disc difference once ``OTHELLO_EXACT_EMPTIES`` or fewer
+squares are empty, else a search of ``OTHELLO_DEPTH`` plies (``ai.othello`` midgame units,
+converted to discs).
+
+Each move of a game gets the mover's value *before* it (the best the mover could get) and
+*after* it (what the move played keeps), the engine's best move, the difference (``loss``,
+never negative) and a verdict by that difference. A game's positions are valued from the
+last backwards, so the proofs of the later positions sit in the solver's table when the
+earlier ones are solved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+import ai
+import games
+from ai.limits import Limits
+from games.base import State
+
+VERDICTS = ("best", "good", "inaccuracy", "mistake", "blunder")
+"""From no loss to the worst; the page marks the last three ``?!``, ``?`` and ``??``."""
+
+C4_GOOD_UNITS = 2
+"""Connect Four: a move that keeps the outcome (win, draw or loss) but loses at most this many
+units of Pons' score (a win two own moves later, a loss two own moves sooner) is ``good``;
+more is an ``inaccuracy``. A move that turns a win into a draw, or a draw into a loss, is a
+``mistake``; a win into a loss, a ``blunder``."""
+
+OTHELLO_THRESHOLDS = (2, 6, 12)
+"""Othello: the most discs a ``good`` move, an ``inaccuracy`` and a ``mistake`` may lose;
+more than the last is a ``blunder``. A move that loses nothing is ``best``."""
+
+OTHELLO_EXACT_EMPTIES = 20
+"""Othello positions with at most this many empty squares are solved exactly."""
+
+OTHELLO_DEPTH = 8
+"""Plies of the search that values an Othello position with more empty squares, every root
+move searched to the same depth so that the moves' scores compare."""
+
+C4_SOLVE_SECONDS = 10.0
+"""Most a review spends proving one Connect Four position the book does not hold; past it
+the position is left unvalued (``exact`` false, no verdict). Positions from a dozen plies on
+take milliseconds; the first plies off the book's lines can take minutes."""
+
+ANALYSIS_SOLVE_SECONDS = 3.0
+"""Most the analysis board spends proving one Connect Four move's position."""
+
+
+@dataclass(frozen=True)
+class MoveReview:
+    """One move of a reviewed game. Values are the mover's (``seat``), in the game's units.
+
+    ``before``: the value of the position the move was played in (the best the mover could
+    get); ``after``: the value the move played keeps; ``loss``: ``before - after``, at least 0.
+    ``best``: a move of the engine's that keeps ``before``. ``exact``: both values are proven.
+    ``verdict``: one of ``VERDICTS``, None when the position could not be valued in time.
+    """
+
+    ply: int
+    move: int
+    seat: int
+    before: int | None
+    after: int | None
+    best: int | None
+    loss: int | None
+    exact: bool
+    verdict: str | None
+
+
+@dataclass(frozen=True)
+class Review:
+    """Every move's review, and the value of each position from the first player's side
+    (``values[i]`` before ply ``i``; the last is the finished game's result), for a chart.
+    ``values_exact[i]`` says whether ``values[i]`` is proven (None: not valued in time)."""
+
+    game: str
+    moves: tuple[MoveReview, ...]
+    values: tuple[int | None, ...]
+    values_exact: tuple[bool, ...]
+
+
+@dataclass(frozen=True)
+class MoveValue:
+    """One legal move on the analysis board: the value it keeps for the side to move."""
+
+    move: int
+    value: int | None
+    exact: bool
+
+
+@dataclass(frozen=True)
+class _Valued:
+    """A position's value from its side to move, a best move, and whether it is proven."""
+
+    value: int | None
+    best: int | None
+    exact: bool
+    scores: dict[int, int] | None = None
+    """Every root move's value when one search gave them all (Othello's midgame)."""
+
+
+Check = Callable[[], None]
+"""Called between two positions valued; may raise to stop the work there (the AI worker's
+way to take its process back for a live move)."""
+
+
+def _no_check() -> None:
+    return None
+
+
+def review(game_name: str, moves: Sequence[int], solve_seconds: float = C4_SOLVE_SECONDS,
+           check: Check = _no_check, stop: np.ndarray | None = None) -> Review:
+    """Review the game reached by ``moves`` (ints) from the start; it need not be finished.
+    ``solve_seconds`` bounds the proof of each Connect Four position the book lacks;
+    ``check`` is called before each position is valued and at the end; ``stop``, a stop
+    array the Connect Four solver polls, may be raised by another thread to end a proof at
+    once (``check`` must then raise: the review is being given up).
+
+    ``ValueError`` for an unknown game, ``games.IllegalMove`` for an illegal move."""
+    game = games.load(game_name)
+    states = [game.initial()]
+    for move in moves:
+        states.append(states[-1].play(move))
+    valued: list[_Valued] = [_terminal(states[-1])] if states[-1].is_over() else []
+    last = len(states) - (1 if valued else 0)
+    for ply in range(last - 1, -1, -1):  # valued[0] is the value of states[ply + 1]
+        _ready(check, stop)
+        found = (_kept(states[ply], moves[ply], valued[0], solve_seconds, stop) if valued
+                 else None)
+        valued.insert(0, found or _value(states[ply], solve_seconds, stop))
+    check()  # a proof stopped from outside is no unvalued position: give the review up
+    # valued[i] is now the value of states[i]
+    reviews = []
+    for ply, move in enumerate(moves):
+        reviews.append(_review_move(game_name, ply, move, states[ply], valued[ply],
+                                    valued[ply + 1]))
+    values = tuple(
+        None if v.value is None else (v.value if s.to_move == 0 else -v.value)
+        for s, v in zip(states, valued, strict=True)
+    )
+    return Review(game_name, tuple(reviews), values, tuple(v.exact for v in valued))
+
+
+def analyse(state: State, check: Check = _no_check,
+            stop: np.ndarray | None = None) -> list[MoveValue]:
+    """The value of every legal move of ``state`` for its side to move, best first (ties in
+    the order of ``legal_moves``). ``ValueError`` if the game is over. ``check`` and
+    ``stop`` as for ``review`` (around each Connect Four move's proof)."""
+    legal = state.legal_moves()
+    if not legal:
+        raise ValueError("the game is over: there is no move to analyse")
+    if state.game_name == "connect4":
+        found = []
+        for move in legal:
+            _ready(check, stop)
+            found.append(_child_value(state.play(move), move, stop))
+        check()
+    else:
+        found = _othello_moves(state, legal)
+    order = {m: i for i, m in enumerate(legal)}
+    return sorted(found, key=lambda mv: (mv.value is None, -(mv.value or 0), order[mv.move]))
+
+
+def label(game_name: str, ply: int, value: int | None, exact: bool, mover: bool = True) -> str:
+    """A value as people read it: Connect Four ``win in 7`` (the winner's seventh own move
+    from here wins, as ``ai_thinking.win_in`` counts), ``draw``, ``loss in 12``, ``won``,
+    ``lost``; Othello ``+6`` (discs), ``+6 exact`` when proven. ``value`` is from the side to
+    move at ``ply``, or with ``mover`` false from the other side (the one that just moved)."""
+    if value is None:
+        return "unknown"
+    if game_name != "connect4":
+        return f"{value:+d}" + (" exact" if exact else "")
+    if value == 0:
+        return "draw"
+    stones = 22 - abs(value)  # the winner's stones when the game ends
+    own = ply // 2 if mover else ply - ply // 2  # stones of the side whose value it is
+    left = stones - own if value > 0 else stones - (ply - own)
+    if left <= 0:
+        return "won" if value > 0 else "lost"
+    return f"{'win' if value > 0 else 'loss'} in {left}"
+
+
+def verdict(game_name: str, before: int, after: int) -> str:
+    """The verdict on a move that took the mover's value from ``before`` to ``after``."""
+    loss = max(0, before - after)
+    if loss == 0:
+        return "best"
+    if game_name == "connect4":
+        drop = _sign(before) - _sign(after)
+        if drop >= 2:
+            return "blunder"
+        if drop == 1:
+            return "mistake"
+        return "good" if loss <= C4_GOOD_UNITS else "inaccuracy"
+    for name, most in zip(VERDICTS[1:], OTHELLO_THRESHOLDS, strict=False):
+        if loss <= most:
+            return name
+    return "blunder"
+
+
+def _sign(value: int) -> int:
+    return (value > 0) - (value < 0)
+
+
+def _review_move(game_name: str, ply: int, move: int, state: State, here: _Valued,
+                 there: _Valued) -> MoveReview:
+    seat = state.to_move
+    before, best = here.value, here.best
+    if here.scores is not None:  # one search scored every move: compare like with like
+        after: int | None = here.scores.get(move)
+        exact = False
+    else:
+        after = None if there.value is None else -there.value
+        exact = here.exact and there.exact
+    if before is None or after is None:
+        return MoveReview(ply, move, seat, before, after, best, None, False, None)
+    if len(state.legal_moves()) == 1:  # a forced move (an Othello pass, a last column)
+        before = after
+    if after > before and exact:
+        raise AssertionError(f"ply {ply}: a move cannot keep more than the position's value")
+    before = max(before, after)  # a search's best can fall short of a move it rated lower
+    if before == after:
+        best = move
+    return MoveReview(ply, move, seat, before, after, best, before - after, exact,
+                      verdict(game_name, before, after))
+
+
+def _ready(check: Check, stop: np.ndarray | None) -> None:
+    """Before a proof: ``check``, then lower ``stop`` if the last proof's deadline raised it."""
+    check()
+    if stop is not None:
+        stop[0] = 0
+
+
+def _kept(state: State, move: int, after: _Valued, solve_seconds: float,
+          stop: np.ndarray | None) -> _Valued | None:
+    """A Connect Four position's value when the move played kept it: the played move's value
+    (known from the next position) is the position's when one null-window search shows no move
+    does better, so most moves of a game cost one search, not a full solve. None: a move does
+    better (solve the position); unknown when even that search ran out of time (a full solve
+    would take longer still)."""
+    if state.game_name != "connect4" or after.value is None or not after.exact:
+        return None
+    from ai.connect4 import engine
+
+    kept = -after.value
+    at_most = engine.value_at_most(state, kept, solve_seconds, stop)  # type: ignore[arg-type]
+    if at_most is None:
+        return _Valued(None, None, False)
+    return _Valued(kept, move, True) if at_most else None
+
+
+def _terminal(state: State) -> _Valued:
+    result = state.result()
+    return _Valued(result if state.to_move == 0 else -result, None, True)
+
+
+def _value(state: State, solve_seconds: float, stop: np.ndarray | None = None) -> _Valued:
+    if state.is_over():
+        return _terminal(state)
+    if state.game_name == "connect4":
+        from ai.connect4 import engine
+
+        found = engine.exact_value(state, solve_seconds, stop)  # type: ignore[arg-type]
+        if found is None:
+            return _Valued(None, None, False)
+        return _Valued(found[0], found[1], True)
+    legal = state.legal_moves()
+    if _empties(state) <= OTHELLO_EXACT_EMPTIES:
+        it = ai.best(state, Limits(exact=True))
+        return _Valued(it.score, it.move, it.exact)
+    scores = _othello_scores(state, legal)
+    best = max(legal, key=lambda m: (scores[m], -legal.index(m)))
+    return _Valued(scores[best], best, False, scores)
+
+
+def _othello_scores(state: State, legal: list[int]) -> dict[int, int]:
+    """Every legal move's score at ``OTHELLO_DEPTH``, from one search."""
+    depth = min(OTHELLO_DEPTH, max(1, _empties(state) - 1))
+    it = ai.best(state, Limits(depth=depth, multipv=len(legal)))
+    return dict(it.root_scores)
+
+
+def _othello_moves(state: State, legal: list[int]) -> list[MoveValue]:
+    if _empties(state) <= OTHELLO_EXACT_EMPTIES:
+        it = ai.best(state, Limits(exact=True, multipv=len(legal)))
+        return [MoveValue(m, s, it.exact) for m, s in it.root_scores]
+    return [MoveValue(m, s, False) for m, s in _othello_scores(state, legal).items()]
+
+
+def _child_value(child: State, move: int, stop: np.ndarray | None = None) -> MoveValue:
+    """A Connect Four move's exact value from its child position, negated."""
+    if child.is_over():
+        done = _terminal(child)
+        assert done.value is not None
+        return MoveValue(move, -done.value, True)
+    from ai.connect4 import engine
+
+    found = engine.exact_value(child, ANALYSIS_SOLVE_SECONDS, stop)  # type: ignore[arg-type]
+    if found is None:
+        return MoveValue(move, None, False)
+    return MoveValue(move, -found[0], True)
+
+
+def _empties(state: State) -> int:
+    """Empty squares of an Othello position."""
+    P, O = state.mover_boards()  # type: ignore[attr-defined]
+    return 64 - (P | O).bit_count()
+
+
+def review_moves(game_name: str, moves: Sequence[int], check: Check = _no_check,
+                 stop: np.ndarray | None = None) -> Review:
+    """``review`` under the name the server's workers run (``module:function``)."""
+    return review(game_name, moves, check=check, stop=stop)
+
+
+def analyse_moves(game_name: str, moves: Sequence[int], check: Check = _no_check,
+                  stop: np.ndarray | None = None) -> list[MoveValue]:
+    """``analyse`` of the position reached by ``moves`` from the start (for the workers:
+    moves travel between processes better than states)."""
+    state = games.load(game_name).initial()
+    for move in moves:
+        state = state.play(move)
+    return analyse(state, check, stop)

@@ -1,0 +1,276 @@
+"""Game reviews and the analysis board: the glue between the protocol, the store and
+``ai.review``, which does the valuing.
+
+The engine's work runs at low priority, never in the event loop and never in a live move's
+way: on the AI pool's idle workers (``AiPool.run_task``: only while no move waits and another
+worker stays idle) or, where the pool cannot run tasks (one worker, or a cluster node whose
+moves are found by ``discus worker`` processes over Redis), in one engine process of this
+node's own at the lowest CPU priority (``LowPriorityRunner``). A review concerns a finished
+game, so any node may compute it; the store keeps the first one stored (insert if absent), so
+two nodes computing the same review is harmless, and a second request costs a read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import time
+from typing import Any
+
+import games
+from ai import review as engine_review
+from server import errors
+from server import protocol as p
+from server.connection import Client
+from server.store import GameRecord, MoveRecord, ReviewRecord
+from server.workers import AiPool
+
+log = logging.getLogger(__name__)
+
+REVIEW_TASK = "ai.review:review_moves"
+ANALYSIS_TASK = "ai.review:analyse_moves"
+REVIEWABLE = frozenset({"finished", "aborted"})
+"""Statuses of a game that can be reviewed: it is over, so its moves never change."""
+MAX_PENDING = 2
+"""Reviews and analyses one connection may have waiting for the engine at once; more are
+refused (``limit_exceeded``, ``detail.limit`` ``pending_analyses``): each costs engine time,
+and a page trying moves needs only its latest answer."""
+
+
+def _lower_priority() -> None:
+    """In the low-priority process, before its first task: the lowest CPU priority, and the
+    engines loaded, so a live move's worker always gets the CPU first."""
+    with contextlib.suppress(OSError):
+        os.nice(19)
+    import ai
+
+    for name in games.names():
+        with contextlib.suppress(ImportError, ValueError):
+            ai.warm_up(name)
+
+
+def _call(path: str, args: tuple[Any, ...]) -> Any:
+    module, _, name = path.partition(":")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)(*args)
+
+
+class LowPriorityRunner:
+    """One engine process of this node's own, at the lowest CPU priority, started on first
+    use: where the AI pool cannot run low-priority tasks. ``close`` stops it at once, a
+    review under way included (its callers get ``RuntimeError``)."""
+
+    def __init__(self) -> None:
+        self._pool: Any = None
+        self._waiting: set[asyncio.Future[Any]] = set()
+
+    @property
+    def started(self) -> bool:
+        """Whether the process runs (it starts with the first task)."""
+        return self._pool is not None
+
+    async def run(self, path: str, *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._pool is None:
+            self._pool = multiprocessing.get_context("spawn").Pool(1, _lower_priority)
+        future: asyncio.Future[Any] = loop.create_future()
+
+        def settle(outcome: Any, failed: bool) -> None:
+            if future.done():
+                return
+            if failed:
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+
+        self._pool.apply_async(
+            _call, (path, tuple(args)),
+            callback=lambda result: loop.call_soon_threadsafe(settle, result, False),
+            error_callback=lambda exc: loop.call_soon_threadsafe(settle, exc, True),
+        )
+        self._waiting.add(future)
+        try:
+            return await future
+        finally:
+            self._waiting.discard(future)
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            await asyncio.to_thread(pool.terminate)
+            await asyncio.to_thread(pool.join)
+        for future in self._waiting:
+            if not future.done():
+                future.set_exception(RuntimeError("the server is stopping"))
+
+
+class ReviewDesk:
+    """``request_review`` and ``analyse`` for one server (``DiscusServer.reviews``)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.local = LowPriorityRunner()
+        self.tasks: set[asyncio.Task[None]] = set()
+        self._computing: dict[str, asyncio.Future[ReviewRecord]] = {}
+        self._pending: dict[Client, int] = {}
+
+    async def handle(self, client: Client, message: p.RequestReview | p.Analyse) -> None:
+        """Check the request now (a bad one raises its protocol error and changes nothing),
+        then answer it when the engine is done, from a task of its own: the connection's
+        other messages are not held up meanwhile."""
+        if self._pending.get(client, 0) >= MAX_PENDING:
+            raise errors.LimitExceeded(
+                f"at most {MAX_PENDING} reviews and analyses may wait at once; ask again "
+                "when one is answered", limit="pending_analyses", allowed=MAX_PENDING,
+                retry_after=None)
+        if isinstance(message, p.RequestReview):
+            record, moves = await self._finished_game(message.game_id)
+            stored = await self.app.store.load_review(record.id)
+            if stored is not None:
+                self.app.send_to([client], _message(stored))
+                return
+            self._spawn(client, message, self._review(record, moves))
+        else:
+            game, state, played = _position(message.game, message.moves)
+            self._spawn(client, message, self._analyse(game, state, played))
+
+    async def close(self) -> None:
+        """At shutdown, after the AI pool has closed (failing the tasks it held): stop the
+        low-priority process, then let the answers (errors, by now) go out."""
+        await self.local.close()
+        if self.tasks:
+            await asyncio.wait(self.tasks, timeout=5)
+
+    async def run(self, path: str, *args: Any) -> Any:
+        """``module:function(*args)`` at low priority (see the module docstring)."""
+        pool = self.app.pool
+        if isinstance(pool, AiPool) and pool.runs_tasks:
+            return await pool.run_task(path, *args)
+        return await self.local.run(path, *args)
+
+    def _spawn(self, client: Client, message: p.RequestReview | p.Analyse, work: Any) -> None:
+        self._pending[client] = self._pending.get(client, 0) + 1
+
+        async def answer() -> None:
+            try:
+                self.app.send_to([client], await work)
+            except errors.ProtocolError as exc:
+                self.app.refuse(client, exc, message)
+            except Exception:
+                if self.app.stopping.is_set():
+                    return  # the pool or the low-priority process stopped under it
+                log.exception("a %s failed", message.type)
+                self.app.refuse(client, errors.InternalError(
+                    f"the {message.type} could not be computed; try again"), message)
+            finally:
+                left = self._pending.pop(client, 1) - 1
+                if left:
+                    self._pending[client] = left
+
+        task = asyncio.create_task(answer())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _finished_game(self, game_id: str) -> tuple[GameRecord, list[MoveRecord]]:
+        loaded = await self.app.store.load_game(game_id)
+        if loaded is None:
+            raise errors.UnknownGameId(f"there is no stored game {game_id!r}")
+        record, moves = loaded
+        if record.status not in REVIEWABLE:
+            raise errors.GameNotFinished(
+                f"game {game_id!r} is still {record.status}: only a finished game is reviewed")
+        return record, moves
+
+    async def _review(self, record: GameRecord, moves: list[MoveRecord]) -> p.ReviewMessage:
+        """The game's review: computed once per node at a time, stored, then read back (the
+        stored one wins if another node stored it first)."""
+        computing = self._computing.get(record.id)
+        if computing is None:
+            computing = asyncio.get_running_loop().create_future()
+            self._computing[record.id] = computing
+            try:
+                stored = await self._compute(record, moves)
+            except BaseException as exc:
+                computing.set_exception(exc)
+                computing.exception()  # retrieved: waiters, if any, get it too
+                raise
+            finally:
+                del self._computing[record.id]
+            computing.set_result(stored)
+            return _message(stored)
+        return _message(await asyncio.shield(computing))
+
+    async def _compute(self, record: GameRecord, moves: list[MoveRecord]) -> ReviewRecord:
+        game = games.load(record.game)
+        state = game.initial()
+        played = []
+        for move in moves:
+            number = game.parse_move(state, move.move)
+            played.append(number)
+            state = state.play(number)
+        result: engine_review.Review = await self.run(REVIEW_TASK, record.game, tuple(played))
+        view = review_view(record.id, game, played, result, time.time())
+        return await self.app.store.save_review(
+            ReviewRecord(record.id, view.model_dump(mode="json"), view.created_at))
+
+    async def _analyse(self, game: games.Game, state: games.State, played: list[int]
+                       ) -> p.Analysis:
+        found: list[engine_review.MoveValue] = await self.run(
+            ANALYSIS_TASK, game.name, tuple(played))
+        values = [
+            p.MoveValueView(move=game.format_move(v.move), value=v.value, exact=v.exact,
+                            label=engine_review.label(game.name, state.ply, v.value, v.exact))
+            for v in found
+        ]
+        return p.Analysis(game=game.name, moves=[game.format_move(m) for m in played],
+                          board=p.board_text(game.cells(state)), to_move=state.to_move,  # type: ignore[arg-type]
+                          values=values)
+
+
+def _position(game_name: str, texts: list[str]) -> tuple[games.Game, games.State, list[int]]:
+    """The analysis board's position; ``unknown_game``, ``invalid_notation``,
+    ``illegal_move`` or ``game_finished`` if it cannot be analysed."""
+    try:
+        game = games.load(game_name)
+    except ValueError:
+        raise errors.UnknownGame(f"unknown game {game_name!r}") from None
+    state = game.initial()
+    played = []
+    for ply, text in enumerate(texts):
+        try:
+            move = game.parse_move(state, text)
+            state = state.play(move)
+        except games.InvalidNotation as exc:
+            raise errors.InvalidNotation(f"move {ply + 1}: {exc}") from None
+        except games.IllegalMove as exc:
+            raise errors.IllegalMove(f"move {ply + 1}: {exc}") from None
+        played.append(move)
+    if state.is_over():
+        raise errors.GameFinished("the game is over in that position: no move to analyse")
+    return game, state, played
+
+
+def _message(stored: ReviewRecord) -> p.ReviewMessage:
+    return p.ReviewMessage(review=p.GameReview.model_validate(stored.review))
+
+
+def review_view(game_id: str, game: games.Game, played: list[int],
+                result: engine_review.Review, now: float) -> p.GameReview:
+    """``ai.review``'s answer as the protocol shows it (moves in notation, labels)."""
+    views = []
+    for mv in result.moves:
+        views.append(p.MoveReviewView(
+            ply=mv.ply, move=game.format_move(mv.move), seat=mv.seat,  # type: ignore[arg-type]
+            best=None if mv.best is None else game.format_move(mv.best),
+            before=mv.before, after=mv.after, loss=mv.loss, exact=mv.exact,
+            verdict=mv.verdict,  # type: ignore[arg-type]
+            label_before=engine_review.label(game.name, mv.ply, mv.before, mv.exact),
+            label_after=engine_review.label(game.name, mv.ply, mv.after, mv.exact),
+        ))
+    return p.GameReview(game_id=game_id, game=game.name, moves=views,
+                        values=list(result.values), values_exact=list(result.values_exact),
+                        created_at=now)

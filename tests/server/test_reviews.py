@@ -1,0 +1,152 @@
+"""Game reviews and the analysis board over real websockets: ``request_review`` / ``review``
+and ``analyse`` / ``analysis``, their errors, and the review kept with the game."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from wsclient import Client, friends_game
+
+import games
+from ai import review, tt
+from ai.connect4 import solver
+from server.app import Running, Settings, running
+from server.storage import open_store
+from server.store import MemoryStore, Store
+from server.workers import AiPool
+
+GAME = ["4", "4", "3", "3", "5", "7", "2"]
+"""Red wins on the bottom row (columns 2-5): Yellow did not block its three in time."""
+SLOW = 60.0
+"""Seconds a review or an analysis may take here: the first starts the engine process."""
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Running]:
+    store: Store = (MemoryStore() if request.param == "memory"
+                    else open_store(f"sqlite+aiosqlite:///{tmp_path / 'discus.db'}"))
+    async with running(port=0, store=store, settings=Settings(grace_seconds=0.5)) as srv:
+        yield srv
+
+
+async def finished_game(server: Running) -> tuple[Client, Client, str]:
+    ann, bob, room = await friends_game(server.url)
+    for ply, text in enumerate(GAME):
+        await (ann if ply % 2 == 0 else bob).send(type="move", room=room, ply=ply, move=text)
+        await ann.expect("move_made", ply=ply)
+    await ann.expect("game_over")
+    return ann, bob, f"{room}-1"
+
+
+def exact(moves: list[str]) -> int:
+    state = games.load("connect4").parse_moves("".join(moves))
+    if state.is_over():
+        return state.result() if state.to_move == 0 else -state.result()
+    cells, scores = solver.new_buffers()
+    return int(solver.solve(np.uint64(state.current), np.uint64(state.mask), tt.new_table(16),
+                            0, solver.new_control(), np.zeros(1, dtype=np.int64), cells,
+                            scores))
+
+
+async def test_a_finished_game_is_reviewed_and_the_second_look_is_the_stored_review(
+    server: Running,
+) -> None:
+    ann, bob, game_id = await finished_game(server)
+    await ann.send(type="request_review", game_id=game_id, id="r1")
+    answer = (await ann.expect("review", timeout=SLOW))["review"]
+    assert answer["game_id"] == game_id and answer["game"] == "connect4"
+    assert [m["move"] for m in answer["moves"]] == GAME
+    assert len(answer["values"]) == len(GAME) + 1
+    last = answer["moves"][-1]
+    assert last["verdict"] == "best" and last["label_after"] == "win in 1"
+    # The engine's own values (tests/ai/test_review.py holds them to separate solves).
+    truth = review.review("connect4", [int(m) - 1 for m in GAME])
+    for mv, engine in zip(answer["moves"], truth.moves, strict=True):
+        assert (mv["before"], mv["after"], mv["verdict"], mv["best"]) == (
+            engine.before, engine.after, engine.verdict,
+            None if engine.best is None else str(engine.best + 1))
+    assert answer["values"] == list(truth.values)
+    assert any(m["verdict"] in ("mistake", "blunder") for m in answer["moves"][1::2])
+    stored = await server.app.store.load_review(game_id)
+    assert stored is not None and stored.review == answer
+    await bob.send(type="request_review", game_id=game_id)
+    again = (await bob.expect("review", timeout=2))["review"]
+    assert again == answer
+
+
+async def test_reviewing_an_unknown_or_unfinished_game_is_refused_and_stores_nothing(
+    server: Running,
+) -> None:
+    ann, bob, room = await friends_game(server.url)
+    await ann.send(type="move", room=room, ply=0, move="4")
+    await ann.expect("move_made", ply=0)
+    await ann.send(type="request_review", game_id=f"{room}-1", id=7)
+    error = await ann.expect("error")
+    assert (error["code"], error["ref"]) == ("game_not_finished", 7)
+    await ann.send(type="request_review", game_id="NOSUCHGAME-1", id=8)
+    error = await ann.expect("error")
+    assert (error["code"], error["ref"]) == ("unknown_game_id", 8)
+    assert await server.app.store.load_review(f"{room}-1") is None
+    # The game goes on untouched.
+    await bob.send(type="move", room=room, ply=1, move="4")
+    assert (await ann.expect("move_made", ply=1))["move"] == "4"
+
+
+async def test_the_analysis_board_values_every_legal_move_exactly(server: Running) -> None:
+    ann = await Client.open(server.url, "Ann")
+    position = list("44532671444")
+    await ann.send(type="analyse", game="connect4", moves=position, id="a")
+    answer = await ann.expect("analysis", timeout=SLOW)
+    assert answer["moves"] == position and answer["to_move"] == 1
+    values = {v["move"]: v for v in answer["values"]}
+    state = games.load("connect4").parse_moves("".join(position))
+    assert sorted(values) == [str(m + 1) for m in state.legal_moves()]
+    for move, v in values.items():
+        assert v["exact"] and v["value"] == -exact([*position, move]), move
+
+
+@pytest.mark.parametrize(("message", "code"), [
+    ({"game": "chess", "moves": []}, "unknown_game"),
+    ({"game": "connect4", "moves": ["4", "9"]}, "invalid_notation"),
+    ({"game": "othello", "moves": ["a1"]}, "illegal_move"),
+    ({"game": "connect4", "moves": list("1212121")}, "game_finished"),
+])
+async def test_an_analysis_of_a_position_that_has_none_is_refused(
+    server: Running, message: dict, code: str,
+) -> None:
+    ann = await Client.open(server.url, "Ann")
+    await ann.send(type="analyse", id="x", **message)
+    error = await ann.expect("error")
+    assert (error["code"], error["ref"]) == (code, "x")
+
+
+async def test_a_connection_may_have_two_analyses_waiting_and_a_third_is_refused(
+    server: Running,
+) -> None:
+    ann = await Client.open(server.url, "Ann")
+    for ref, moves in (("a", ["4"]), ("b", ["4", "4"]), ("c", ["4", "4", "4"])):
+        await ann.send(type="analyse", game="connect4", moves=moves, id=ref)
+    error = await ann.expect("error", timeout=SLOW)
+    assert (error["code"], error["ref"], error["detail"]["limit"]) == (
+        "limit_exceeded", "c", "pending_analyses")
+    answered = [(await ann.expect("analysis", timeout=SLOW))["moves"] for _ in range(2)]
+    assert sorted(answered) == [["4"], ["4", "4"]]
+    await ann.send(type="analyse", game="connect4", moves=["4", "4", "4"], id="d")
+    assert (await ann.expect("analysis", timeout=SLOW))["moves"] == ["4", "4", "4"]
+
+
+async def test_with_two_ai_workers_the_review_is_computed_on_the_pool() -> None:
+    pool = AiPool(processes=2, games=("connect4",))
+    await pool.start(wait_ready=True, timeout=120)
+    try:
+        async with running(port=0, store=MemoryStore(), pool=pool) as server:
+            ann, _, game_id = await finished_game(server)
+            await ann.send(type="request_review", game_id=game_id)
+            answer = (await ann.expect("review", timeout=SLOW))["review"]
+            assert [m["move"] for m in answer["moves"]] == GAME
+            assert not server.app.reviews.local.started, "no process of its own was started"
+    finally:
+        await pool.close()
