@@ -22,7 +22,7 @@ Messages (JSON in one field, ``FIELD``): a job is ``{"id", "node", "game", "move
 its quick move); a reply is ``{"id", "kind", ...}`` with ``kind`` one of ``started``
 (``at``: the worker's wall clock), ``progress`` (``depth``, ``score``, ``nodes``,
 ``seconds``, ``exact``), ``done`` (``move``, ``depth``, ``score``, ``nodes``, ``seconds``,
-``fallback``, ``cached``) or ``failed`` (``error``).
+``fallback``, ``cached``, ``exact``: the score is proven) or ``failed`` (``error``).
 """
 
 from __future__ import annotations
@@ -280,7 +280,7 @@ class QueuedPool:
         elif kind == "done":
             self._resolve(job_id, AiAnswer(reply["move"], reply["depth"], reply["score"],
                                            reply["nodes"], reply["seconds"], reply["fallback"],
-                                           reply["cached"]))
+                                           reply["cached"], reply.get("exact", False)))
         elif kind == "failed":
             self._fall_back(job_id, f"the worker failed: {reply.get('error')}")
 

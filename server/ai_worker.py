@@ -168,7 +168,8 @@ class Worker:
             await asyncio.gather(*sending, return_exceptions=True)
             await self._reply(replies, job_id, "done", move=answer.move, depth=answer.depth,
                               score=answer.score, nodes=answer.nodes, seconds=answer.seconds,
-                              fallback=answer.fallback, cached=answer.cached)
+                              fallback=answer.fallback, cached=answer.cached,
+                              exact=answer.exact)
             self.jobs_done += 1
         except Exception as exc:
             log.exception("AI job %s failed", entry_id)

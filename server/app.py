@@ -70,6 +70,7 @@ from server.rooms import (
     Player,
     Room,
     game_id_of,
+    round_seconds,
 )
 from server.shared_challenges import SharedChallengeBook
 from server.shared_limits import SharedBotLimiter
@@ -696,7 +697,7 @@ class DiscusServer:
         asked_at = time.monotonic()
         try:
             await self.desk.refresh_levels()  # any server's level edit counts from this move on
-            move, depth, score, nodes = await self._think(room, turn, seed)
+            move, thought = await self._think(room, turn, seed)
             shown_after = self.settings.min_ai_move_seconds - (time.monotonic() - asked_at)
             if shown_after > 0 and turn.ply > 0:
                 await asyncio.sleep(shown_after)  # let the person see their own move land
@@ -707,7 +708,7 @@ class DiscusServer:
             async with self.lock(room.id):
                 try:
                     plan = room.check_ai_move(turn.round, turn.ply, move, self.now(),
-                                              depth, score, nodes, line=turn.line)
+                                              thought, line=turn.line)
                 except errors.StalePly:
                     return  # the room moved on (resigned, left, rematched) while the AI thought
                 except errors.IllegalMove:
@@ -728,44 +729,41 @@ class DiscusServer:
         self._ai_failed(room, turn)
 
     async def _think(self, room: Room, turn: AiTurn, seed: int
-                     ) -> tuple[int, int | None, int | None, int | None]:
-        """The AI's move and its figures (depth, score, nodes): the pool's if it answers,
-        else ``quick_move``'s (figures None)."""
+                     ) -> tuple[int, p.AiThought | None]:
+        """The AI's move and what its search saw: the pool's if it answers, else
+        ``quick_move``'s (no thought). A long search's iterations go out as ``ai_thinking``
+        meanwhile, at most one each ``Settings.thinking_interval``."""
         if self.pool is None:
-            return await quick_move_off_loop(turn.state, seed), None, None, None
+            return await quick_move_off_loop(turn.state, seed), None
         try:
             level = find(turn.game, turn.level, self.levels)
         except KeyError:
             level = levels_of(turn.game, self.levels)[0]
         last_sent = [-1.0]
-        held: list[Progress | None] = [None]
-        """The latest iteration the throttle held back: sent before the move, so the last
-        thing people see of a search is its last iteration, not its first."""
-
-        def send(step: Progress) -> None:
-            self.deliver(room.ai_progress(
-                turn.round, turn.ply, step.depth, step.score, step.nodes, step.seconds,
-                step.exact, win_in(turn.game, turn.ply, step.score, step.exact),
-                line=turn.line))
 
         def progress(step: Progress) -> None:
             now = self.now()
             if now - last_sent[0] < self.settings.thinking_interval:
-                held[0] = step
                 return
             last_sent[0] = now
-            held[0] = None
-            send(step)
+            self.deliver(room.ai_progress(
+                turn.round, turn.ply, step.depth, step.score, step.nodes, step.seconds,
+                step.exact, win_in(turn.game, turn.ply, step.score, step.exact),
+                line=turn.line))
 
         try:
             answer = await self.pool.think(AiJob(turn.game, turn.moves, level, seed), progress)
         except Exception:
             log.warning("the AI pool failed in room %s; playing a quick move", room.id,
                         exc_info=True)
-            return await quick_move_off_loop(turn.state, seed), None, None, None
-        if held[0] is not None:
-            send(held[0])
-        return answer.move, answer.depth, answer.score, answer.nodes
+            return await quick_move_off_loop(turn.state, seed), None
+        if answer.depth is None:
+            return answer.move, None
+        return answer.move, p.AiThought(
+            depth=answer.depth, score=answer.score, nodes=answer.nodes or 0,
+            seconds=round_seconds(answer.seconds), exact=answer.exact,
+            win_in=None if answer.score is None
+            else win_in(turn.game, turn.ply, answer.score, answer.exact))
 
     async def _store_ai_move(self, room: Room, record: MoveRecord) -> bool:
         """Store the AI's move, retrying after each pause of ``store_retry_seconds``; True

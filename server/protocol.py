@@ -744,6 +744,10 @@ class MoveMade(_Message):
     seat: Seat
     position: Position = Field(description="The position after the move.")
     status: RoomStatus
+    thought: AiThought | None = Field(
+        default=None, description="For a move the AI searched: its search's last iteration "
+        "(what the page shows as what the AI saw). Null for people's moves and for quick "
+        "moves played without a search.")
 
 
 RoomEventKind = Literal[
@@ -774,18 +778,16 @@ class RoomEvent(_Message):
     )
 
 
-class AiThinking(_Message):
-    """Progress of the AI's search for the move at ``ply``: finished iterations, at most
-    about ten a second, and always the search's last one before its ``move_made``.
-    ``score`` is from the AI's side (positive: it thinks it is ahead): in Othello in discs
-    (an estimate of the final disc difference; the difference itself when ``exact``); in
-    Connect Four in the evaluation's points, or Pons' score when ``exact``."""
+class AiThought(_Message):
+    """What the AI's search saw: one finished iteration; with a move, its last iteration, the
+    score of the move played (a level may play below its best) and the whole search's nodes.
+    ``score`` is from the AI's side (positive: it thinks it is ahead): in Othello in discs (an
+    estimate of the final disc difference; the difference itself when ``exact``); in Connect
+    Four in the evaluation's points, or Pons' score when ``exact``."""
 
-    type: Literal["ai_thinking"] = "ai_thinking"
-    room: RoomId
-    ply: int
     depth: int
-    score: int
+    score: int | None = Field(description="Null when the search did not score the move played "
+                              "(a move the level's rails forced).")
     nodes: int
     seconds: float
     exact: bool = False
@@ -795,6 +797,17 @@ class AiThinking(_Message):
         "move from now; N < 0, its opponent wins with its -Nth move. Null when nothing is "
         "proven or the game gives no length (Othello, draws).",
     )
+
+
+class AiThinking(AiThought):
+    """Progress of a search for the move at ``ply`` that runs longer than about 0.2 s: its
+    latest finished iteration, at most about five a second. A quicker search sends none; the
+    move's ``move_made.thought`` carries the last iteration either way."""
+
+    type: Literal["ai_thinking"] = "ai_thinking"
+    room: RoomId
+    ply: int
+    score: int  # type: ignore[assignment]  # an iteration always has its score
 
 
 class GameOver(_Message):

@@ -128,6 +128,8 @@ class PlannedMove:
     seat: int
     move: int
     record: MoveRecord
+    thought: p.AiThought | None = None
+    """For the AI's move: what its search saw, announced with the move."""
 
 
 class Room:
@@ -471,10 +473,10 @@ class Room:
         return self._plan(seat, move, now)
 
     def check_ai_move(self, round: int, ply: int, move: int, now: float,
-                      depth: int | None = None, score: int | None = None,
-                      nodes: int | None = None, line: int = 0) -> PlannedMove:
-        """Validate the AI's answer to an ``AiTurn``; ``StalePly`` if the room moved on (or
-        the line it was asked in was taken back)."""
+                      thought: p.AiThought | None = None, line: int = 0) -> PlannedMove:
+        """Validate the AI's answer to an ``AiTurn`` (``thought``: its search's figures, none
+        for a quick fallback move); ``StalePly`` if the room moved on (or the line it was
+        asked in was taken back)."""
         if (round != self.round or ply != len(self.moves) or self.status != "active"
                 or line != self.line):
             raise errors.StalePly("the AI's move is no longer wanted", expected=len(self.moves))
@@ -483,10 +485,10 @@ class Room:
             raise errors.NotYourTurn("the AI is not to move")
         if move not in self.state.legal_moves():
             raise errors.IllegalMove(f"the AI chose an illegal move {move}")
-        return self._plan(seat, move, now, depth, score, nodes)
+        return self._plan(seat, move, now, thought)
 
-    def _plan(self, seat: int, move: int, now: float, depth: int | None = None,
-              score: int | None = None, nodes: int | None = None) -> PlannedMove:
+    def _plan(self, seat: int, move: int, now: float,
+              thought: p.AiThought | None = None) -> PlannedMove:
         record = MoveRecord(
             game_id=self.game_id,
             ply=len(self.moves),
@@ -494,11 +496,11 @@ class Room:
             seat=seat,
             seconds=max(0.0, now - self.last_move_at),
             created_at=now,
-            ai_depth=depth,
-            ai_score=score,
-            ai_nodes=nodes,
+            ai_depth=None if thought is None else thought.depth,
+            ai_score=None if thought is None else thought.score,
+            ai_nodes=None if thought is None else thought.nodes,
         )
-        return PlannedMove(self.round, len(self.moves), seat, move, record)
+        return PlannedMove(self.round, len(self.moves), seat, move, record, thought)
 
     def apply_move(self, plan: PlannedMove, now: float) -> Outcome:
         """Play a move checked by ``check_move``/``check_ai_move`` and already stored."""
@@ -518,6 +520,7 @@ class Room:
             seat=plan.seat,  # type: ignore[arg-type]
             position=self.position(cells),
             status="finished" if self.state.is_over() else "active",
+            thought=plan.thought,
         )
         out = Outcome(sends=[Send(self.members(), made)])
         if self.state.is_over():

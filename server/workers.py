@@ -2,14 +2,14 @@
 
 ``AiPool`` keeps one process per core (by default), each warmed up (the engines' JIT compiled
 or loaded from cache) before it takes work. ``await pool.think(job, on_progress)`` queues a
-job, calls ``on_progress`` with finished search iterations as they arrive (the first, then
-at most one each ``PROGRESS_EVERY`` seconds, and the last), and returns
-an ``AiAnswer``. A worker that runs past the level's hard deadline plus ``margin`` seconds,
-hangs while warming up (past ``warm_up_timeout``), or dies, is killed and replaced, and the
-move is made anyway by ``quick_move`` (a shallow search of a few milliseconds in a thread of
-the server process, never its event loop; rails kept: win now if possible, else do not allow
-a win in one). A job that waits
-in the queue longer than ``queue_timeout`` gets the same quick answer.
+job, calls ``on_progress`` with finished search iterations (at most one each
+``PROGRESS_EVERY`` seconds; none for a quick level's quick search), and returns an
+``AiAnswer`` (with the last iteration's figures). A worker that runs past the level's hard
+deadline plus ``margin`` seconds, hangs while warming up (past ``warm_up_timeout``), or dies,
+is killed and replaced, and the move is made anyway by ``quick_move`` (a shallow search of a
+few milliseconds in a thread of the server process, never its event loop; rails kept: win
+now if possible, else do not allow a win in one). A job that waits in the queue longer than
+``queue_timeout`` gets the same quick answer.
 
 Workers talk over a duplex pipe with small tuples (below); the parent reads them with
 ``loop.add_reader`` so no thread is needed on the server side.
@@ -34,8 +34,8 @@ parent -> worker: ``("job", job_id, game, moves, level_dict, seed)``,
 ``("task", task_id, "module:function", args)``, ``("yield", task_id)`` or ``None`` to stop.
 worker -> parent: ``("ready", seconds, missing_games)``,
 ``("progress", job_id, depth, score, nodes, seconds, exact)``,
-``("done", job_id, move, depth, score, nodes, seconds, fallback, cached, counts)`` where
-``counts`` is the job's cache ``(lookups, hot_hits, durable_hits, misses)``,
+``("done", job_id, move, depth, score, nodes, seconds, fallback, cached, counts, exact)``
+where ``counts`` is the job's cache ``(lookups, hot_hits, durable_hits, misses)``,
 ``("failed", job_id, text)``, ``("task_done", task_id, result)``,
 ``("task_failed", task_id, text)``, ``("task_yielded", task_id)``.
 """
@@ -82,9 +82,11 @@ DEFAULT_QUEUE_TIMEOUT = 15.0
 """Seconds a job may wait for a free worker before it is answered by ``quick_move``."""
 
 PROGRESS_EVERY = 0.2
-"""Seconds between two progress messages of one job (the first iteration is always sent): a
-page needs a few updates a second, and a quick level's dozens of iterations were each
-pickled, unpickled and broadcast to the room (the load profile's largest single cost)."""
+"""Seconds between two progress messages of one job: a page needs a few updates a second,
+and a quick level's iterations were each pickled, unpickled and broadcast to the room (the
+load profile's largest single cost). A level whose soft time is shorter sends none before
+its search has run this long (mostly none at all: its ``done`` carries its last iteration's
+figures); a slower level sends its first iteration at once."""
 
 CACHE_LOOKUP_SECONDS = 0.3
 """A job-start cache lookup slower than this counts as a miss (the move's time is the
@@ -156,6 +158,8 @@ class AiAnswer:
     fallback: bool = False
     cached: bool = False
     """The move came from the position cache; no search ran."""
+    exact: bool = False
+    """``score`` is proven (the search's last iteration was exact)."""
 
 
 @dataclass(frozen=True)
@@ -394,7 +398,7 @@ def _answer(conn: multiprocessing.connection.Connection, job_id: int, game: str,
     if missing:
         move = quick_move(state, seed)
         return ("done", job_id, move, None, None, None, time.perf_counter() - started, True,
-                False, (0, 0, 0, 0)), None
+                False, (0, 0, 0, 0), False), None
     counts: tuple[int, ...] = (0, 0, 0, 0)
     limits = level.limits()
     if cache is not None:
@@ -402,22 +406,18 @@ def _answer(conn: multiprocessing.connection.Connection, job_id: int, game: str,
         if hit is not None:
             # Through ``choose_move`` as a search's answer would go, so the rails still apply.
             move = choose_move(state, level, seed, [hit])
-            conn.send(("progress", job_id, hit.depth, hit.score, 0, 0.0, hit.exact))
             return ("done", job_id, move, hit.depth, _score_of(hit, move), 0,
-                    time.perf_counter() - started, False, True, counts), None
+                    time.perf_counter() - started, False, True, counts, hit.exact), None
     iterations: list[Iteration] = []
-    sent_at = -PROGRESS_EVERY
-    held: Iteration | None = None
+    # A level that may think a while shows its first iteration at once; a quick one sends
+    # nothing before PROGRESS_EVERY (its answer carries its last iteration anyway).
+    patient = limits.soft_time is None or limits.soft_time >= PROGRESS_EVERY
+    sent_at = started - PROGRESS_EVERY if patient else started
     for it in search(state, limits):
         iterations.append(it)
-        held = it
         if time.perf_counter() - sent_at >= PROGRESS_EVERY:
             sent_at = time.perf_counter()
             conn.send(("progress", job_id, it.depth, it.score, it.nodes, it.seconds, it.exact))
-            held = None
-    if held is not None:  # the last iteration is what people should see before the move
-        conn.send(("progress", job_id, held.depth, held.score, held.nodes, held.seconds,
-                   held.exact))
     last = iterations[-1] if iterations else None
     move = choose_move(state, level, seed, iterations[-1:])
     return (
@@ -425,7 +425,7 @@ def _answer(conn: multiprocessing.connection.Connection, job_id: int, game: str,
         last.depth if last else None,
         _score_of(last, move) if last else None,
         sum(i.nodes for i in iterations) if iterations else None,
-        time.perf_counter() - started, False, False, counts,
+        time.perf_counter() - started, False, False, counts, last is not None and last.exact,
     ), ((state, last, limits.multipv) if last is not None else None)
 
 
@@ -682,10 +682,11 @@ class AiPool:
             return
         self._finish_worker(worker)
         if kind == "done":
-            _, _, move, depth, score, nodes, seconds, fallback, cached, counts = message
+            _, _, move, depth, score, nodes, seconds, fallback, cached, counts, exact = message
             for name, amount in zip(COUNTED, counts, strict=True):
                 self.stats.cache[name] += amount
-            self._resolve(job, AiAnswer(move, depth, score, nodes, seconds, fallback, cached))
+            self._resolve(job, AiAnswer(move, depth, score, nodes, seconds, fallback, cached,
+                                        exact))
         else:
             log.error("AI job %s failed: %s", job.id, message[2])
             self._answer_quickly(job)

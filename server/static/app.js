@@ -147,9 +147,9 @@ function onMoveMade(msg) {
   v.boards.push(boardText(msg.position.cells));
   v.position = msg.position;
   v.status = msg.status;
-  // What the AI last saw stays on screen after its move (its search may be quicker than a
-  // glance); it goes with the next move.
-  r.thought = r.thinking && v.seats[msg.seat].kind === "ai" ? r.thinking : null;
+  // What the AI saw (its move's thought) stays on screen after its move (its search may be
+  // quicker than a glance); it goes with the next move.
+  r.thought = msg.thought ? { ...msg.thought, ply: msg.ply } : null;
   r.thinking = null;
   r.sent = null;
   const next = msg.position.to_move;
@@ -880,6 +880,7 @@ function renderStatus(r) {
 /** An ai_thinking message in words: the search's depth, what its score means for whom (in
  * discs for Othello; a proven win as the moves it takes), and its size. */
 function thoughtText(v, t, aiSeat) {
+  if (t.score === null) return `depth ${t.depth} · ${fmtNodes(t.nodes)} nodes`;  // a forced move
   const mine = v.seats[aiSeat].colour;
   const theirs = v.seats[1 - aiSeat].colour;
   const lead = t.score > 0 ? mine : theirs;

@@ -27,10 +27,11 @@ def crash_on_start(game_name: str) -> float:
 
 
 def steady(state: State, limits: Limits) -> Iterator[Iteration]:
-    """Three iterations that all prefer the last legal move, ranked best first."""
+    """Three iterations that all prefer the last legal move, ranked best first, scored
+    +1, +2, +3 (the best move's score is the iteration's)."""
     legal = state.legal_moves()
     for depth in (1, 2, 3):
-        scores = tuple((m, -i) for i, m in enumerate(reversed(legal)))
+        scores = tuple((m, depth - i) for i, m in enumerate(reversed(legal)))
         yield Iteration(depth=depth, score=depth, move=legal[-1], pv=(legal[-1],),
                         nodes=10 * depth, seconds=0.001 * depth, root_scores=scores)
 

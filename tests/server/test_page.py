@@ -351,7 +351,8 @@ async def test_the_thinking_readout_keeps_the_last_iteration_and_says_whom_the_s
     browser: Browser,
 ) -> None:
     """A server in this process with a scripted engine (three iterations in a few ms, scores
-    +1, +2, +3 for the AI, always the last column), so what the page must show is known."""
+    +1, +2, +3 for the AI, 10, 20 and 30 nodes, always the last column): the move's
+    thought, what the page must show, is known (the nodes of the whole search)."""
     pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
                   warm_up="scripted_engines:warm_up")
     await pool.start(wait_ready=True, timeout=60)
@@ -363,13 +364,14 @@ async def test_the_thinking_readout_keeps_the_last_iteration_and_says_whom_the_s
             page = await open_page(context, f"http://127.0.0.1:{srv.port}/", problems)
             await page.click("#ai-form label:has-text('Connect Four')")
             await page.locator("#ai-level option").first.wait_for(state="attached")
+            await page.select_option("#ai-level", "expert")  # plays its best move: +3
             await page.click("#play-ai")
             await page.click("#board-wrap .cell[data-move='4']")
             await page.wait_for_function(
                 "document.querySelectorAll('#board-wrap .disc.s1').length === 1")
             readout = page.locator("#status .thinking")
             await expect(readout).to_have_text(
-                re.compile(r"^· Computer \(\w+\) saw depth 3 · \+3 for Yellow · 30 nodes$"))
+                re.compile(r"^· Computer \(\w+\) saw depth 3 · \+3 for Yellow · 60 nodes$"))
             await context.close()
     finally:
         await pool.close()

@@ -414,10 +414,12 @@ def test_the_ai_answers_the_human_move_and_its_move_carries_its_figures() -> Non
         room.check_move("ann", 1, "4", now=3.0)
     thinking = room.ai_progress(out.ai.round, 1, depth=3, score=5, nodes=99, seconds=0.01)
     assert messages(thinking, p.AiThinking)[0].depth == 3
-    plan = room.check_ai_move(out.ai.round, 1, 3, now=3.0, depth=3, score=5, nodes=99)
+    thought = p.AiThought(depth=3, score=5, nodes=99, seconds=0.01)
+    plan = room.check_ai_move(out.ai.round, 1, 3, now=3.0, thought=thought)
     assert (plan.record.ai_depth, plan.record.ai_score, plan.record.ai_nodes) == (3, 5, 99)
     done = room.apply_move(plan, now=3.0)
-    assert messages(done, p.MoveMade)[0].seat == 1
+    made = messages(done, p.MoveMade)[0]
+    assert made.seat == 1 and made.thought == thought
     assert not room.ai_thinking and done.ai is None
 
 

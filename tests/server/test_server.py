@@ -233,27 +233,48 @@ async def test_a_rematch_swaps_colours(server: Running) -> None:
     assert state["you"] == 0 and state["room"]["round"] == 2
 
 
-async def test_the_last_iteration_of_a_quick_search_is_shown_before_the_move() -> None:
-    """The scripted engine finishes three iterations in a few milliseconds; the throttle lets
-    one through per interval, so without the flush only depth 1 would ever be seen."""
+async def test_a_quick_search_is_shown_by_its_last_iteration_with_its_move() -> None:
+    """The scripted engine finishes three iterations in a few milliseconds: no ai_thinking,
+    and the move's thought is the last iteration (depth 3) with the score of the move played."""
     pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
                   warm_up="scripted_engines:warm_up")
     await pool.start(wait_ready=True, timeout=60)
     try:
-        settings = Settings(grace_seconds=0.5, thinking_interval=60.0)
-        async with running(port=0, store=MemoryStore(), pool=pool, settings=settings) as srv:
+        async with running(port=0, store=MemoryStore(), pool=pool) as srv:
             ann = await Client.open(srv.url, "Ann")
             await ann.send(type="create_room", game="connect4",
                            opponent={"kind": "ai", "level": "easy"}, seat=1)
-            await ann.expect("move_made", ply=0, timeout=30)
-            thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
-            assert [m["depth"] for m in thinking] == [1, 3]
-            assert thinking[-1]["score"] == 3 and thinking[-1]["win_in"] is None
+            made = await ann.expect("move_made", ply=0, timeout=30)
+            assert not [m for m in ann.seen if m["type"] == "ai_thinking"]
+            # The last column scores +3, each column to its left one less.
+            assert made["thought"]["depth"] == 3
+            assert made["thought"]["score"] == 3 - (7 - int(made["move"]))
+            assert made["thought"]["win_in"] is None and made["thought"]["exact"] is False
+            await ann.send(type="move", room=made["room"], ply=1, move="1")
+            mine = await ann.expect("move_made", ply=1)
+            assert mine["thought"] is None  # a person's move
     finally:
         await pool.close()
 
 
-async def test_games_against_the_real_engines_in_a_worker_stream_their_thinking() -> None:
+async def test_a_long_search_streams_its_thinking_before_its_move() -> None:
+    pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:unhurried",
+                  warm_up="scripted_engines:warm_up")
+    await pool.start(wait_ready=True, timeout=60)
+    try:
+        async with running(port=0, store=MemoryStore(), pool=pool) as srv:
+            ann = await Client.open(srv.url, "Ann")
+            await ann.send(type="create_room", game="connect4",
+                           opponent={"kind": "ai", "level": "easy"}, seat=1)
+            made = await ann.expect("move_made", ply=0, timeout=30)
+            thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
+            assert thinking and all(m["ply"] == 0 for m in thinking)
+            assert max(m["depth"] for m in thinking) <= made["thought"]["depth"] == 8
+    finally:
+        await pool.close()
+
+
+async def test_games_against_the_real_engines_in_a_worker_show_what_they_saw() -> None:
     pool = AiPool(processes=1, games=("connect4", "othello"))
     await pool.start(wait_ready=True, timeout=120)
     async with running(port=0, store=MemoryStore(), pool=pool) as server:
@@ -262,9 +283,9 @@ async def test_games_against_the_real_engines_in_a_worker_stream_their_thinking(
                        opponent={"kind": "ai", "level": "easy"}, seat=1)
         state = await ann.expect("room_state")
         assert state["you"] == 1 and state["room"]["ai_thinking"] is True
-        thinking = await ann.expect("ai_thinking", ply=0)
-        assert thinking["depth"] >= 1
-        position = (await ann.expect("move_made", ply=0))["position"]
+        opening = await ann.expect("move_made", ply=0)
+        assert opening["thought"]["depth"] >= 1
+        position = opening["position"]
         while True:
             ply = position["ply"]
             await ann.send(type="move", room=state["room"]["id"], ply=ply,
