@@ -13,6 +13,9 @@ position is solved, a last exact one. How it decides:
   ordering iterations, then the exact solve if its expected time fits the time left
   (``weights.SOLVE_SECONDS``), else midgame iterations as below. A solve cut by the deadline
   leaves the last midgame iteration as the answer.
+- bounded by time alone, after the single best move (the expert level), with the shipped
+  evaluation, in a position of the opening book (``book``): the book's near-best moves as
+  one iteration marked ``book``, at once (``levels.choose_move`` picks one of them).
 - otherwise: midgame iterations until a limit, never one as deep as the empties: where the
   next iteration would reach the end of the game, the exact solve runs instead (if the soft
   time allows starting it; the hard deadline still stops it, and then the last midgame
@@ -35,7 +38,7 @@ from ai import tt
 from ai.clock import StopFlag
 from ai.limits import Iteration, Limits
 from ai.othello import alphabeta as kernels
-from ai.othello import patterns
+from ai.othello import book, patterns
 from ai.othello.evaluation import to_discs
 from ai.othello.weights import (
     AUTO_SOLVE_EMPTIES,
@@ -139,6 +142,15 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
     if not legal:
         raise ValueError("the game is over: there is nothing to search")
     leaves = pattern_table(evaluation)
+    if (
+        limits.depth is None and not limits.exact and limits.multipv == 1
+        and limits.soft_time is not None and evaluation in (None, EVALUATION)
+    ):
+        hit = book.lookup(state)
+        if hit:
+            yield Iteration(depth=book.DEPTH, score=hit[0][1], move=hit[0][0], pv=(hit[0][0],),
+                            nodes=0, seconds=0.0, root_scores=hit, book=True)
+            return
     P, O = state.mover_boards()
     empties = 64 - (P | O).bit_count()
     mid_table, end_table, generation = _TABLES.get(evaluation or EVALUATION)

@@ -113,7 +113,9 @@ def _images(x: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64, n
 
 
 @njit(cache=True, nogil=True)
-def _image(x: np.uint64, t: int) -> np.uint64:
+def image_of(x: np.uint64, t: int) -> np.uint64:
+    """The board ``x`` under symmetry ``t``: the disc on square ``TRANSFORMS[t][sq]`` of
+    ``x`` lands on ``sq``."""
     return _images(x)[t]
 
 
@@ -126,7 +128,7 @@ def _transforms() -> list[np.ndarray]:
     for t in range(8):
         source = np.empty(64, dtype=np.int64)
         for sq in range(64):
-            dst = int(_image(np.uint64(1 << sq), t))
+            dst = int(image_of(np.uint64(1 << sq), t))
             source[dst.bit_length() - 1] = sq
         out.append(source)
     return out

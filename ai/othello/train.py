@@ -43,6 +43,7 @@ from ai.othello import alphabeta as kernels
 from ai.othello import engine, patterns
 from ai.othello.evaluation import to_discs
 from ai.othello.weights import DISC, INF, TT_BITS
+from ai.progress import Progress, clock
 from games.othello import GAME, PASS, OthelloState
 
 OPENING_MOVES = 10
@@ -61,40 +62,6 @@ HELD_OUT = 10
 """One game in this many is held out to choose the regularisation."""
 
 _U = np.uint64
-
-
-def _clock(seconds: float) -> str:
-    if seconds != seconds:  # NaN: nothing measured yet
-        return "?"
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m{secs:02d}s"
-
-
-class Progress:
-    """A bar redrawn in place on a terminal, a line now and then elsewhere."""
-
-    def __init__(self, out: TextIO, label: str, total: int, done: int = 0) -> None:
-        self.out, self.label, self.total, self.start_done = out, label, total, done
-        self.done = done
-        self.started = time.perf_counter()
-        self.shown = 0.0
-        self.tty = out.isatty()
-
-    def step(self, count: int = 1) -> None:
-        self.done += count
-        now = time.perf_counter()
-        if now - self.shown < (0.5 if self.tty else 30.0) and self.done < self.total:
-            return
-        self.shown = now
-        spent = now - self.started
-        rate = (self.done - self.start_done) / spent if spent > 0 else 0.0
-        left = (self.total - self.done) / rate if rate > 0 else float("nan")
-        filled = round(24 * self.done / max(self.total, 1))
-        line = (f"{self.label} [{'#' * filled}{'.' * (24 - filled)}] {self.done}/{self.total}"
-                f"  {_clock(spent)} spent, ~{_clock(left)} left")
-        end = "\n" if self.done >= self.total or not self.tty else ""
-        self.out.write(("\r" if self.tty else "") + line + end)
-        self.out.flush()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,7 +328,7 @@ def train(work: Path, out: Path, games: int, seed: int, exact_empties: int, dept
         table = patterns.expand(to_int16(compact))
         label_stage(data, empties, labels, stage, exact_empties, depth, table, report)
     labeled = int((~np.isnan(labels.values)).sum())
-    report.write(f"{labeled} positions labelled, {_clock(time.perf_counter() - started)} "
+    report.write(f"{labeled} positions labelled, {clock(time.perf_counter() - started)} "
                  "so far; final fit:\n")
     for stage in range(patterns.STAGES):
         compact[stage], line = fit_stage(stage, rows, labels.values, game, empties, report)
@@ -372,7 +339,7 @@ def train(work: Path, out: Path, games: int, seed: int, exact_empties: int, dept
         "seed": str(seed), "games": str(games), "positions": str(labeled),
         "exact_empties": str(exact_empties), "depth": str(depth)})
     report.write(f"weights written to {out} ({out.stat().st_size:,} bytes) in "
-                 f"{_clock(time.perf_counter() - started)}\n")
+                 f"{clock(time.perf_counter() - started)}\n")
     return weights
 
 
