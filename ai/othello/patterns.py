@@ -10,9 +10,10 @@ opponent's). A configuration and its mirror image within a pattern that is itsel
 (an edge read right to left) share one weight: the file stores one weight per class
 ("compact" tables) and ``load`` spreads it over every index of the class ("full" tables),
 so the compiled evaluation is one table read per instance. The score of a position is the
-stage's bias plus the sum of its instances' weights, in ``weights.DISC`` units per disc of
-final disc difference for the side to move. Stages are windows of ``STAGE_EMPTIES`` empty
-squares.
+stage's bias plus the sum of its instances' weights, plus a weight for each side's number of
+legal moves and one for the parity of the empty squares, in ``weights.DISC`` units per disc
+of final disc difference for the side to move. Stages are windows of ``STAGE_EMPTIES``
+empty squares.
 
 ``evaluate(P, O, table)`` is the compiled evaluation (``table`` from ``load``);
 ``instance_indices`` is a plain-Python reference of its index computation.
@@ -31,7 +32,7 @@ from ai import jitcache
 from ai.othello import weights
 from ai.othello.weights import DISC, WIN
 from games.othello import kernels as rules
-from games.othello.kernels import popcount
+from games.othello.kernels import legal_moves, popcount
 
 jitcache.drop_stale(__file__, weights.__file__, rules.__file__)
 
@@ -185,8 +186,8 @@ PATTERNS: tuple[Pattern, ...] = tuple(_pattern(n, b) for n, b in _BASE.items())
 
 def _layout() -> tuple[np.ndarray, np.ndarray, int, int]:
     """Which pattern each symmetry's image is read for (``USES[t, p]``), the offset of each
-    pattern's full table in a stage's row, the row's length (bias last) and the number of
-    instances."""
+    pattern's full table in a stage's row, the patterns' entries in the row plus one and the
+    number of instances."""
     uses = np.zeros((8, len(PATTERNS)), dtype=np.bool_)
     offsets = np.zeros(len(PATTERNS), dtype=np.int64)
     total = 0
@@ -197,11 +198,23 @@ def _layout() -> tuple[np.ndarray, np.ndarray, int, int]:
     return uses, offsets, total + 1, int(uses.sum())
 
 
-USES, PATTERN_OFFSETS, ROW, INSTANCES = _layout()
-BIAS = ROW - 1
+USES, PATTERN_OFFSETS, _PATTERN_ENTRIES, INSTANCES = _layout()
+MOBILITY = _PATTERN_ENTRIES - 1
+"""Offset in a stage's full row of a table indexed by the side to move's number of legal
+moves (64 entries), then of one by the opponent's (64): besides the patterns, as Logistello
+has, because mobility is what a midgame is about and 128 weights fit from little data."""
+PARITY = MOBILITY + 128
+"""Offset of a table of two weights indexed by the parity of the empty squares (odd: the
+side to move would play last)."""
+BIAS = PARITY + 2
 """Index of the stage's bias in its full row."""
-FEATURES = sum(p.classes for p in PATTERNS) + 1
-"""Compact weights per stage (the bias last): the unknowns the trainer fits."""
+ROW = BIAS + 1
+_CLASSES = sum(p.classes for p in PATTERNS)
+FEATURES = _CLASSES + 128 + 2 + 1
+"""Compact weights per stage (patterns, mobility, parity, the bias last): the unknowns the
+trainer fits."""
+COLUMNS = INSTANCES + 3
+"""Features of a position: one per pattern instance, both mobilities and the parity."""
 TERNARY = np.array([sum(3**k for k in range(10) if b >> k & 1) for b in range(1024)],
                    dtype=np.int64)
 """``TERNARY[bits]``: the base-3 number with digit 1 where ``bits`` has a 1."""
@@ -259,6 +272,7 @@ def full_to_compact() -> np.ndarray:
     for p, c0 in zip(PATTERNS, compact_offsets(), strict=True):
         out[start : start + 3**p.size] = c0 + p.compact
         start += 3**p.size
+    out[MOBILITY:BIAS] = _CLASSES + np.arange(BIAS - MOBILITY)
     out[BIAS] = FEATURES - 1
     return out
 
@@ -311,6 +325,9 @@ def score(P: np.uint64, O: np.uint64, table: np.ndarray) -> int:
         for p in range(USES.shape[1]):
             if USES[t, p]:
                 total += row[PATTERN_OFFSETS[p] + TERNARY[_bits(p, bp)] + 2 * TERNARY[_bits(p, bo)]]
+    total += row[MOBILITY + popcount(legal_moves(P, O))]
+    total += row[MOBILITY + 64 + popcount(legal_moves(O, P))]
+    total += row[PARITY + (empties & 1)]
     return int(total)
 
 
@@ -328,12 +345,18 @@ def evaluate(P: np.uint64, O: np.uint64, table: np.ndarray) -> int:
 
 @njit(cache=True, nogil=True)
 def full_indices(players: np.ndarray, opponents: np.ndarray) -> np.ndarray:
-    """(positions, INSTANCES) full-row indices (offsets included) of many positions, each
-    row in the compiled evaluation's instance order."""
+    """(positions, COLUMNS) full-row indices of many positions: each pattern instance's
+    (offset included, in the compiled evaluation's order), then both mobilities and the
+    parity."""
     n = players.shape[0]
-    out = np.empty((n, INSTANCES), dtype=np.int64)
+    out = np.empty((n, COLUMNS), dtype=np.int64)
     for j in range(n):
-        _indices_into(players[j], opponents[j], out[j])
+        P = players[j]
+        O = opponents[j]
+        _indices_into(P, O, out[j])
+        out[j, INSTANCES] = MOBILITY + popcount(legal_moves(P, O))
+        out[j, INSTANCES + 1] = MOBILITY + 64 + popcount(legal_moves(O, P))
+        out[j, INSTANCES + 2] = PARITY + ((64 - popcount(P | O)) & 1)
     return out
 
 
@@ -354,13 +377,35 @@ def instance_indices(player: int, opponent: int) -> list[tuple[str, int]]:
     return out
 
 
+def extra_indices(player: int, opponent: int) -> list[int]:
+    """Plain Python: the full-row indices of the mobility and parity features."""
+    mine = sum(1 for sq in range(64) if _legal(player, opponent, sq))
+    theirs = sum(1 for sq in range(64) if _legal(opponent, player, sq))
+    empties = 64 - (player | opponent).bit_count()
+    return [MOBILITY + mine, MOBILITY + 64 + theirs, PARITY + empties % 2]
+
+
+def _legal(player: int, opponent: int, sq: int) -> bool:
+    """Whether ``player`` may play ``sq``, walking the eight lines square by square."""
+    if (player | opponent) >> sq & 1:
+        return False
+    r, c = divmod(sq, 8)
+    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1), (0, -1), (-1, 0), (-1, -1), (-1, 1)):
+        rr, cc, seen = r + dr, c + dc, 0
+        while 0 <= rr < 8 and 0 <= cc < 8 and opponent >> (rr * 8 + cc) & 1:
+            rr, cc, seen = rr + dr, cc + dc, seen + 1
+        if seen and 0 <= rr < 8 and 0 <= cc < 8 and player >> (rr * 8 + cc) & 1:
+            return True
+    return False
+
+
 def features(player: int, opponent: int) -> list[int]:
-    """The compact features of a position (one per instance, then the bias): a row of the
-    trainer's design matrix, in plain Python."""
+    """The compact features of a position (one per instance, mobility, parity, then the
+    bias): a row of the trainer's design matrix, in plain Python."""
     offsets = dict(zip((p.name for p in PATTERNS), compact_offsets(), strict=True))
     by_name = {p.name: p for p in PATTERNS}
     return [int(offsets[n] + by_name[n].compact[i]) for n, i in instance_indices(player, opponent)
-            ] + [FEATURES - 1]
+            ] + [_CLASSES + i - MOBILITY for i in extra_indices(player, opponent)] + [FEATURES - 1]
 
 
 def disc_units(discs: float) -> int:

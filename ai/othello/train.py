@@ -57,7 +57,8 @@ CHUNK = 50
 WINDOW = 2
 """A stage is fitted on positions up to this many empties beyond its own."""
 LAMBDAS = (3.0, 10.0, 30.0)
-"""Regularisation strengths tried on each stage (the best on held-out games is kept)."""
+"""Regularisation strengths tried on each stage in the final fit (the best on held-out games
+is kept); the fits that only score leaves for the next stage's labels use the middle one."""
 HELD_OUT = 10
 """One game in this many is held out to choose the regularisation."""
 
@@ -240,7 +241,7 @@ def design(players: np.ndarray, opponents: np.ndarray) -> np.ndarray:
 
 
 def fit(rows: np.ndarray, y: np.ndarray, lam: float, features: int,
-        iterations: int = 300, tolerance: float = 1e-6,
+        iterations: int = 100, tolerance: float = 1e-4,
         start: np.ndarray | None = None) -> np.ndarray:
     """Weights ``w`` minimising ``|Xw - y|^2 + lam |w|^2``, where row ``i`` of ``X`` has a 1
     for each feature listed in ``rows[i]``: conjugate gradients on the normal equations
@@ -278,9 +279,9 @@ def fit(rows: np.ndarray, y: np.ndarray, lam: float, features: int,
 
 
 def fit_stage(stage: int, rows: np.ndarray, y: np.ndarray, game: np.ndarray,
-              empties: np.ndarray, report: TextIO) -> tuple[np.ndarray, str]:
-    """A stage's compact weights in discs, fitted on its window of labelled positions; and a
-    line saying how."""
+              empties: np.ndarray, choose: bool = True) -> tuple[np.ndarray, str]:
+    """A stage's compact weights in discs, fitted on its window of labelled positions, the
+    regularisation chosen on held-out games if ``choose``; and a line saying how."""
     low = stage * patterns.STAGE_EMPTIES - WINDOW
     high = stage * patterns.STAGE_EMPTIES + patterns.STAGE_EMPTIES - 1 + WINDOW
     if stage == patterns.STAGES - 1:
@@ -290,8 +291,9 @@ def fit_stage(stage: int, rows: np.ndarray, y: np.ndarray, game: np.ndarray,
     train = window & ~held
     if window.sum() == 0:
         return np.zeros(patterns.FEATURES), f"stage {stage:2d}: no positions"
-    best_lam, best_error = LAMBDAS[0], float("inf")
-    if held.sum() >= 50:
+    best_lam, best_error = LAMBDAS[len(LAMBDAS) // 2], float("nan")
+    if choose and held.sum() >= 50:
+        best_error = float("inf")
         for lam in LAMBDAS:
             w = fit(rows[train], y[train], lam, patterns.FEATURES)
             error = float(np.abs(w[rows[held]].sum(axis=1) - y[held]).mean())
@@ -320,18 +322,19 @@ def train(work: Path, out: Path, games: int, seed: int, exact_empties: int, dept
     game = data["game"]
     compact = np.zeros((patterns.STAGES, patterns.FEATURES))
     first = patterns.stage_of(exact_empties + 1)
-    for stage in range(first):
-        compact[stage], line = fit_stage(stage, rows, labels.values, game, empties, report)
+    for stage in range(first - 1):
+        compact[stage], _ = fit_stage(stage, rows, labels.values, game, empties, choose=False)
     for stage in range(first, patterns.STAGES):
         # Leaves of this stage's searches lie in the stages fitted so far.
-        compact[stage - 1], _ = fit_stage(stage - 1, rows, labels.values, game, empties, report)
+        compact[stage - 1], _ = fit_stage(stage - 1, rows, labels.values, game, empties,
+                                          choose=False)
         table = patterns.expand(to_int16(compact))
         label_stage(data, empties, labels, stage, exact_empties, depth, table, report)
     labeled = int((~np.isnan(labels.values)).sum())
     report.write(f"{labeled} positions labelled, {clock(time.perf_counter() - started)} "
                  "so far; final fit:\n")
     for stage in range(patterns.STAGES):
-        compact[stage], line = fit_stage(stage, rows, labels.values, game, empties, report)
+        compact[stage], line = fit_stage(stage, rows, labels.values, game, empties)
         report.write(line + "\n")
         report.flush()
     weights = to_int16(compact)
