@@ -300,7 +300,7 @@ def fit_stage(stage: int, rows: np.ndarray, y: np.ndarray, game: np.ndarray,
             if error < best_error:
                 best_lam, best_error = lam, error
     w = fit(rows[window], y[window], best_lam, patterns.FEATURES)
-    return w, (f"stage {stage:2d}: {int(window.sum()):7d} positions ({low}-{min(high, 60)} "
+    return w, (f"stage {stage:2d}: {int(window.sum()):7d} positions ({max(low, 0)}-{min(high, 60)} "
                f"empties), lambda {best_lam:g}, held-out mean error {best_error:.2f} discs")
 
 

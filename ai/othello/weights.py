@@ -42,7 +42,7 @@ PARITY = (0, 4, 12)
 EVALUATIONS = ("patterns", "classic")
 """The midgame evaluations: the learned pattern tables (``patterns``, weights fitted by
 ``ai.othello.train``) and the hand-made terms above (``classic``, kept for comparison)."""
-EVALUATION = "classic"
+EVALUATION = "patterns"
 """The evaluation every search uses unless told otherwise."""
 
 # Search tunables.
