@@ -30,7 +30,7 @@ DEPTH = 12
 """Plies of the search that scores the book's moves."""
 MARGIN = 1
 """Discs below the best a book move may score (scores are whole discs)."""
-PLIES = 8
+PLIES = 7
 """The book holds positions the book's side faces before this ply, both colours."""
 
 Entry = tuple[tuple[int, int], ...]
