@@ -37,6 +37,8 @@ from games.othello.kernels import legal_moves, popcount
 jitcache.drop_stale(__file__, weights.__file__, rules.__file__)
 
 WEIGHTS_FILE = Path(__file__).with_name("patterns.npz")
+"""The shipped weights: ``discus train othello --games 6000 --seed 1`` (316,111 positions
+from 6,000 self-play games; about 35 minutes of one core of a shared 2-core machine)."""
 VERSION = 1
 """Format and pattern set of the weights file; ``load`` refuses any other."""
 STAGE_EMPTIES = 5

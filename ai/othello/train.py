@@ -9,11 +9,13 @@ as it goes, so a stopped run picks up where it was:
    ``OPENING_MOVES`` random moves and with a random move now and then (``RANDOM_MOVE``).
    Every position with a move to play is kept once.
 2. **Labels**, in discs of final disc difference for the side to move: positions with at most
-   ``--exact-empties`` empty squares are solved exactly; then, stage by stage back from the
-   end, the rest get the score of a ``--depth`` search whose leaves are scored by the stages
-   already fitted (a stage spans fewer empties than the search is deep, so its leaves lie in
-   later stages): exact results are carried back a stage at a time, as Logistello and Edax
-   bootstrap their tables.
+   ``--exact-empties`` empty squares are solved exactly (default 18: from empty tables the
+   solver's median here was 3 ms at 14 empties, 13 ms at 16 and 43 ms at 18; along a game
+   the table carries one proof into the next, about 0.1 s a game for all of them); then,
+   stage by stage back from the end, the rest get the score of a ``--depth`` search whose
+   leaves are scored by the stages already fitted (a stage spans fewer empties than the
+   search is deep, so its leaves lie in later stages): exact results are carried back a
+   stage at a time, as Logistello and Edax bootstrap their tables.
 3. **Fit.** Per stage, regularised least squares on the compact features of the positions
    within ``WINDOW`` empties of the stage (preconditioned conjugate gradients on the normal
    equations, numpy only), the regularisation chosen on held-out games; written to ``FILE``
