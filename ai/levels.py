@@ -273,6 +273,13 @@ def choose_move(state: State, level: Level, rng_seed: int,
     last: Iteration | None = None
     for iteration in iterations:
         last = iteration
+    if last is not None and last.book:
+        # An opening book's moves are all good: any of them, by the seed, so games vary.
+        booked = sorted(m for m, _ in last.root_scores if m in legal)
+        if level.rails:
+            booked = [m for m in booked if not loses_in_one(state, m)]
+        if booked:
+            return random.Random(rng_seed).choice(booked)
     exact, bounded = _root_scores(last, legal, level.candidates)
     if level.rails:
         safe_exact = [(m, s) for m, s in exact if not loses_in_one(state, m)]

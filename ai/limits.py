@@ -51,7 +51,8 @@ class Iteration:
     ``score`` is from the side to move. ``exact`` is true only when ``score`` is proven (a
     solved position), in which case it is in the game's exact units. ``root_scores`` pairs
     root moves with scores, best first; the first ``Limits.multipv`` of them are exact at this
-    depth, the rest may be bounds.
+    depth, the rest may be bounds. ``book`` marks an answer from an opening book: every move
+    of ``root_scores`` is one the book plays there, and a level picks among them.
     """
 
     depth: int
@@ -62,3 +63,4 @@ class Iteration:
     seconds: float
     exact: bool = False
     root_scores: tuple[tuple[int, int], ...] = field(default=())
+    book: bool = False

@@ -1,6 +1,7 @@
 """Othello benchmark: FFO endgames solved exactly, with ratios against Edax.
 
-``python -m bench.othello [--ffo 40-44]`` (perft rates are in ``bench.perft``)
+``python -m bench.othello [--ffo 40-44] [--evaluation classic]`` (perft rates are in
+``bench.perft``; ``--evaluation`` picks what orders the moves before the solve)
 
 Reference figures (``shared/data/README.md``, same kind of 2-core machine, busy): Edax solves
 FFO #40-#44 in 22 s wall (13.3 s CPU) at about 50M nodes per CPU second. JIT warm-up is
@@ -24,6 +25,7 @@ IMPORT_SECONDS = time.perf_counter() - _T0
 import ai  # noqa: E402
 from ai.levels import choose_move, find  # noqa: E402
 from ai.limits import Limits  # noqa: E402
+from ai.othello import engine  # noqa: E402
 from bench import reference_data  # noqa: E402
 from games.othello import GAME  # noqa: E402
 
@@ -45,7 +47,7 @@ def best_answers(line: str) -> tuple[set[str], int]:
     return {move.lower() for move, score in answers if int(score) == best}, best
 
 
-def bench_ffo(numbers: Sequence[int]) -> bool:
+def bench_ffo(numbers: Sequence[int], evaluation: str | None = None) -> bool:
     lines = ffo_lines()
     print(f"{'#':>3} {'empties':>7} {'move':>5} {'score':>5} {'want':>5} {'ok':>3} "
           f"{'wall s':>8} {'cpu s':>8} {'nodes':>13} {'Mn/s cpu':>9} {'edax s':>7}")
@@ -57,7 +59,7 @@ def bench_ffo(numbers: Sequence[int]) -> bool:
         state = GAME.parse_position(line)
         moves, want = best_answers(line)
         wall0, cpu0 = time.perf_counter(), time.process_time()
-        last = ai.best(state, Limits(exact=True))
+        last = list(engine.search(state, Limits(exact=True), evaluation=evaluation))[-1]
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
         move = GAME.format_move(last.move)
         right = last.exact and last.score == want and move in moves
@@ -118,10 +120,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ffo", default="40-44", help="FFO numbers, e.g. 40-44 or 45")
     parser.add_argument("--level", default="", help="also play FFO #40-59 at this level's "
                         "limits (e.g. expert) and count its best moves")
+    parser.add_argument("--evaluation", default=None, help="patterns or classic (default: "
+                        "the engine's)")
     args = parser.parse_args(argv)
     warm = IMPORT_SECONDS + ai.warm_up("othello")
     print(f"engine JIT warm-up (compile or load from cache, import included): {warm:.2f} s")
-    right = bench_ffo(_numbers(args.ffo)) if args.ffo else True
+    right = bench_ffo(_numbers(args.ffo), args.evaluation) if args.ffo else True
     if args.level:
         bench_expert(_numbers("40-59"), args.level)
     return 0 if right else 1

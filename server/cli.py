@@ -49,11 +49,22 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _book(args: argparse.Namespace) -> int:
+    if args.game == "othello":
+        from ai.othello import book_build as othello_book
+
+        return othello_book.main({"build": [], "verify": ["--verify", str(args.sample)],
+                                  "stats": ["--stats"]}[args.action])
     from ai.connect4 import book_build
 
     options = {"build": [] if args.processes is None else ["--processes", str(args.processes)],
                "verify": ["--verify", str(args.sample)], "stats": ["--stats"]}
     return book_build.main(options[args.action])
+
+
+def _train(args: argparse.Namespace) -> int:
+    from ai.othello import train
+
+    return train.main(args.rest)
 
 
 def _worker(args: argparse.Namespace) -> int:
@@ -181,14 +192,23 @@ def _parser() -> argparse.ArgumentParser:
                    "silent node keeps its rooms before others take them over (default 3)")
     p.set_defaults(func=_serve)
 
-    p = sub.add_parser("book", help="the Connect Four opening book: build, verify, stats")
+    p = sub.add_parser("book", help="the opening books (Connect Four by default, Othello): "
+                       "build, verify, stats")
     p.add_argument("action", choices=("build", "verify", "stats"))
-    p.add_argument("game", nargs="?", default="connect4", choices=("connect4",))
+    p.add_argument("game", nargs="?", default="connect4", choices=("connect4", "othello"))
     p.add_argument("--sample", type=int, default=20, metavar="N",
-                   help="entries verify solves again (default 20)")
+                   help="entries verify solves (Othello: searches) again (default 20)")
     p.add_argument("--processes", type=int, default=None, metavar="N",
-                   help="processes build solves on (default: one a core)")
+                   help="processes the Connect Four build solves on (default: one a core)")
     p.set_defaults(func=_book)
+
+    p = sub.add_parser("train", help="make the Othello evaluation's training data and fit its "
+                       "weights (resumable; see ai/othello/train.py)")
+    p.add_argument("game", choices=("othello",))
+    p.add_argument("rest", nargs=argparse.REMAINDER,
+                   help="--games N, --seed S, --work DIR, --out FILE, --exact-empties E, "
+                   "--depth D")
+    p.set_defaults(func=_train)
 
     p = sub.add_parser("worker", help="find AI moves for every server sharing a Redis")
     p.add_argument("--redis-url", default=None, help="default: $REDIS_URL (required)")

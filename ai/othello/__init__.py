@@ -1,7 +1,10 @@
 """The Othello engine: ``search(state, limits)`` and ``warm_up()`` (see ``ai.othello.engine``).
 
-Modules: ``weights`` (every tunable), ``evaluation`` (the static score), ``alphabeta`` (the
-compiled midgame PVS and endgame solver), ``engine`` (iterative deepening and the solve).
+Modules: ``weights`` (every tunable), ``patterns`` (the learned static score, its weights in
+``patterns.npz``), ``evaluation`` (the hand-made one, kept for comparison, and the scores of
+finished games), ``alphabeta`` (the compiled midgame PVS and endgame solver), ``engine``
+(iterative deepening, the solve and the opening ``book``), ``train`` (makes the training data
+and fits the patterns), ``book_build`` (makes the book).
 """
 
 from ai.othello.engine import search, warm_up

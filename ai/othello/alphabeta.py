@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from ai import jitcache, tt
-from ai.othello import evaluation, weights
+from ai.othello import evaluation, patterns, weights
 from ai.othello.evaluation import evaluate, terminal
 from ai.othello.weights import (
     END_ETC,
@@ -56,7 +56,8 @@ from games.othello.kernels import (
     popcount,
 )
 
-jitcache.drop_stale(__file__, tt.__file__, evaluation.__file__, weights.__file__, rules.__file__)
+jitcache.drop_stale(__file__, tt.__file__, evaluation.__file__, patterns.__file__,
+                    weights.__file__, rules.__file__)
 
 NODES, MAX_NODES, ABORTED, USE_TT, GENERATION = 0, 1, 2, 3, 4
 POLL = 4095
@@ -114,6 +115,21 @@ def _tick(ctl: np.ndarray, stop: np.ndarray) -> bool:
 # Midgame
 
 
+CLASSIC = np.zeros((0, patterns.ROW), dtype=np.int16)
+"""The ``pattern_table`` that selects the hand-made evaluation (``evaluation.evaluate``)."""
+
+
+@njit(cache=True, nogil=True, inline="always")
+def leaf(P: np.uint64, O: np.uint64, pattern_table: np.ndarray) -> int:
+    """The static score the midgame uses: the patterns of ``pattern_table`` (a finished game
+    gets its ``terminal`` score), or the hand-made evaluation when the table has no rows."""
+    if pattern_table.shape[0] == 0:
+        return evaluate(P, O)
+    if legal_moves(P, O) == ZERO and legal_moves(O, P) == ZERO:
+        return terminal(P, O)
+    return patterns.evaluate(P, O, pattern_table)
+
+
 @njit(cache=True, nogil=True)
 def _order_mid(
     P: np.uint64, O: np.uint64, moves: np.uint64, depth: int, ply: int, tt_move: int,
@@ -155,24 +171,24 @@ def _order_mid(
 # types differ from the outer call's (an int literal, say) reloads broken (numba #6713).
 @njit(
     "int64(uint64, uint64, int64, int64, int64, int64, uint64[:, ::1], int64[::1], int64[::1],"
-    " int64[:, ::1], int64[:, ::1], int64[::1])",
+    " int64[:, ::1], int64[:, ::1], int64[::1], int16[:, ::1])",
     cache=True, nogil=True,
 )
 def _pvs(
     P: np.uint64, O: np.uint64, depth: int, alpha: int, beta: int, ply: int,
     table: np.ndarray, ctl: np.ndarray, stop: np.ndarray,
-    buf: np.ndarray, killers: np.ndarray, history: np.ndarray,
+    buf: np.ndarray, killers: np.ndarray, history: np.ndarray, pattern_table: np.ndarray,
 ) -> int:
     if _tick(ctl, stop):
         return 0
     if depth <= 0:
-        return evaluate(P, O)
+        return leaf(P, O, pattern_table)
     moves = legal_moves(P, O)
     if moves == ZERO:
         if legal_moves(O, P) == ZERO:
             return terminal(P, O)
         return -_pvs(O, P, depth - 1, -beta, -alpha, ply + 1, table, ctl, stop, buf, killers,
-                     history)
+                     history, pattern_table)
     use_tt = ctl[USE_TT] != 0 and depth >= 2
     key = hash_key(P, O)
     tt_move = -1
@@ -201,13 +217,13 @@ def _pvs(
         nO = P | f | (ONE << _U(sq))
         if i == 0:
             score = -_pvs(nP, nO, depth - 1, -beta, -alpha, ply + 1, table, ctl, stop, buf,
-                          killers, history)
+                          killers, history, pattern_table)
         else:
             score = -_pvs(nP, nO, depth - 1, -alpha - 1, -alpha, ply + 1, table, ctl, stop,
-                          buf, killers, history)
+                          buf, killers, history, pattern_table)
             if alpha < score < beta:
                 score = -_pvs(nP, nO, depth - 1, -beta, -score, ply + 1, table, ctl, stop,
-                              buf, killers, history)
+                              buf, killers, history, pattern_table)
         if ctl[ABORTED] != 0:
             return 0
         if score > best:
@@ -236,13 +252,13 @@ def _pvs(
 def mid_root(
     P: np.uint64, O: np.uint64, depth: int, root_moves: np.ndarray, scores: np.ndarray,
     multipv: int, table: np.ndarray, ctl: np.ndarray, stop: np.ndarray,
-    buf: np.ndarray, killers: np.ndarray, history: np.ndarray,
+    buf: np.ndarray, killers: np.ndarray, history: np.ndarray, pattern_table: np.ndarray,
 ) -> int:
     """Search ``root_moves`` (in that order) to ``depth``; fills ``scores``, returns the best.
 
-    The best ``multipv`` moves get exact scores; the others' scores may be upper bounds. A
-    root with no legal move must be given ``[PASS]``. The result is meaningless if
-    ``ctl[ABORTED]`` is set.
+    Leaves are scored by ``leaf`` with ``pattern_table``. The best ``multipv`` moves get exact
+    scores; the others' scores may be upper bounds. A root with no legal move must be given
+    ``[PASS]``. The result is meaningless if ``ctl[ABORTED]`` is set.
     """
     n = root_moves.shape[0]
     best = -INF
@@ -261,13 +277,13 @@ def mid_root(
             nP, nO = O ^ f, P | f | (ONE << _U(sq))
         if i < multipv:
             score = -_pvs(nP, nO, depth - 1, -INF, INF, 1, table, ctl, stop, buf, killers,
-                          history)
+                          history, pattern_table)
         else:
             score = -_pvs(nP, nO, depth - 1, -bar - 1, -bar, 1, table, ctl, stop, buf,
-                          killers, history)
+                          killers, history, pattern_table)
             if score > bar:
                 score = -_pvs(nP, nO, depth - 1, -INF, -bar, 1, table, ctl, stop, buf,
-                              killers, history)
+                              killers, history, pattern_table)
         if ctl[ABORTED] != 0:
             return best_i
         scores[i] = score

@@ -13,6 +13,9 @@ position is solved, a last exact one. How it decides:
   ordering iterations, then the exact solve if its expected time fits the time left
   (``weights.SOLVE_SECONDS``), else midgame iterations as below. A solve cut by the deadline
   leaves the last midgame iteration as the answer.
+- bounded by time alone, after the single best move (the expert level), with the shipped
+  evaluation, in a position of the opening book (``book``): the book's near-best moves as
+  one iteration marked ``book``, at once (``levels.choose_move`` picks one of them).
 - otherwise: midgame iterations until a limit, never one as deep as the empties: where the
   next iteration would reach the end of the game, the exact solve runs instead (if the soft
   time allows starting it; the hard deadline still stops it, and then the last midgame
@@ -35,10 +38,13 @@ from ai import tt
 from ai.clock import StopFlag
 from ai.limits import Iteration, Limits
 from ai.othello import alphabeta as kernels
-from ai.othello.evaluation import evaluate, to_discs
+from ai.othello import book, patterns
+from ai.othello.evaluation import to_discs
 from ai.othello.weights import (
     AUTO_SOLVE_EMPTIES,
     CLOCK_SOLVE_EMPTIES,
+    EVALUATION,
+    EVALUATIONS,
     INF,
     SOLVE_SECONDS,
     SOLVE_TIME_SHARE,
@@ -57,10 +63,23 @@ alpha-beta); used to stop deepening in time to start a clock-bounded solve."""
 _U = np.uint64
 
 
-class _Tables(threading.local):
-    """The two transposition tables of this thread, made on first use and kept.
+def pattern_table(evaluation: str | None = None) -> np.ndarray:
+    """What the kernels take to score leaves with ``evaluation`` (one of
+    ``weights.EVALUATIONS``; default ``weights.EVALUATION``): the shipped pattern weights,
+    or no rows for the hand-made evaluation. ``ValueError`` for another name."""
+    name = EVALUATION if evaluation is None else evaluation
+    if name == "patterns":
+        return patterns.load()
+    if name == "classic":
+        return kernels.CLASSIC
+    raise ValueError(f"no Othello evaluation {name!r}; there are {', '.join(EVALUATIONS)}")
 
-    One pair per thread: concurrent searches writing one table could tear an entry (its key
+
+class _Tables(threading.local):
+    """The transposition tables of this thread, made on first use and kept: one endgame
+    table, and a midgame table per evaluation (their scores do not mix).
+
+    One set per thread: concurrent searches writing one table could tear an entry (its key
     from one position, its bound from another) and corrupt an exact result.
     """
 
@@ -68,17 +87,18 @@ class _Tables(threading.local):
         self.reset()
 
     def reset(self) -> None:
-        """Drop both tables; the next search makes new empty ones."""
-        self.mid: np.ndarray | None = None
+        """Drop every table; the next search makes new empty ones."""
+        self.mid: dict[str, np.ndarray] = {}
         self.end: np.ndarray | None = None
         self.generation = 0
 
-    def get(self) -> tuple[np.ndarray, np.ndarray, int]:
-        if self.mid is None or self.end is None:
-            self.mid = tt.new_table(TT_BITS)
+    def get(self, evaluation: str) -> tuple[np.ndarray, np.ndarray, int]:
+        if evaluation not in self.mid:
+            self.mid[evaluation] = tt.new_table(TT_BITS)
+        if self.end is None:
             self.end = tt.new_table(TT_BITS)
         self.generation = (self.generation + 1) & 0xFF
-        return self.mid, self.end, self.generation
+        return self.mid[evaluation], self.end, self.generation
 
 
 _TABLES = _Tables()
@@ -112,14 +132,28 @@ def _pv(table: np.ndarray, P: int, O: int, first: int, salt: int, length: int) -
     return tuple(pv)
 
 
-def search(state: OthelloState, limits: Limits) -> Iterator[Iteration]:
-    """Yield each finished iteration of a search of ``state``; see the module docstring."""
+def search(state: OthelloState, limits: Limits, evaluation: str | None = None
+           ) -> Iterator[Iteration]:
+    """Yield each finished iteration of a search of ``state``; see the module docstring.
+
+    ``evaluation`` picks the midgame's static score (``weights.EVALUATIONS``; default
+    ``weights.EVALUATION``): comparison matches set it, the server never does."""
     legal = state.legal_moves()
     if not legal:
         raise ValueError("the game is over: there is nothing to search")
+    leaves = pattern_table(evaluation)
+    if (
+        limits.depth is None and not limits.exact and limits.multipv == 1
+        and limits.soft_time is not None and evaluation in (None, EVALUATION)
+    ):
+        hit = book.lookup(state)
+        if hit:
+            yield Iteration(depth=book.DEPTH, score=hit[0][1], move=hit[0][0], pv=(hit[0][0],),
+                            nodes=0, seconds=0.0, root_scores=hit, book=True)
+            return
     P, O = state.mover_boards()
     empties = 64 - (P | O).bit_count()
-    mid_table, end_table, generation = _TABLES.get()
+    mid_table, end_table, generation = _TABLES.get(evaluation or EVALUATION)
     ctl = kernels.new_control(limits.nodes, use_tt=True, generation=generation)
     buf, killers, history = kernels.new_buffers()
     never = np.zeros(1, dtype=np.int64)
@@ -153,7 +187,7 @@ def search(state: OthelloState, limits: Limits) -> Iterator[Iteration]:
             stop = never if depth == 1 else flag.array
             best_i = kernels.mid_root(
                 _U(P), _U(O), depth, order, scores, multipv, mid_table, ctl, stop, buf,
-                killers, history,
+                killers, history, leaves,
             )
             if ctl[kernels.ABORTED]:
                 break
@@ -242,6 +276,8 @@ def warm_up() -> float:
     )
     for _ in search(state, Limits(depth=3)):
         pass
+    for _ in search(state, Limits(depth=3), evaluation="classic"):
+        pass
     for _ in search(GAME.initial(), Limits(depth=2)):
         pass
     quick = GAME.parse_moves("f5d6c3d3c4f4f6f3e6e7d7c5b6")
@@ -256,24 +292,33 @@ def clear() -> None:
     _TABLES.reset()
 
 
-def fixed_depth_value(state: OthelloState, depth: int, use_tt: bool = False) -> int:
+def leaf_value(state: OthelloState, evaluation: str | None = None) -> int:
+    """The static score the midgame search gives ``state`` at a leaf, from its side to
+    move's view (a plain-Python reference search calls this to see what the engine sees)."""
+    P, O = state.mover_boards()
+    return int(kernels.leaf(_U(P), _U(O), pattern_table(evaluation)))
+
+
+def fixed_depth_value(state: OthelloState, depth: int, use_tt: bool = False,
+                      evaluation: str | None = None, table_bits: int = 16) -> int:
     """The compiled midgame score of ``state`` at exactly ``depth`` plies (internal units).
 
     Without the table this is by contract the plain negamax value over ``games`` states with
-    ``evaluation.leaf_value`` at the leaves (a pass is a ply); tests hold it to that.
+    ``leaf_value`` at the leaves (a pass is a ply); tests hold it to that.
     """
     legal = state.legal_moves()
+    leaves = pattern_table(evaluation)
     if not legal or depth < 1:
-        return int(evaluate(*(_U(b) for b in state.mover_boards())))
+        return leaf_value(state, evaluation)
     P, O = state.mover_boards()
-    table = tt.new_table(16)
+    table = tt.new_table(table_bits)
     ctl = kernels.new_control(None, use_tt=use_tt, generation=1)
     buf, killers, history = kernels.new_buffers()
     order = np.array(legal, dtype=np.int64)
     scores = np.full(len(order), -INF, dtype=np.int64)
     stop = np.zeros(1, dtype=np.int64)
     best_i = kernels.mid_root(_U(P), _U(O), depth, order, scores, 1, table, ctl, stop, buf,
-                              killers, history)
+                              killers, history, leaves)
     return int(scores[best_i])
 
 

@@ -39,6 +39,12 @@ DISCS = (0, 1, 4)
 PARITY = (0, 4, 12)
 """Bonus when the side to move will also make the last move (odd number of empties)."""
 
+EVALUATIONS = ("patterns", "classic")
+"""The midgame evaluations: the learned pattern tables (``patterns``, weights fitted by
+``ai.othello.train``) and the hand-made terms above (``classic``, kept for comparison)."""
+EVALUATION = "patterns"
+"""The evaluation every search uses unless told otherwise."""
+
 # Search tunables.
 AUTO_SOLVE_EMPTIES = 14
 """A non-exact search with this many empties or fewer (and no depth limit below them) ends

@@ -18,8 +18,7 @@ import pytest
 import ai
 from ai import reference
 from ai.limits import Limits
-from ai.othello.engine import exact_value, fixed_depth_value
-from ai.othello.evaluation import leaf_value
+from ai.othello.engine import exact_value, fixed_depth_value, leaf_value
 from ai.othello.weights import END_TT
 from games.base import State
 from games.othello import GAME, PASS, OthelloState
@@ -68,7 +67,8 @@ def compiled() -> None:
     ai.warm_up("othello")
 
 
-def test_compiled_alpha_beta_equals_plain_negamax_at_the_same_depth() -> None:
+@pytest.mark.parametrize("evaluation", ["patterns", "classic"])
+def test_compiled_alpha_beta_equals_plain_negamax_at_the_same_depth(evaluation: str) -> None:
     rng = random.Random(2026)
     checked = 0
     while checked < 250:
@@ -76,8 +76,9 @@ def test_compiled_alpha_beta_equals_plain_negamax_at_the_same_depth() -> None:
         if state.is_over():
             continue
         depth = rng.choice((1, 2, 3))
-        expected = reference.negamax(state, depth, leaf_value)
-        assert fixed_depth_value(state, depth) == expected, GAME.format_position(state)
+        expected = reference.negamax(state, depth, lambda s: leaf_value(s, evaluation))
+        assert fixed_depth_value(state, depth, evaluation=evaluation) == expected, (
+            GAME.format_position(state))
         checked += 1
 
 

@@ -1,0 +1,374 @@
+"""Make the Othello pattern evaluation's training data here and fit its weights.
+
+``discus train othello [--games N] [--seed S] [--work DIR] [--out FILE]`` (the same as
+``python -m ai.othello.train``) runs three resumable steps, each saving its work in ``DIR``
+as it goes, so a stopped run picks up where it was:
+
+1. **Games.** Self-play between the shipped levels ``beginner``, ``easy`` and ``medium``
+   (their depths, no clock, the hand-made evaluation), each game opening with up to
+   ``OPENING_MOVES`` random moves and with a random move now and then (``RANDOM_MOVE``).
+   Every position with a move to play is kept once.
+2. **Labels**, in discs of final disc difference for the side to move: positions with at most
+   ``--exact-empties`` empty squares are solved exactly (default 18: from empty tables the
+   solver's median here was 3 ms at 14 empties, 13 ms at 16 and 43 ms at 18; along a game
+   the table carries one proof into the next, about 0.1 s a game for all of them); then,
+   stage by stage back from the end, the rest get the score of a ``--depth`` search whose
+   leaves are scored by the stages already fitted (a stage spans fewer empties than the
+   search is deep, so its leaves lie in later stages): exact results are carried back a
+   stage at a time, as Logistello and Edax bootstrap their tables.
+3. **Fit.** Per stage, regularised least squares on the compact features of the positions
+   within ``WINDOW`` empties of the stage (preconditioned conjugate gradients on the normal
+   equations, numpy only), the regularisation chosen on held-out games; written to ``FILE``
+   as int16 weights in ``weights.DISC`` units (``patterns.save``).
+
+Everything is seeded: the same seed and options give the same weights (game ``i`` plays from
+its own seed; the search tables are cleared every ``CHUNK`` games, where a resumed run
+starts; labels come from fresh tables).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from ai import tt
+from ai.levels import choose_move, find
+from ai.limits import Limits
+from ai.othello import alphabeta as kernels
+from ai.othello import engine, patterns
+from ai.othello.evaluation import to_discs
+from ai.othello.weights import DISC, INF, TT_BITS
+from ai.progress import Progress, clock
+from games.othello import GAME, PASS, OthelloState
+
+OPENING_MOVES = 10
+"""A game opens with 0 to this many random legal moves."""
+RANDOM_MOVE = 0.04
+"""Chance that a move after the opening is random (new kinds of positions)."""
+PLAYERS = (("beginner", 1), ("easy", 2), ("medium", 4))
+"""Levels that play the games, with their odds of playing a side."""
+CHUNK = 50
+"""Games saved at a time (a resumed run starts at a chunk)."""
+WINDOW = 2
+"""A stage is fitted on positions up to this many empties beyond its own."""
+LAMBDAS = (3.0, 10.0, 30.0)
+"""Regularisation strengths tried on each stage in the final fit (the best on held-out games
+is kept); the fits that only score leaves for the next stage's labels use the middle one."""
+HELD_OUT = 10
+"""One game in this many is held out to choose the regularisation."""
+
+_U = np.uint64
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. Games
+
+
+def play_game(seed: int) -> list[OthelloState]:
+    """One self-play game from ``seed``: the positions where the side to move has a move."""
+    rng = random.Random(seed)
+    names = [name for name, _ in PLAYERS]
+    odds = [odds for _, odds in PLAYERS]
+    sides = [find("othello", name) for name in rng.choices(names, odds, k=2)]
+    state = GAME.initial()
+    seen = []
+    for _ in range(rng.randint(0, OPENING_MOVES)):
+        if state.is_over():
+            break
+        state = state.play(rng.choice(state.legal_moves()))
+    while not state.is_over():
+        legal = state.legal_moves()
+        if legal != [PASS]:
+            seen.append(state)
+        if len(legal) == 1:
+            move = legal[0]
+        elif rng.random() < RANDOM_MOVE:
+            move = rng.choice(legal)
+        else:
+            level = sides[state.to_move]
+            limits = Limits(depth=level.max_depth, multipv=level.candidates)
+            iterations = list(engine.search(state, limits, evaluation="classic"))
+            move = choose_move(state, level, rng.getrandbits(32), iterations)
+        state = state.play(move)
+    return seen
+
+
+def generate(work: Path, games: int, seed: int, report: TextIO) -> dict[str, np.ndarray]:
+    """Play games until ``work/positions.npz`` holds ``games`` of them; returns its arrays:
+    ``players``, ``opponents`` (the side to move's and the other's discs) and ``game``."""
+    path = work / "positions.npz"
+    players: list[int] = []
+    opponents: list[int] = []
+    game_of: list[int] = []
+    done = 0
+    if path.exists():
+        with np.load(path) as data:
+            players = [int(x) for x in data["players"]]
+            opponents = [int(x) for x in data["opponents"]]
+            game_of = [int(x) for x in data["game"]]
+            done = int(data["games"])
+    seen = set(zip(players, opponents, strict=True))
+    progress = Progress(report, "games    ", games, done)
+    while done < games:
+        engine.clear()  # each chunk starts from empty tables, as a resumed run does
+        for index in range(done, min(done + CHUNK, games)):
+            for state in play_game(seed * 1_000_003 + index):
+                P, O = state.mover_boards()
+                if (P, O) not in seen:
+                    seen.add((P, O))
+                    players.append(P)
+                    opponents.append(O)
+                    game_of.append(index)
+            progress.step()
+        done = min(done + CHUNK, games)
+        _save(path, players=np.array(players, dtype=np.uint64),
+              opponents=np.array(opponents, dtype=np.uint64),
+              game=np.array(game_of, dtype=np.int32), games=np.array(done))
+    with np.load(path) as data:
+        return {k: data[k] for k in ("players", "opponents", "game")}
+
+
+def _save(path: Path, **arrays: np.ndarray) -> None:
+    """Write arrays to ``path`` whole or not at all (a stop mid-write keeps the old file)."""
+    temporary = path.with_suffix(".tmp.npz")
+    np.savez(temporary, **arrays)  # type: ignore[arg-type]
+    temporary.replace(path)
+
+
+def empties_of(players: np.ndarray, opponents: np.ndarray) -> np.ndarray:
+    filled = players | opponents
+    bits = np.unpackbits(filled.view(np.uint8).reshape(-1, 8), axis=1).sum(axis=1)
+    return (64 - bits).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Labels
+
+
+def solve_exact(P: int, O: int, table: np.ndarray) -> int:
+    """The exact final disc difference for the side to move (``table``: an endgame table)."""
+    ctl = kernels.new_control(None, use_tt=True, generation=1)
+    stop = np.zeros(1, dtype=np.int64)
+    return int(kernels.solve(_U(P), _U(O), -INF, INF, table, ctl, stop))
+
+
+def search_label(state: OthelloState, depth: int, table: np.ndarray) -> float:
+    """A ``depth`` search's score in discs with leaves scored by the pattern ``table``."""
+    legal = state.legal_moves()
+    P, O = state.mover_boards()
+    mid = tt.new_table(14)
+    ctl = kernels.new_control(None, use_tt=True, generation=1)
+    buf, killers, history = kernels.new_buffers()
+    order = np.array(legal, dtype=np.int64)
+    scores = np.full(len(order), -INF, dtype=np.int64)
+    stop = np.zeros(1, dtype=np.int64)
+    best = kernels.mid_root(_U(P), _U(O), depth, order, scores, 1, mid, ctl, stop, buf,
+                            killers, history, table)
+    value = int(scores[best])
+    if abs(value) >= INF // 3:  # a finished game's score (evaluation.terminal)
+        return float(to_discs(value))
+    return value / DISC
+
+
+class Labels:
+    """``work/labels.npy``: one label per position (NaN until labelled), saved every
+    ``every`` seconds and at the end of each step."""
+
+    def __init__(self, work: Path, count: int, every: float = 20.0) -> None:
+        self.path = work / "labels.npy"
+        self.values = np.load(self.path) if self.path.exists() else np.full(count, np.nan)
+        assert len(self.values) == count, "labels.npy is for other positions: delete it"
+        self.every = every
+        self.saved = time.perf_counter()
+
+    def set(self, i: int, value: float) -> None:
+        self.values[i] = value
+        if time.perf_counter() - self.saved > self.every:
+            self.save()
+
+    def save(self) -> None:
+        temporary = self.path.with_suffix(".tmp.npy")
+        np.save(temporary, self.values)
+        temporary.replace(self.path)
+        self.saved = time.perf_counter()
+
+
+def label_exact(data: dict[str, np.ndarray], empties: np.ndarray, labels: Labels,
+                exact_empties: int, report: TextIO) -> None:
+    todo = np.flatnonzero((empties <= exact_empties) & np.isnan(labels.values))
+    table = tt.new_table(TT_BITS)
+    progress = Progress(report, f"exact <={exact_empties:2d}", int(
+        (empties <= exact_empties).sum()), int((empties <= exact_empties).sum()) - len(todo))
+    for i in todo:  # game by game: the table carries one position's proof to the next
+        labels.set(int(i), float(solve_exact(int(data["players"][i]), int(data["opponents"][i]),
+                                             table)))
+        progress.step()
+    labels.save()
+
+
+def label_stage(data: dict[str, np.ndarray], empties: np.ndarray, labels: Labels,
+                stage: int, exact_empties: int, depth: int, table: np.ndarray,
+                report: TextIO) -> None:
+    """Search-label the positions of ``stage`` beyond the exact ones."""
+    mine = (np.array([patterns.stage_of(int(e)) for e in empties]) == stage) & (
+        empties > exact_empties)
+    todo = np.flatnonzero(mine & np.isnan(labels.values))
+    progress = Progress(report, f"stage {stage:2d}  ", int(mine.sum()), int(mine.sum()) - len(todo))
+    for i in todo:
+        P, O = int(data["players"][i]), int(data["opponents"][i])
+        state = OthelloState(P, O, 0)  # black to move: the board from the mover's view
+        labels.set(int(i), search_label(state, depth, table))
+        progress.step()
+    labels.save()
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Fit
+
+
+def design(players: np.ndarray, opponents: np.ndarray) -> np.ndarray:
+    """(positions, instances + 1) compact feature ids: each row lists the features that are 1
+    (a feature listed twice counts twice); the last column is the bias."""
+    full = patterns.full_indices(players, opponents)
+    compact = patterns.full_to_compact()[full]
+    bias = np.full((len(players), 1), patterns.FEATURES - 1, dtype=np.int64)
+    return np.hstack([compact, bias])
+
+
+def fit(rows: np.ndarray, y: np.ndarray, lam: float, features: int,
+        iterations: int = 100, tolerance: float = 1e-4,
+        start: np.ndarray | None = None) -> np.ndarray:
+    """Weights ``w`` minimising ``|Xw - y|^2 + lam |w|^2``, where row ``i`` of ``X`` has a 1
+    for each feature listed in ``rows[i]``: conjugate gradients on the normal equations
+    ``(X'X + lam I) w = X'y``, preconditioned by their diagonal (each feature's count plus
+    ``lam``: an exact solve for features no two positions share). Features never seen get 0."""
+    k = rows.shape[1]
+    flat = rows.ravel()
+
+    def gram(w: np.ndarray) -> np.ndarray:
+        r = w[rows].sum(axis=1)
+        return np.bincount(flat, weights=np.repeat(r, k), minlength=features) + lam * w
+
+    # The diagonal's counts (a feature listed twice in a row adds 2 here, 4 in X'X: only the
+    # preconditioner is that rough, not the solution).
+    inverse = 1.0 / (np.bincount(flat, minlength=features) + lam)
+    b = np.bincount(flat, weights=np.repeat(y, k), minlength=features)
+    w = np.zeros(features) if start is None else start.astype(np.float64).copy()
+    r = b - gram(w)
+    z = inverse * r
+    p = z.copy()
+    rz = r @ z
+    norm_b = np.linalg.norm(b) or 1.0
+    for _ in range(iterations):
+        if np.linalg.norm(r) <= tolerance * norm_b:
+            break
+        q = gram(p)
+        step = rz / (p @ q)
+        w += step * p
+        r -= step * q
+        z = inverse * r
+        rz_next = r @ z
+        p = z + (rz_next / rz) * p
+        rz = rz_next
+    return w
+
+
+def fit_stage(stage: int, rows: np.ndarray, y: np.ndarray, game: np.ndarray,
+              empties: np.ndarray, choose: bool = True) -> tuple[np.ndarray, str]:
+    """A stage's compact weights in discs, fitted on its window of labelled positions, the
+    regularisation chosen on held-out games if ``choose``; and a line saying how."""
+    low = stage * patterns.STAGE_EMPTIES - WINDOW
+    high = stage * patterns.STAGE_EMPTIES + patterns.STAGE_EMPTIES - 1 + WINDOW
+    if stage == patterns.STAGES - 1:
+        high = 64
+    window = (empties >= low) & (empties <= high) & ~np.isnan(y)
+    held = window & (game % HELD_OUT == 0)
+    train = window & ~held
+    if window.sum() == 0:
+        return np.zeros(patterns.FEATURES), f"stage {stage:2d}: no positions"
+    best_lam, best_error = LAMBDAS[len(LAMBDAS) // 2], float("nan")
+    if choose and held.sum() >= 50:
+        best_error = float("inf")
+        for lam in LAMBDAS:
+            w = fit(rows[train], y[train], lam, patterns.FEATURES)
+            error = float(np.abs(w[rows[held]].sum(axis=1) - y[held]).mean())
+            if error < best_error:
+                best_lam, best_error = lam, error
+    w = fit(rows[window], y[window], best_lam, patterns.FEATURES)
+    return w, (f"stage {stage:2d}: {int(window.sum()):7d} positions ({max(low, 0)}-{min(high, 60)} "
+               f"empties), lambda {best_lam:g}, held-out mean error {best_error:.2f} discs")
+
+
+def to_int16(w: np.ndarray) -> np.ndarray:
+    return np.clip(np.rint(w * DISC), -32000, 32000).astype(np.int16)
+
+
+def train(work: Path, out: Path, games: int, seed: int, exact_empties: int, depth: int,
+          report: TextIO = sys.stdout) -> np.ndarray:
+    """Run every step (each resumes from ``work``); writes and returns the compact weights."""
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    data = generate(work, games, seed, report)
+    empties = empties_of(data["players"], data["opponents"])
+    report.write(f"{len(empties)} distinct positions from {games} games\n")
+    labels = Labels(work, len(empties))
+    label_exact(data, empties, labels, exact_empties, report)
+    rows = design(data["players"], data["opponents"])
+    game = data["game"]
+    compact = np.zeros((patterns.STAGES, patterns.FEATURES))
+    first = patterns.stage_of(exact_empties + 1)
+    for stage in range(first - 1):
+        compact[stage], _ = fit_stage(stage, rows, labels.values, game, empties, choose=False)
+    for stage in range(first, patterns.STAGES):
+        # Leaves of this stage's searches lie in the stages fitted so far.
+        compact[stage - 1], _ = fit_stage(stage - 1, rows, labels.values, game, empties,
+                                          choose=False)
+        table = patterns.expand(to_int16(compact))
+        label_stage(data, empties, labels, stage, exact_empties, depth, table, report)
+    labeled = int((~np.isnan(labels.values)).sum())
+    report.write(f"{labeled} positions labelled, {clock(time.perf_counter() - started)} "
+                 "so far; final fit:\n")
+    for stage in range(patterns.STAGES):
+        compact[stage], line = fit_stage(stage, rows, labels.values, game, empties)
+        report.write(line + "\n")
+        report.flush()
+    weights = to_int16(compact)
+    patterns.save(out, weights, meta={
+        "seed": str(seed), "games": str(games), "positions": str(labeled),
+        "exact_empties": str(exact_empties), "depth": str(depth)})
+    report.write(f"weights written to {out} ({out.stat().st_size:,} bytes) in "
+                 f"{clock(time.perf_counter() - started)}\n")
+    return weights
+
+
+def main(argv: Sequence[str] | None = None,
+         on_done: Callable[[], None] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="discus train othello",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=4000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--work", type=Path, default=Path("data/othello-train"),
+                        help="where the steps keep their work (default data/othello-train)")
+    parser.add_argument("--out", type=Path, default=patterns.WEIGHTS_FILE,
+                        help="the weights file (default: the one the engine ships)")
+    parser.add_argument("--exact-empties", type=int, default=18,
+                        help="solve positions with this many empties or fewer (default 18)")
+    parser.add_argument("--depth", type=int, default=6,
+                        help="search depth of the other labels (default 6; at least a stage)")
+    args = parser.parse_args(argv)
+    if args.depth < patterns.STAGE_EMPTIES:
+        parser.error(f"--depth must be at least {patterns.STAGE_EMPTIES} (a stage's span)")
+    engine.warm_up()
+    train(args.work, args.out, args.games, args.seed, args.exact_empties, args.depth)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

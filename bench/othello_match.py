@@ -1,0 +1,109 @@
+"""Othello: the expert level with the learned pattern evaluation against the same search
+with the hand-made one, at the same time per move.
+
+``python -m bench.othello_match [--games 100] [--time 0.1] [--seed 1]``
+
+Each opening (``--opening`` random legal moves from the start, 8 to 12 by default, seeded) is
+played twice, the colours swapped; both sides search as the expert level does (by the clock
+alone: soft ``--time`` seconds, hard twice that, the exact solve when it fits) and play
+their search's best move. Prints each game, then the score, the Elo difference with its
+95% interval (from the spread of the pairs' scores) and the mean disc difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+
+from ai.levels import choose_move, find
+from ai.limits import Limits
+from ai.othello import engine
+from games.othello import GAME, OthelloState
+
+
+def opening(rng: random.Random, low: int, high: int) -> OthelloState:
+    """A position ``low``..``high`` random legal moves from the start that is not over."""
+    while True:
+        state = GAME.initial()
+        for _ in range(rng.randint(low, high)):
+            if state.is_over():
+                break
+            state = state.play(rng.choice(state.legal_moves()))
+        if not state.is_over():
+            return state
+
+
+def play(start: OthelloState, black: str, white: str, seconds: float, seed: int) -> int:
+    """Black's final disc difference when ``black`` and ``white`` (evaluations) play on."""
+    level = find("othello", "expert")
+    limits = Limits(soft_time=seconds, hard_time=2 * seconds)
+    state = start
+    while not state.is_over():
+        evaluation = black if state.to_move == 0 else white
+        iterations = list(engine.search(state, limits, evaluation=evaluation))
+        state = state.play(choose_move(state, level, seed + state.ply, iterations[-1:]))
+    return state.result()
+
+
+def elo(score: float) -> float:
+    score = min(max(score, 1e-6), 1 - 1e-6)
+    return -400 * math.log10(1 / score - 1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.othello_match",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=100, help="even; default 100")
+    parser.add_argument("--time", type=float, default=0.1, help="soft seconds a move")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--opening", default="8-12", help="random moves first, e.g. 8-12")
+    parser.add_argument("--new", default="patterns", help="evaluation under test")
+    parser.add_argument("--old", default="classic", help="evaluation it plays against")
+    args = parser.parse_args(argv)
+    low, _, high = args.opening.partition("-")
+    engine.warm_up()
+    rng = random.Random(args.seed)
+    pair_scores: list[float] = []
+    discs: list[int] = []
+    points = 0.0
+    started = time.perf_counter()
+    print(f"{args.new} vs {args.old}, {args.time:g} s a move (hard {2 * args.time:g} s), "
+          f"openings of {args.opening} random moves, seed {args.seed}", flush=True)
+    for pair in range(args.games // 2):
+        start = opening(rng, int(low), int(high or low))
+        pair_points = 0.0
+        for new_is_black in (True, False):
+            black, white = (args.new, args.old) if new_is_black else (args.old, args.new)
+            result = play(start, black, white, args.time, args.seed * 1000 + pair)
+            mine = result if new_is_black else -result
+            score = 1.0 if mine > 0 else 0.5 if mine == 0 else 0.0
+            points += score
+            pair_points += score
+            discs.append(mine)
+            print(f"game {2 * pair + (0 if new_is_black else 1) + 1:3d}: "
+                  f"{args.new} {'black' if new_is_black else 'white'} {mine:+3d}  "
+                  f"total {points:g}/{len(discs)}", flush=True)
+        pair_scores.append(pair_points / 2)
+    n = len(discs)
+    score = points / n
+    spread = statistics.stdev(pair_scores) / math.sqrt(len(pair_scores)) if len(
+        pair_scores) > 1 else 0.0
+    low_elo, high_elo = elo(score - 1.96 * spread), elo(score + 1.96 * spread)
+    wins = sum(d > 0 for d in discs)
+    draws = sum(d == 0 for d in discs)
+    print(f"\n{'games':>6} {'won':>4} {'drawn':>5} {'lost':>4} {'score':>7} {'Elo':>6} "
+          f"{'95% interval':>14} {'discs':>6} {'s/move':>6}")
+    print(f"{n:>6} {wins:>4} {draws:>5} {n - wins - draws:>4} {score:>7.3f} "
+          f"{elo(score):>+6.0f} {f'{low_elo:+.0f}..{high_elo:+.0f}':>14} "
+          f"{statistics.mean(discs):>+6.1f} {args.time:>6g}")
+    print(f"({time.perf_counter() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
