@@ -390,7 +390,8 @@ def _answer(conn: multiprocessing.connection.Connection, job_id: int, game: str,
             search: Callable[[State, Limits], Iterator[Iteration]], missing: bool,
             cache: Any = None) -> tuple[tuple, tuple[State, Iteration, int] | None]:
     """The ``done`` message, and what the cache should learn from the search (if one ran):
-    the root, the last iteration and the level's candidates."""
+    the root, the last iteration and the level's candidates. An opening book's answer is not
+    cached: the cache would then answer for the book, always with the same one of its moves."""
     state = games.load(game).initial()
     for move in moves:
         state = state.play(move)
@@ -426,7 +427,7 @@ def _answer(conn: multiprocessing.connection.Connection, job_id: int, game: str,
         _score_of(last, move) if last else None,
         sum(i.nodes for i in iterations) if iterations else None,
         time.perf_counter() - started, False, False, counts, last is not None and last.exact,
-    ), ((state, last, limits.multipv) if last is not None else None)
+    ), ((state, last, limits.multipv) if last is not None and not last.book else None)
 
 
 def _score_of(it: Iteration, move: int) -> int | None:

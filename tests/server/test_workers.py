@@ -220,3 +220,24 @@ def test_a_proven_connect_four_score_reads_as_the_moves_to_the_win() -> None:
     assert win_in("connect4", 6, 12, exact=False) is None, "an evaluation proves nothing"
     assert win_in("connect4", 6, 0, exact=True) is None, "a draw has no winner"
     assert win_in("othello", 50, 6, exact=True) is None, "Othello scores are discs"
+
+
+def test_an_opening_book_answer_is_not_kept_in_the_position_cache() -> None:
+    """Else the cache would answer for the book, always with the same one of its moves."""
+    import ai
+    from ai.levels import DEFAULT_LEVELS
+    from server.workers import _answer
+
+    class Pipe:
+        def send(self, message: object) -> None:
+            pass
+
+    expert = DEFAULT_LEVELS["othello"][-1]
+    opening, learned = _answer(Pipe(), 1, "othello", (), expert, 7,  # type: ignore[arg-type]
+                               ai.search, False)
+    assert opening[0] == "done" and opening[5] == 0  # the book's move: no node searched
+    assert learned is None
+    shallow = Level("shallow", 0, "", 2, 0.1, 0.2, None, candidates=1, margin=0, rails=False)
+    _, learned = _answer(Pipe(), 2, "othello", (), shallow, 7,  # type: ignore[arg-type]
+                         ai.search, False)
+    assert learned is not None  # a search's answer is kept
