@@ -23,17 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from server.storage import repository as repo
 from server.storage.config import create_engine, create_sqlite_writer, database_url
 from server.storage.migrate import upgrade_engine
-from server.store import (
-    DuplicateMove,
-    Fenced,
-    GameRecord,
-    MoveRecord,
-    PlayerRecord,
-    ReviewRecord,
-)
-
-PG_COMMITS_IN_FLIGHT = 4
-"""Batches a PostgreSQL store commits at once (``_WriteBatcher``)."""
+from server.store import DuplicateMove, Fenced, GameRecord, MoveRecord, PlayerRecord
 
 
 class SqlStore:
@@ -75,10 +65,7 @@ class SqlStore:
             raise
         self._engine = engine
         self._writer = _SqliteWriter.start(self.url)
-        # SQLite has one writer; PostgreSQL commits several transactions at once and flushes
-        # them to disk together, so a batch need not wait for the one before it.
-        self._batcher = _WriteBatcher(self._commit, 1 if self._writer is not None
-                                      else PG_COMMITS_IN_FLIGHT)
+        self._batcher = _WriteBatcher(self._commit)
 
     async def close(self) -> None:
         if self._batcher is not None:
@@ -113,19 +100,6 @@ class SqlStore:
             repo.delete_moves_from(conn, game_id, plies)
 
         await self._writes().run(write)
-
-    async def save_review(self, review: ReviewRecord) -> ReviewRecord:
-        try:
-            await self._writes().run(lambda conn: repo.insert_review_if_absent(conn, review))
-        except IntegrityError:  # the game's foreign key: no such game
-            raise KeyError(f"no stored game {review.game_id!r}") from None
-        stored = await self.load_review(review.game_id)
-        assert stored is not None, "a review just inserted (or kept) is there"
-        return stored
-
-    async def load_review(self, game_id: str) -> ReviewRecord | None:
-        async with self.engine.connect() as conn:
-            return await repo.find_review(conn, game_id)
 
     def _writes(self) -> _WriteBatcher:
         if self._batcher is None:
@@ -214,16 +188,14 @@ class _SqliteWriter:
 
 
 class _WriteBatcher:
-    """Group commit: writes queued while ``in_flight`` commits are under way go out together
-    in the next one (one transaction, one COMMIT, one fsync; consecutive moves as one
-    multi-row INSERT), in the order they came, and every caller's ``run`` returns only after
-    the commit that holds its write. Commits in flight together may finish in any order:
-    a caller that needs one write stored before another (a game's row before its moves, ply
-    before ply) awaits the first, as the rooms do. A single game sees no extra latency; many
-    games at once share the cost of each commit instead of queueing for it. On SQLite (one
-    writer at a time) this also keeps a guest saved at hello or a game saved at creation from
-    taking a commit of its own ahead of the moves: at 5,000 connections those single commits
-    pushed the moves' p99 past 150 ms.
+    """Group commit: writes queued while a commit is in flight go out together in the next
+    one (one transaction, one COMMIT, one fsync; consecutive moves as one multi-row INSERT),
+    in the order they came, and every caller's ``run`` returns only after the commit that
+    holds its write. A single game sees no extra latency; many games at once share the cost
+    of each commit instead of queueing for it. On SQLite (one writer at a time) this also
+    keeps a guest saved at hello or a game saved at creation from taking a commit of its own
+    ahead of the moves: at 5,000 connections those single commits pushed the moves' p99 past
+    150 ms.
 
     If a batch fails on a constraint (a repeated ply) or a fence (a move from a node that no
     longer owns its room), its writes are retried one by one, each in its own transaction, so
@@ -232,25 +204,22 @@ class _WriteBatcher:
 
     MAX_BATCH = 256
 
-    def __init__(self, commit: Callable[[Sequence[Write]], Awaitable[None]],
-                 in_flight: int = 1) -> None:
+    def __init__(self, commit: Callable[[Sequence[Write]], Awaitable[None]]) -> None:
         self._commit_writes = commit
-        self._in_flight = in_flight
         self._queue: list[tuple[Write, asyncio.Future[None]]] = []
-        self._workers: set[asyncio.Task[None]] = set()
+        self._worker: asyncio.Task[None] | None = None
 
     async def run(self, write: Write) -> None:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._queue.append((write, future))
-        self._workers = {w for w in self._workers if not w.done()}  # done: queue seen empty
-        if len(self._workers) < self._in_flight:
-            self._workers.add(asyncio.create_task(self._run()))
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._run())
         await future
 
     async def drain(self) -> None:
         """Wait until every queued write has been committed (or failed)."""
-        while any(not w.done() for w in self._workers):
-            await asyncio.gather(*self._workers, return_exceptions=True)
+        if self._worker is not None:
+            await asyncio.gather(self._worker, return_exceptions=True)
 
     async def _run(self) -> None:
         while self._queue:
