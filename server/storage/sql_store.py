@@ -23,7 +23,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from server.storage import repository as repo
 from server.storage.config import create_engine, create_sqlite_writer, database_url
 from server.storage.migrate import upgrade_engine
-from server.store import DuplicateMove, Fenced, GameRecord, MoveRecord, PlayerRecord
+from server.store import (
+    DuplicateMove,
+    Fenced,
+    GameRecord,
+    MoveRecord,
+    PlayerRecord,
+    ReviewRecord,
+)
 
 
 class SqlStore:
@@ -100,6 +107,19 @@ class SqlStore:
             repo.delete_moves_from(conn, game_id, plies)
 
         await self._writes().run(write)
+
+    async def save_review(self, review: ReviewRecord) -> ReviewRecord:
+        try:
+            await self._writes().run(lambda conn: repo.insert_review_if_absent(conn, review))
+        except IntegrityError:  # the game's foreign key: no such game
+            raise KeyError(f"no stored game {review.game_id!r}") from None
+        stored = await self.load_review(review.game_id)
+        assert stored is not None, "a review just inserted (or kept) is there"
+        return stored
+
+    async def load_review(self, game_id: str) -> ReviewRecord | None:
+        async with self.engine.connect() as conn:
+            return await repo.find_review(conn, game_id)
 
     def _writes(self) -> _WriteBatcher:
         if self._batcher is None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import re
 import urllib.request
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from wsclient import Client, friends_game
@@ -233,45 +235,43 @@ async def test_a_rematch_swaps_colours(server: Running) -> None:
     assert state["you"] == 0 and state["room"]["round"] == 2
 
 
+@contextlib.asynccontextmanager
+async def ai_opens(search: str) -> AsyncIterator[tuple[Client, dict[str, Any]]]:
+    """A server whose one AI worker runs ``scripted_engines.<search>``, and a person in a
+    Connect Four room against its easy level, the AI to open: the person, and the AI's first
+    ``move_made``."""
+    pool = AiPool(processes=1, games=("connect4",), search=f"scripted_engines:{search}",
+                  warm_up="scripted_engines:warm_up")
+    await pool.start(wait_ready=True, timeout=60)
+    try:
+        async with running(port=0, store=MemoryStore(), pool=pool) as srv:
+            ann = await Client.open(srv.url, "Ann")
+            await ann.send(type="create_room", game="connect4",
+                           opponent={"kind": "ai", "level": "easy"}, seat=1)
+            yield ann, await ann.expect("move_made", ply=0, timeout=30)
+    finally:
+        await pool.close()
+
+
 async def test_a_quick_search_is_shown_by_its_last_iteration_with_its_move() -> None:
     """The scripted engine finishes three iterations in a few milliseconds: no ai_thinking,
     and the move's thought is the last iteration (depth 3) with the score of the move played."""
-    pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
-                  warm_up="scripted_engines:warm_up")
-    await pool.start(wait_ready=True, timeout=60)
-    try:
-        async with running(port=0, store=MemoryStore(), pool=pool) as srv:
-            ann = await Client.open(srv.url, "Ann")
-            await ann.send(type="create_room", game="connect4",
-                           opponent={"kind": "ai", "level": "easy"}, seat=1)
-            made = await ann.expect("move_made", ply=0, timeout=30)
-            assert not [m for m in ann.seen if m["type"] == "ai_thinking"]
-            # The last column scores +3, each column to its left one less.
-            assert made["thought"]["depth"] == 3
-            assert made["thought"]["score"] == 3 - (7 - int(made["move"]))
-            assert made["thought"]["win_in"] is None and made["thought"]["exact"] is False
-            await ann.send(type="move", room=made["room"], ply=1, move="1")
-            mine = await ann.expect("move_made", ply=1)
-            assert mine["thought"] is None  # a person's move
-    finally:
-        await pool.close()
+    async with ai_opens("steady") as (ann, made):
+        assert not [m for m in ann.seen if m["type"] == "ai_thinking"]
+        # The last column scores +3, each column to its left one less.
+        assert made["thought"]["depth"] == 3
+        assert made["thought"]["score"] == 3 - (7 - int(made["move"]))
+        assert made["thought"]["win_in"] is None and made["thought"]["exact"] is False
+        await ann.send(type="move", room=made["room"], ply=1, move="1")
+        mine = await ann.expect("move_made", ply=1)
+        assert mine["thought"] is None  # a person's move
 
 
 async def test_a_long_search_streams_its_thinking_before_its_move() -> None:
-    pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:unhurried",
-                  warm_up="scripted_engines:warm_up")
-    await pool.start(wait_ready=True, timeout=60)
-    try:
-        async with running(port=0, store=MemoryStore(), pool=pool) as srv:
-            ann = await Client.open(srv.url, "Ann")
-            await ann.send(type="create_room", game="connect4",
-                           opponent={"kind": "ai", "level": "easy"}, seat=1)
-            made = await ann.expect("move_made", ply=0, timeout=30)
-            thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
-            assert thinking and all(m["ply"] == 0 for m in thinking)
-            assert max(m["depth"] for m in thinking) <= made["thought"]["depth"] == 8
-    finally:
-        await pool.close()
+    async with ai_opens("unhurried") as (ann, made):
+        thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
+        assert thinking and all(m["ply"] == 0 for m in thinking)
+        assert max(m["depth"] for m in thinking) <= made["thought"]["depth"] == 8
 
 
 async def test_games_against_the_real_engines_in_a_worker_show_what_they_saw() -> None:
