@@ -54,6 +54,9 @@ RESERVED_NAMES = frozenset({"admin", "administrator", "discus", "moderator", "ro
 """Names (any case) nobody may take: they would pass for the site or its staff."""
 MIN_PASSWORD = 8
 MAX_PASSWORD = 128
+HASHES_AT_ONCE = 2
+"""Argon2 computations (about 0.1 s of a core each) run at most this many at once, so a
+burst of sign-ins queues instead of taking every core from the games."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,7 @@ class AccountDesk:
         self.by_connection = AttemptLimiter(limits.per_connection, limits.window_seconds)
         self.by_name = AttemptLimiter(limits.per_name, limits.window_seconds)
         self._dummy_hash: str | None = None
+        self._hashing = asyncio.Semaphore(HASHES_AT_ONCE)
 
     # --- hello ---------------------------------------------------------------------------
 
@@ -193,7 +197,7 @@ class AccountDesk:
         check_password(password)
         if player.bot or client.admin is not None or client.account is not None:
             raise errors.NotAGuest("only a guest can sign up; this is an account already")
-        password_hash = await asyncio.to_thread(self.hasher.hash, password)
+        password_hash = await self._hash(password)
         account = AccountRecord(player.id, name, password_hash, time.time())
         try:
             record = await self.app.store.create_account(account)
@@ -245,16 +249,20 @@ class AccountDesk:
         """Whether ``password`` is the account's; for no account, as slow and always False."""
         if account is None:
             if self._dummy_hash is None:
-                self._dummy_hash = await asyncio.to_thread(
-                    self.hasher.hash, secrets.token_urlsafe(16))
+                self._dummy_hash = await self._hash(secrets.token_urlsafe(16))
             stored = self._dummy_hash
         else:
             stored = account.password_hash
         try:
-            await asyncio.to_thread(self.hasher.verify, stored, password)
+            async with self._hashing:
+                await asyncio.to_thread(self.hasher.verify, stored, password)
         except (VerificationError, InvalidHashError):
             return False
         return account is not None
+
+    async def _hash(self, password: str) -> str:
+        async with self._hashing:
+            return await asyncio.to_thread(self.hasher.hash, password)
 
     async def _new_session(self, record: PlayerRecord) -> p.SignedIn:
         token = SESSION_PREFIX + secrets.token_urlsafe(SESSION_BYTES)
