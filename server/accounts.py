@@ -111,7 +111,8 @@ def hash_token(token: str) -> str:
 async def create_account(engine: AsyncEngine, scope: Literal["bot", "admin"], name: str,
                          token: str, now: float, taken: AccountError) -> BotAccount:
     """A new player of kind ``scope`` (``bot`` or ``admin``) and its token's row, stored
-    hashed; raises ``taken`` (and writes nothing) if a live token of ``scope`` has ``name``.
+    hashed; raises ``taken`` (and writes nothing) if a live token of ``scope`` has ``name``,
+    or a person's account has it in any letter case.
 
     The check runs in the transaction, and the database's unique index on live names
     (``ux_tokens_live_name``) refuses the insert of a server that raced past it.
@@ -121,6 +122,8 @@ async def create_account(engine: AsyncEngine, scope: Literal["bot", "admin"], na
             live = await repo.list_tokens(conn, scope)
             if any(row["name"] == name and row["revoked_at"] is None for row in live):
                 raise taken
+            if await repo.find_account(conn, name) is not None:
+                raise taken  # a person's account (``server.players``): no impersonation
             player = PlayerRecord(secrets.token_hex(6), name, scope, now)
             await repo.save_player(conn, player)
             token_id = secrets.token_hex(8)

@@ -60,6 +60,7 @@ from server.gc_policy import Collector, release_transport
 from server.http import HttpSide
 from server.node import ClusterNode
 from server.overload import LoadGauge
+from server.players import AccountDesk
 from server.reviews import ReviewDesk
 from server.rooms import (
     ROOM_CODE_ALPHABET,
@@ -215,6 +216,8 @@ class DiscusServer:
         """Bot logins, limits and challenges; ``running`` gives it the store's database."""
         self.reviews = ReviewDesk(self)
         """Game reviews and the analysis board, at low priority (``server.reviews``)."""
+        self.accounts = AccountDesk(self)
+        """People's accounts: sign up, sign in, sessions (``server.players``)."""
         self.gauge = LoadGauge(self.settings.shed_lag_seconds, self.settings.max_connections)
         """Whether this node is saturated and sheds new connections (``server.overload``)."""
         self.cluster: Cluster | None = None
@@ -459,6 +462,7 @@ class DiscusServer:
     async def _gone(self, client: Client) -> None:
         await self.bots.gone(client)
         self.desk.gone(client)
+        self.accounts.forget(client)
         player = client.player
         if player is None:
             return
@@ -517,6 +521,8 @@ class DiscusServer:
             self.send_to([client], await self.bots.register(client, message.name))
         elif isinstance(message, ADMIN_MESSAGES):
             await self.desk.handle(client, message)
+        elif isinstance(message, p.ACCOUNT_MESSAGES):
+            await self.accounts.handle(client, player, message)
         else:  # pragma: no cover - the union is exhaustive
             raise errors.UnknownType(f"unhandled message {type(message).__name__}")
 
@@ -576,7 +582,9 @@ class DiscusServer:
         mac = hmac.new(self.secret, player_id.encode(), hashlib.sha256).digest()[:18]
         return f"{player_id}.{base64.urlsafe_b64encode(mac).decode()}"
 
-    async def _resumed(self, token: str) -> Player:
+    async def _resumed(self, token: str, client: Client) -> Player:
+        if self.accounts.is_session(token):
+            return await self.accounts.resume(client, token)
         player_id = token.rpartition(".")[0]
         if not player_id or not hmac.compare_digest(self.token_for(player_id), token):
             raise errors.BadResumeToken("that resume token is not valid here; say hello without it")
@@ -635,11 +643,12 @@ class DiscusServer:
             player = await self.bots.login(client, hello.token)
             token = self.token_for(player.id)
         elif hello.resume is not None:
-            player = await self._resumed(hello.resume)
+            player = await self._resumed(hello.resume, client)
             await self.bots.refuse_resume(player.id)
+            await self.accounts.refuse_resume(client, player.id)
             token = hello.resume
             name = (hello.name or "").strip()
-            if name and name != player.name:
+            if name and name != player.name and client.account is None:  # accounts keep theirs
                 player = await self._rename(player, name)
         else:
             name = (hello.name or "").strip() or f"Guest {secrets.randbelow(9000) + 1000}"

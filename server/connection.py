@@ -34,7 +34,7 @@ class TokenBucket:
 class Client:
     """One websocket connection and what the server knows about it."""
 
-    __slots__ = ("ws", "player", "bucket", "strikes", "closing", "admin")
+    __slots__ = ("ws", "player", "bucket", "strikes", "closing", "admin", "account")
 
     def __init__(self, ws: ServerConnection, bucket: TokenBucket) -> None:
         self.ws = ws
@@ -45,6 +45,8 @@ class Client:
         self.closing: asyncio.Task[None] | None = None
         self.admin: Any = None
         """The ``AdminAccount`` once ``admin_login`` succeeded (``server.admin``)."""
+        self.account: Any = None
+        """The ``SessionRecord`` this connection said hello with (``server.players``)."""
 
     def close(self, code: int, reason: str) -> None:
         """Start the closing handshake; the handler keeps reading (and ignoring) frames so

@@ -318,6 +318,41 @@ class UnknownChallenge(ProtocolError):
     code = "unknown_challenge"
 
 
+# --- people's accounts (``server.players``) ----------------------------------------------------
+
+
+class WrongNameOrPassword(ProtocolError):
+    """``sign_in`` failed. Deliberately the same error whether the name is unknown or the
+    password wrong, so nobody learns which names have accounts by guessing."""
+
+    code = "wrong_name_or_password"
+
+
+class BadAccountName(ProtocolError):
+    """A ``sign_up`` name breaks the rules (``detail.rule``), or is taken: by another
+    account in any letter case, or by a bot or admin (``detail.rule`` ``taken``)."""
+
+    code = "bad_account_name"
+
+
+class BadPassword(ProtocolError):
+    """A ``sign_up`` password too short or too long (``detail.min``, ``detail.max``)."""
+
+    code = "bad_password"
+
+
+class NotAGuest(ProtocolError):
+    """``sign_up`` from a connection that is an account, a bot or an admin already."""
+
+    code = "not_a_guest"
+
+
+class NotSignedIn(ProtocolError):
+    """``sign_out`` from a connection that did not come in with a session token."""
+
+    code = "not_signed_in"
+
+
 ERRORS: tuple[type[ProtocolError], ...] = (
     InternalError,
     BadJson,
@@ -361,6 +396,11 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     RegistrationDisabled,
     UnknownPlayer,
     UnknownChallenge,
+    WrongNameOrPassword,
+    BadAccountName,
+    BadPassword,
+    NotAGuest,
+    NotSignedIn,
 )
 """Every concrete error class, in the order the protocol documentation lists them."""
 

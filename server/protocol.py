@@ -79,6 +79,11 @@ ErrorCode = Literal[
     "registration_disabled",
     "unknown_player",
     "unknown_challenge",
+    "wrong_name_or_password",
+    "bad_account_name",
+    "bad_password",
+    "not_a_guest",
+    "not_signed_in",
 ]
 """Stable error codes; one per class in ``server.errors`` (a test keeps them equal)."""
 
@@ -107,7 +112,8 @@ class Hello(_ClientMessage):
     version: int = Field(description="Must equal the server's protocol version.")
     resume: str | None = Field(
         default=None, max_length=128,
-        description="The resume token from an earlier `welcome`: continue as that player.",
+        description="The resume token from an earlier `welcome`: continue as that player; "
+        "or an account's session token from `signed_in`: be that account.",
     )
     name: str | None = Field(
         default=None, max_length=40,
@@ -356,6 +362,50 @@ class RegisterBot(_ClientMessage):
                       "among live bots (1 to 40 printable characters once trimmed).")
 
 
+# --- client -> server: people's accounts (``server.players``) ---------------------------------
+
+AccountName = Annotated[str, Field(min_length=1, max_length=64, description=(
+    "3 to 20 letters (a-z, A-Z), digits, `_` or `-`, starting with a letter or digit; "
+    "unique whatever the letter case."))]
+Password = Annotated[str, Field(min_length=1, max_length=256, description=(
+    "8 to 128 characters."))]
+
+
+class SignUp(_ClientMessage):
+    """Make this guest an account (answered by ``signed_in``): the player keeps its id, so
+    its games, finished and under way, are the account's, and takes the account's name.
+    Errors, each changing nothing: ``bad_account_name``, ``bad_password``, ``not_a_guest``,
+    ``rate_limited``."""
+
+    type: Literal["sign_up"] = "sign_up"
+    name: AccountName
+    password: Password
+
+
+class SignIn(_ClientMessage):
+    """Ask for a session of an account (answered by ``signed_in``). This connection stays
+    what its ``hello`` made it: say ``hello`` again with ``resume`` set to the session token
+    to be the account. A failure is ``wrong_name_or_password`` whatever was wrong; too many
+    attempts, ``rate_limited``."""
+
+    type: Literal["sign_in"] = "sign_in"
+    name: AccountName
+    password: Password
+
+
+class SignOut(_ClientMessage):
+    """End this connection's session (``everywhere``: every session of the account);
+    answered by ``signed_out``, after which the server closes every connection that came in
+    with a revoked session, this one too. ``not_signed_in`` if this connection did not say
+    hello with a session token."""
+
+    type: Literal["sign_out"] = "sign_out"
+    everywhere: bool = Field(default=False, description="Revoke all the account's sessions.")
+
+
+ACCOUNT_MESSAGES = (SignUp, SignIn, SignOut)
+
+
 # --- client -> server: admin (refused with `forbidden` before `admin_login`) -----------------
 
 
@@ -506,7 +556,10 @@ ClientMessage = Annotated[
     | AdminListCalibrations
     | AdminListBots
     | AdminCreateBot
-    | AdminRevokeBot,
+    | AdminRevokeBot
+    | SignUp
+    | SignIn
+    | SignOut,
     Field(discriminator="type"),
 ]
 
@@ -1239,6 +1292,24 @@ class AdminBotRevoked(_Message):
     closed: int
 
 
+class SignedIn(_Message):
+    """Answer to ``sign_up`` and ``sign_in``: the account and a new session token, a secret
+    shown this once. Keep it: ``hello`` with it as ``resume`` comes back as the account, on
+    this browser, until it is revoked (``sign_out``)."""
+
+    type: Literal["signed_in"] = "signed_in"
+    player: PlayerView
+    session: str = Field(description="The session token (stored on the server only hashed).")
+
+
+class SignedOut(_Message):
+    """Answer to ``sign_out``: how many sessions were revoked. The server then closes the
+    connections that used them (code 1000, reason `signed_out`)."""
+
+    type: Literal["signed_out"] = "signed_out"
+    revoked: int
+
+
 ServerMessage = Annotated[
     Welcome
     | RoomState
@@ -1271,7 +1342,9 @@ ServerMessage = Annotated[
     | AdminCalibrations
     | AdminBots
     | AdminBotCreated
-    | AdminBotRevoked,
+    | AdminBotRevoked
+    | SignedIn
+    | SignedOut,
     Field(discriminator="type"),
 ]
 
@@ -1333,7 +1406,8 @@ _CLIENT_TYPES = frozenset(
     m.model_fields["type"].default
     for m in (Hello, ListRooms, CreateRoom, *ROOM_COMMANDS, ListHistory, GetGame,
               RequestReview, Analyse, GetStats,
-              Ping, *CHALLENGE_CLIENT_MESSAGES, RegisterBot, *ADMIN_CLIENT_MESSAGES)
+              Ping, *CHALLENGE_CLIENT_MESSAGES, RegisterBot, *ADMIN_CLIENT_MESSAGES,
+              *ACCOUNT_MESSAGES)
 )
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-PlayerKind = Literal["guest", "bot", "admin"]
+PlayerKind = Literal["guest", "account", "bot", "admin"]
 GameStatus = Literal["waiting", "active", "finished", "aborted"]
 
 
@@ -70,6 +70,46 @@ class ReviewRecord:
     game_id: str
     review: dict[str, Any]
     created_at: float
+
+
+@dataclass(frozen=True)
+class AccountRecord:
+    """A person's account (``server.players``): the player ``player_id`` signs in as ``name``
+    with a password whose Argon2id hash is ``password_hash`` (never the password)."""
+
+    player_id: str
+    name: str
+    password_hash: str
+    created_at: float
+
+    @property
+    def name_key(self) -> str:
+        """What makes two names the same name: names are unique whatever their case."""
+        return name_key(self.name)
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """A signed-in browser: the SHA-256 of its session token (never the token)."""
+
+    id: str
+    player_id: str
+    token_hash: str
+    created_at: float
+    revoked_at: float | None = None
+
+
+def name_key(name: str) -> str:
+    """The lower-cased name, under which account names are unique."""
+    return name.lower()
+
+
+class NameTaken(ValueError):
+    """An account name that another account has (in any letter case), or a bot or admin."""
+
+
+class NotAGuest(ValueError):
+    """Only a guest can become an account: this player is one already, or a bot or admin."""
 
 
 class DuplicateMove(ValueError):
@@ -139,6 +179,32 @@ class Store(Protocol):
         """The game's stored review, or None."""
         ...
 
+    async def create_account(self, account: AccountRecord) -> PlayerRecord:
+        """Make the player ``account.player_id`` an account called ``account.name``: a guest
+        already stored keeps its id, so its games are the account's; an unknown id is a new
+        player. Returns the player as stored (kind ``account``). ``NameTaken`` if an account
+        has the name in any letter case or a bot or admin has it (any case); ``NotAGuest`` if
+        the player is an account, bot or admin already. Nothing is written then."""
+        ...
+
+    async def find_account(self, name: str) -> AccountRecord | None:
+        """The account called ``name`` in any letter case, or None."""
+        ...
+
+    async def add_session(self, session: SessionRecord) -> None:
+        """Store a new session of an account (durable when it returns)."""
+        ...
+
+    async def find_session(self, token_hash: str) -> SessionRecord | None:
+        """The session with this token hash, revoked or not, or None."""
+        ...
+
+    async def revoke_sessions(self, player_id: str, now: float,
+                              session_id: str | None = None) -> int:
+        """Revoke the player's live sessions (only ``session_id`` when given); how many
+        were live. A revoked session never comes back."""
+        ...
+
 
 class MemoryStore:
     """``Store`` kept in dictionaries: for tests and for a server started without a database."""
@@ -149,6 +215,8 @@ class MemoryStore:
         self._moves: dict[str, list[MoveRecord]] = {}
         self._epochs: dict[str, int] = {}
         self._reviews: dict[str, ReviewRecord] = {}
+        self._accounts: dict[str, AccountRecord] = {}
+        self._sessions: dict[str, SessionRecord] = {}
 
     async def open(self) -> None:
         return None
@@ -216,6 +284,42 @@ class MemoryStore:
 
     async def load_review(self, game_id: str) -> ReviewRecord | None:
         return self._reviews.get(game_id)
+
+    async def create_account(self, account: AccountRecord) -> PlayerRecord:
+        key = account.name_key
+        if any(a.name_key == key for a in self._accounts.values()) or any(
+            p.kind in ("bot", "admin") and name_key(p.name) == key
+            for p in self._players.values()
+        ):
+            raise NameTaken(f"the name {account.name!r} is taken")
+        known = self._players.get(account.player_id)
+        if known is not None and known.kind != "guest":
+            raise NotAGuest(f"player {account.player_id} is a {known.kind} already")
+        player = PlayerRecord(account.player_id, account.name, "account",
+                              known.created_at if known is not None else account.created_at)
+        self._players[player.id] = player
+        self._accounts[player.id] = account
+        return player
+
+    async def find_account(self, name: str) -> AccountRecord | None:
+        key = name_key(name)
+        return next((a for a in self._accounts.values() if a.name_key == key), None)
+
+    async def add_session(self, session: SessionRecord) -> None:
+        self._sessions[session.token_hash] = session
+
+    async def find_session(self, token_hash: str) -> SessionRecord | None:
+        return self._sessions.get(token_hash)
+
+    async def revoke_sessions(self, player_id: str, now: float,
+                              session_id: str | None = None) -> int:
+        count = 0
+        for token_hash, session in list(self._sessions.items()):
+            if (session.player_id == player_id and session.revoked_at is None
+                    and session_id in (None, session.id)):
+                self._sessions[token_hash] = dataclasses.replace(session, revoked_at=now)
+                count += 1
+        return count
 
 
 def replace(record: GameRecord, **changes: object) -> GameRecord:

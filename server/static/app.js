@@ -8,6 +8,7 @@ import { Client } from "./net.js";
 import { drawBoard } from "./board.js";
 import { initPrefs, playSound } from "./prefs.js";
 import { MARKS, markCells, shortValue, valueChart } from "./review.js";
+import { setUpAccount } from "./account.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -60,6 +61,7 @@ function discCounts(cells) {
 }
 
 const client = new Client(dispatch);
+const account = setUpAccount(client, (text) => toast(text, null, true));
 
 /** Until this many plies are played, leaving aborts the game (server/rooms.py says so too). */
 const ABORTABLE_PLIES = 2;
@@ -82,6 +84,8 @@ function dispatch(event, msg) {
     case "game_record": return onRecord(msg);
     case "review": return onReview(msg.review);
     case "analysis": return onAnalysis(msg);
+    case "signed_in": return account.signedIn(msg);
+    case "signed_out": return account.signedOut(msg);
     default: return undefined;
   }
 }
@@ -90,6 +94,7 @@ function onWelcome(msg) {
   S.me = msg.player;
   S.games = Object.fromEntries(msg.games.map((g) => [g.name, g]));
   $("name").value = client.name || msg.player.name;
+  account.show(msg.player);
   fillLevels();
   client.listRooms();
   client.listHistory();

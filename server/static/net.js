@@ -10,6 +10,8 @@
 export const PROTOCOL_VERSION = 1;
 const TOKEN_KEY = "discus.resume";
 const NAME_KEY = "discus.name";
+/** How a session token (an account's ``resume``) starts; a guest's resume token does not. */
+const SESSION_PREFIX = "discus_session_";
 
 export class Client {
   /**
@@ -109,11 +111,36 @@ export class Client {
       this.resync();
       return;
     }
+    if (msg.type === "signed_in") {
+      // The session token is this browser's way back in as the account: keep it where the
+      // guest's resume token was, and say hello with it now.
+      localStorage.setItem(TOKEN_KEY, msg.session);
+      this.on("signed_in", msg);
+      this.resync();
+      return;
+    }
+    if (msg.type === "signed_out") {
+      // The server closes this connection next; come back as a new guest.
+      this.forget();
+      this.on("signed_out", msg);
+      this.resync();
+      return;
+    }
     if (msg.type === "rooms") { this.on("rooms", msg.rooms); return; }
     if (msg.type === "history") { this.on("history", msg.games); return; }
     if (msg.type === "game_record") { this.on("game_record", msg.record); return; }
     this.on(msg.type, msg);
   }
+
+  /** Whether this browser is signed in to an account (it says hello with a session). */
+  get signedIn() { return (localStorage.getItem(TOKEN_KEY) || "").startsWith(SESSION_PREFIX); }
+
+  /** Make this guest an account (same player, same games): answered by "signed_in". */
+  signUp(name, password) { return this.request({ type: "sign_up", name, password }); }
+  /** Sign in to an account: answered by "signed_in", then the page says hello as it. */
+  signIn(name, password) { return this.request({ type: "sign_in", name, password }); }
+  /** End this browser's session (``everywhere``: every session of the account). */
+  signOut(everywhere = false) { return this.request({ type: "sign_out", everywhere }); }
 
   /** Come back next time as a new player (the resume token is dropped). */
   forget() { localStorage.removeItem(TOKEN_KEY); }

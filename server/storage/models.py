@@ -34,13 +34,13 @@ class Base(DeclarativeBase):
 
 
 class Player(Base):
-    """A person or program that plays: guests (display name only), bots and admins."""
+    """A person or program that plays: guests (display name only), accounts, bots and admins."""
 
     __tablename__ = "players"
 
     id: Mapped[str] = mapped_column(ID, primary_key=True)
     name: Mapped[str] = mapped_column(String(100))
-    kind: Mapped[str] = mapped_column(String(16))  # guest | bot | admin
+    kind: Mapped[str] = mapped_column(String(16))  # guest | account | bot | admin
     created_at: Mapped[float] = mapped_column(Double)
 
 
@@ -214,6 +214,39 @@ class Token(Base):
             sqlite_where=text("revoked_at IS NULL"),
         ),
     )
+
+
+class Account(Base):
+    """A person's account (``server.players``): the player (kind ``account``) behind a name
+    and a password, stored only as its Argon2id hash. ``name_key`` is the name lower-cased:
+    its unique index makes names unique whatever their letter case."""
+
+    __tablename__ = "accounts"
+
+    player_id: Mapped[str] = mapped_column(
+        ID, ForeignKey("players.id", ondelete="CASCADE"), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String(40))
+    name_key: Mapped[str] = mapped_column(String(40))
+    password_hash: Mapped[str] = mapped_column(String(256))
+    created_at: Mapped[float] = mapped_column(Double)
+
+    __table_args__ = (Index("ux_accounts_name_key", "name_key", unique=True),)
+
+
+class Session(Base):
+    """A signed-in browser: an account's session token, stored only as its SHA-256 (the
+    token is 32 random bytes, as bot tokens are); revoked sessions keep their row."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    player_id: Mapped[str] = mapped_column(ID, ForeignKey("players.id", ondelete="CASCADE"))
+    token_hash: Mapped[str] = mapped_column(String(128), unique=True)
+    created_at: Mapped[float] = mapped_column(Double)
+    revoked_at: Mapped[float | None] = mapped_column(Double)
+
+    __table_args__ = (Index("ix_sessions_player", "player_id"),)
 
 
 class CachedPosition(Base):

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from ai.levels import BadLevel
 from ai.levels import Level as AiLevel
 from server.storage.models import (
+    Account,
     CachedPosition,
     CalibrationResult,
     CalibrationRun,
@@ -28,9 +29,19 @@ from server.storage.models import (
     LevelsVersion,
     Move,
     Player,
+    Session,
     Token,
 )
-from server.store import Fenced, GameRecord, MoveRecord, PlayerRecord, ReviewRecord
+from server.store import (
+    AccountRecord,
+    Fenced,
+    GameRecord,
+    MoveRecord,
+    PlayerRecord,
+    ReviewRecord,
+    SessionRecord,
+    name_key,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +59,8 @@ levels_version: Table = LevelsVersion.__table__  # type: ignore[assignment]
 calibration_runs: Table = CalibrationRun.__table__  # type: ignore[assignment]
 calibration_results: Table = CalibrationResult.__table__  # type: ignore[assignment]
 reviews: Table = GameReview.__table__  # type: ignore[assignment]
+accounts: Table = Account.__table__  # type: ignore[assignment]
+sessions: Table = Session.__table__  # type: ignore[assignment]
 
 
 def _insert(conn: AsyncConnection, table: Table) -> Any:
@@ -670,3 +683,57 @@ async def find_token(conn: AsyncConnection, token_hash: str) -> dict[str, Any] |
     """The token with this hash, revoked or not, as a dict of its columns, or None."""
     row = (await conn.execute(select(tokens).where(tokens.c.token_hash == token_hash))).first()
     return None if row is None else dict(row._mapping)
+
+
+# -- people's accounts and sessions (server.players) -----------------------------------------
+
+
+async def find_account(conn: AsyncConnection, name: str) -> AccountRecord | None:
+    """The account whose name is ``name`` in any letter case (``ux_accounts_name_key``)."""
+    stmt = select(accounts).where(accounts.c.name_key == name_key(name))
+    row = (await conn.execute(stmt)).first()
+    if row is None:
+        return None
+    return AccountRecord(row.player_id, row.name, row.password_hash, row.created_at)
+
+
+async def name_is_reserved(conn: AsyncConnection, name: str) -> bool:
+    """Whether a bot or an admin is called ``name`` in any letter case (revoked ones too:
+    people have seen them under that name)."""
+    key = name_key(name)
+    stmt = select(func.count()).select_from(players).where(
+        players.c.kind.in_(("bot", "admin")), func.lower(players.c.name) == key)
+    if (await conn.execute(stmt)).scalar_one():
+        return True
+    stmt = select(func.count()).select_from(tokens).where(func.lower(tokens.c.name) == key)
+    return bool((await conn.execute(stmt)).scalar_one())
+
+
+async def insert_account(conn: AsyncConnection, account: AccountRecord) -> None:
+    """Raises ``IntegrityError`` when an account has the name in any letter case."""
+    await conn.execute(accounts.insert().values(
+        player_id=account.player_id, name=account.name, name_key=account.name_key,
+        password_hash=account.password_hash, created_at=account.created_at))
+
+
+async def insert_session(conn: AsyncConnection, session: SessionRecord) -> None:
+    await conn.execute(sessions.insert().values(
+        id=session.id, player_id=session.player_id, token_hash=session.token_hash,
+        created_at=session.created_at, revoked_at=session.revoked_at))
+
+
+async def find_session(conn: AsyncConnection, token_hash: str) -> SessionRecord | None:
+    row = (await conn.execute(
+        select(sessions).where(sessions.c.token_hash == token_hash))).first()
+    if row is None:
+        return None
+    return SessionRecord(row.id, row.player_id, row.token_hash, row.created_at, row.revoked_at)
+
+
+async def revoke_sessions(conn: AsyncConnection, player_id: str, revoked_at: float,
+                          session_id: str | None = None) -> int:
+    stmt = update(sessions).where(sessions.c.player_id == player_id,
+                                  sessions.c.revoked_at.is_(None))
+    if session_id is not None:
+        stmt = stmt.where(sessions.c.id == session_id)
+    return int((await conn.execute(stmt.values(revoked_at=revoked_at))).rowcount)

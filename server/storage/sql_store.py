@@ -24,12 +24,16 @@ from server.storage import repository as repo
 from server.storage.config import create_engine, create_sqlite_writer, database_url
 from server.storage.migrate import upgrade_engine
 from server.store import (
+    AccountRecord,
     DuplicateMove,
     Fenced,
     GameRecord,
     MoveRecord,
+    NameTaken,
+    NotAGuest,
     PlayerRecord,
     ReviewRecord,
+    SessionRecord,
 )
 
 
@@ -120,6 +124,45 @@ class SqlStore:
     async def load_review(self, game_id: str) -> ReviewRecord | None:
         async with self.engine.connect() as conn:
             return await repo.find_review(conn, game_id)
+
+    # Accounts and sessions are rare writes that check before they write (a taken name), so
+    # each runs in a transaction of its own rather than in a batch of other people's moves.
+
+    async def create_account(self, account: AccountRecord) -> PlayerRecord:
+        taken = NameTaken(f"the name {account.name!r} is taken")
+        try:
+            async with self.engine.begin() as conn:
+                if (await repo.name_is_reserved(conn, account.name)
+                        or await repo.find_account(conn, account.name) is not None):
+                    raise taken
+                known = await repo.find_player(conn, account.player_id)
+                if known is not None and known.kind != "guest":
+                    raise NotAGuest(f"player {account.player_id} is a {known.kind} already")
+                player = PlayerRecord(account.player_id, account.name, "account",
+                                      known.created_at if known is not None
+                                      else account.created_at)
+                await repo.save_player(conn, player)
+                await repo.insert_account(conn, account)
+        except IntegrityError:  # another server made an account of that name meanwhile
+            raise taken from None
+        return player
+
+    async def find_account(self, name: str) -> AccountRecord | None:
+        async with self.engine.connect() as conn:
+            return await repo.find_account(conn, name)
+
+    async def add_session(self, session: SessionRecord) -> None:
+        async with self.engine.begin() as conn:
+            await repo.insert_session(conn, session)
+
+    async def find_session(self, token_hash: str) -> SessionRecord | None:
+        async with self.engine.connect() as conn:
+            return await repo.find_session(conn, token_hash)
+
+    async def revoke_sessions(self, player_id: str, now: float,
+                              session_id: str | None = None) -> int:
+        async with self.engine.begin() as conn:
+            return await repo.revoke_sessions(conn, player_id, now, session_id)
 
     def _writes(self) -> _WriteBatcher:
         if self._batcher is None:

@@ -100,3 +100,11 @@ def test_every_server_message_round_trips_through_json() -> None:
     ]
     message = protocol.RoomEvent(room="r", event="joined", seat=1, seats=seats, spectators=0)
     assert protocol.SERVER.validate_json(protocol.encode(message)) == message
+
+
+def test_every_message_of_the_client_union_is_a_known_type() -> None:
+    from typing import get_args
+
+    union = get_args(get_args(protocol.ClientMessage)[0])
+    in_union = {m.model_fields["type"].default for m in union}
+    assert in_union == set(protocol._CLIENT_TYPES)

@@ -145,3 +145,14 @@ async def test_the_database_itself_refuses_a_second_live_bot_of_one_name(
     await accounts.revoke("Randy")
     again = await accounts.create("Randy")
     assert again.account.name == "Randy" and again.account.token_id != made.account.token_id
+
+
+async def test_a_bot_may_not_take_the_name_of_a_persons_account(
+    accounts: Accounts, sql_store: SqlStore
+) -> None:
+    from server.store import AccountRecord
+
+    await sql_store.create_account(AccountRecord("p1", "Ann_Lee", "$argon2id$x", 1.0))
+    with pytest.raises(BadBotName):
+        await accounts.create("ann_lee")
+    assert await accounts.list_bots() == []

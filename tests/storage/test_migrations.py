@@ -12,7 +12,8 @@ from server.storage import SqlStore, downgrade, migrate
 from server.storage.config import create_engine
 from server.storage.migrate import alembic_config
 
-TABLES = {"players", "games", "moves", "levels", "tokens", "position_cache", "game_reviews"}
+TABLES = {"players", "games", "moves", "levels", "tokens", "position_cache", "game_reviews",
+          "accounts", "sessions"}
 
 
 def tables_and_indexes(url: str) -> tuple[set[str], set[str]]:

@@ -1,0 +1,291 @@
+"""People's accounts: sign up, sign in, sessions that keep a browser signed in, sign out.
+
+A guest plays at once with no account. ``sign_up`` turns the guest into an account: the same
+player id, so its games are the account's. ``sign_in`` gives a session token, which the page
+keeps (in ``localStorage``, where it kept the guest's resume token) and says ``hello`` with as
+``resume``; the token is 32 random bytes, stored only as its SHA-256 (as bot tokens are, see
+``server.accounts`` for why a fast hash is right for a random token), and revocable. A guest's
+resume token (an HMAC of its id) does not bring back a player that has become an account:
+only a live session does, so signing out everywhere really signs the account out.
+
+Passwords are people's secrets, low in entropy, so they are hashed with Argon2id
+(``argon2-cffi``'s defaults, RFC 9106's low-memory profile), off the event loop. A sign-in for
+an unknown name still verifies a password against a dummy hash, so the answer takes as long
+as for a known name with a wrong password; both get the same error.
+
+Attempts are limited on this server in memory: per connection (``sign_up`` and ``sign_in``
+alike) and per name (failed ``sign_in``s), each over a sliding window (``AttemptLimiter``).
+
+``AccountDesk`` is the server's glue; ``check_name`` and ``AttemptLimiter`` are pure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import hashlib
+import re
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from server import errors
+from server import protocol as p
+from server.rooms import Player
+from server.store import AccountRecord, NameTaken, NotAGuest, PlayerRecord, SessionRecord, name_key
+
+if TYPE_CHECKING:
+    from server.app import DiscusServer
+    from server.connection import Client
+
+SESSION_PREFIX = "discus_session_"
+"""Marks a session token (and tells it from a guest's resume token in ``hello.resume``)."""
+SESSION_BYTES = 32
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{2,19}")
+"""3 to 20 ASCII letters, digits, ``_`` and ``-``, not starting with ``_`` or ``-``: ASCII
+only, so no look-alike letters from other scripts can pass for another name."""
+RESERVED_NAMES = frozenset({"admin", "administrator", "discus", "moderator", "root", "system",
+                            "server", "guest", "bot", "ai"})
+"""Names (any case) nobody may take: they would pass for the site or its staff."""
+MIN_PASSWORD = 8
+MAX_PASSWORD = 128
+HASHES_AT_ONCE = 2
+"""Argon2 computations (about 0.1 s of a core each) run at most this many at once, so a
+burst of sign-ins queues instead of taking every core from the games."""
+
+
+@dataclass(frozen=True)
+class SignInLimits:
+    """Attempts allowed per sliding window, named in one place."""
+
+    per_connection: int = 10
+    """``sign_up`` and ``sign_in`` attempts of one connection, successful or not."""
+    per_name: int = 5
+    """Failed ``sign_in``s for one name, from any connection of this server."""
+    window_seconds: float = 300.0
+
+
+DEFAULT_SIGN_IN_LIMITS = SignInLimits()
+
+
+def check_name(name: str) -> str:
+    """``name`` trimmed if it may be an account's name, else ``BadAccountName`` with
+    ``detail.rule`` (``characters`` or ``reserved``). Whether it is taken is the store's."""
+    name = name.strip()
+    if not NAME_PATTERN.fullmatch(name):
+        raise errors.BadAccountName(
+            "a name is 3 to 20 letters, digits, '_' or '-', starting with a letter or digit",
+            rule="characters")
+    if name_key(name) in RESERVED_NAMES:
+        raise errors.BadAccountName(f"the name {name!r} is reserved", rule="reserved")
+    return name
+
+
+def check_password(password: str) -> None:
+    if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
+        raise errors.BadPassword(
+            f"a password is {MIN_PASSWORD} to {MAX_PASSWORD} characters",
+            min=MIN_PASSWORD, max=MAX_PASSWORD)
+
+
+def hash_session(token: str) -> str:
+    """The stored form of a session token: hex SHA-256 of its text."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class AttemptLimiter:
+    """At most ``limit`` attempts per key within ``window`` seconds (a sliding window). Pure:
+    the caller passes the time."""
+
+    def __init__(self, limit: int, window: float) -> None:
+        self.limit = limit
+        self.window = window
+        self._seen: dict[object, collections.deque[float]] = {}
+
+    def wait(self, key: object, now: float) -> float:
+        """0 if another attempt may be made now, else the seconds until one may."""
+        seen = self._seen.get(key)
+        if seen is None:
+            return 0.0
+        while seen and seen[0] <= now - self.window:
+            seen.popleft()
+        if not seen:
+            del self._seen[key]
+            return 0.0
+        return 0.0 if len(seen) < self.limit else seen[0] + self.window - now
+
+    def note(self, key: object, now: float) -> None:
+        self._seen.setdefault(key, collections.deque()).append(now)
+
+    def forget(self, key: object) -> None:
+        self._seen.pop(key, None)
+
+
+class AccountDesk:
+    """Accounts and sessions of one server (``server.app`` hands it the messages).
+
+    A connection's session, once it said hello with one, is in ``client.account`` (the
+    ``SessionRecord``); ``client.account`` is None on a guest's, bot's or admin's.
+    """
+
+    def __init__(self, app: DiscusServer, limits: SignInLimits = DEFAULT_SIGN_IN_LIMITS,
+                 hasher: PasswordHasher | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.app = app
+        self.hasher = hasher or PasswordHasher()
+        self.clock = clock
+        self.by_connection = AttemptLimiter(limits.per_connection, limits.window_seconds)
+        self.by_name = AttemptLimiter(limits.per_name, limits.window_seconds)
+        self._dummy_hash: str | None = None
+        self._hashing = asyncio.Semaphore(HASHES_AT_ONCE)
+
+    # --- hello ---------------------------------------------------------------------------
+
+    @staticmethod
+    def is_session(token: str) -> bool:
+        return token.startswith(SESSION_PREFIX)
+
+    async def resume(self, client: Client, token: str) -> Player:
+        """The account a live session token belongs to (``hello.resume``); remembers the
+        session on ``client``. ``bad_resume_token`` for an unknown or revoked session."""
+        session = await self.app.store.find_session(hash_session(token))
+        if session is None or session.revoked_at is not None:
+            raise errors.BadResumeToken(
+                "that session has ended (signed out, or unknown here); sign in again")
+        player = self.app.players.get(session.player_id)
+        if player is None:
+            record = await self.app.store.load_player(session.player_id)
+            if record is None:
+                raise errors.BadResumeToken("that session's player is unknown here")
+            player = self.app.players[record.id] = Player(record.id, record.name)
+        client.account = session
+        return player
+
+    async def refuse_resume(self, client: Client, player_id: str) -> None:
+        """An account comes back with a session only, never with a guest's resume token (it
+        may be the token of the guest it was, on a browser that never signed in)."""
+        if client.account is not None:
+            return
+        record = await self.app.store.load_player(player_id)
+        if record is not None and record.kind == "account":
+            raise errors.BadResumeToken(
+                "this player is an account now: sign in (hello.resume with a session token)")
+
+    # --- messages ------------------------------------------------------------------------
+
+    async def handle(self, client: Client, player: Player, message: Any) -> None:
+        if isinstance(message, p.SignUp):
+            answer: Any = await self.sign_up(client, player, message.name, message.password)
+        elif isinstance(message, p.SignIn):
+            answer = await self.sign_in(client, message.name, message.password)
+        else:
+            answer = await self.sign_out(client, player, message.everywhere)
+        self.app.send_to([client], answer)
+        if isinstance(message, p.SignOut) and client.account is not None:
+            self._close_signed_out(player.id, None if message.everywhere
+                                   else client.account.id)
+
+    async def sign_up(self, client: Client, player: Player, name: str,
+                      password: str) -> p.SignedIn:
+        self._attempt(client)
+        name = check_name(name)
+        check_password(password)
+        if player.bot or client.admin is not None or client.account is not None:
+            raise errors.NotAGuest("only a guest can sign up; this is an account already")
+        password_hash = await self._hash(password)
+        account = AccountRecord(player.id, name, password_hash, time.time())
+        try:
+            record = await self.app.store.create_account(account)
+        except NameTaken:
+            raise errors.BadAccountName(f"the name {name!r} is taken", rule="taken") from None
+        except NotAGuest:
+            raise errors.NotAGuest("only a guest can sign up; this is an account already"
+                                   ) from None
+        self._renamed(Player(record.id, record.name))
+        return await self._new_session(record)
+
+    async def sign_in(self, client: Client, name: str, password: str) -> p.SignedIn:
+        self._attempt(client)
+        key = name_key(name.strip())
+        retry = self.by_name.wait(key, self.clock())
+        if retry:
+            raise errors.RateLimited("too many failed sign-ins for that name; wait a little",
+                                     retry_after=round(retry, 1), limit="sign_in")
+        account = await self.app.store.find_account(name.strip())
+        if not await self._verify(account, password):
+            self.by_name.note(key, self.clock())
+            raise errors.WrongNameOrPassword("wrong name or password")
+        assert account is not None
+        record = await self.app.store.load_player(account.player_id)
+        if record is None:  # the account's foreign key makes this impossible
+            raise errors.WrongNameOrPassword("wrong name or password")
+        self.by_name.forget(key)
+        return await self._new_session(record)
+
+    async def sign_out(self, client: Client, player: Player, everywhere: bool) -> p.SignedOut:
+        session = client.account
+        if session is None:
+            raise errors.NotSignedIn("this connection is not signed in with a session")
+        revoked = await self.app.store.revoke_sessions(
+            player.id, time.time(), None if everywhere else session.id)
+        return p.SignedOut(revoked=revoked)
+
+    # --- inside --------------------------------------------------------------------------
+
+    def _attempt(self, client: Client) -> None:
+        now = self.clock()
+        retry = self.by_connection.wait(client, now)
+        if retry:
+            raise errors.RateLimited("too many sign-in attempts; wait a little",
+                                     retry_after=round(retry, 1), limit="sign_in")
+        self.by_connection.note(client, now)
+
+    async def _verify(self, account: AccountRecord | None, password: str) -> bool:
+        """Whether ``password`` is the account's; for no account, as slow and always False."""
+        if account is None:
+            if self._dummy_hash is None:
+                self._dummy_hash = await self._hash(secrets.token_urlsafe(16))
+            stored = self._dummy_hash
+        else:
+            stored = account.password_hash
+        try:
+            async with self._hashing:
+                await asyncio.to_thread(self.hasher.verify, stored, password)
+        except (VerificationError, InvalidHashError):
+            return False
+        return account is not None
+
+    async def _hash(self, password: str) -> str:
+        async with self._hashing:
+            return await asyncio.to_thread(self.hasher.hash, password)
+
+    async def _new_session(self, record: PlayerRecord) -> p.SignedIn:
+        token = SESSION_PREFIX + secrets.token_urlsafe(SESSION_BYTES)
+        await self.app.store.add_session(
+            SessionRecord(secrets.token_hex(8), record.id, hash_session(token), time.time()))
+        return p.SignedIn(player=p.PlayerView(id=record.id, name=record.name), session=token)
+
+    def _renamed(self, player: Player) -> None:
+        """The guest became the account ``player`` (same id): its new name in the rooms it
+        sits in and on its connections."""
+        self.app.players[player.id] = player
+        self.app.lobby.rename(player)
+        for client in self.app.clients.get(player.id, ()):
+            client.player = player
+
+    def _close_signed_out(self, player_id: str, session_id: str | None) -> None:
+        """Close this server's connections of the player that came in with a session just
+        revoked (``session_id``, or any for None). Other servers' connections keep going
+        until they reconnect, when the revoked session is refused."""
+        for client in list(self.app.clients.get(player_id, ())):
+            if client.account is not None and session_id in (None, client.account.id):
+                client.close(1000, "signed_out")
+
+    def forget(self, client: Client) -> None:
+        """The connection is gone: drop its attempt count."""
+        self.by_connection.forget(client)

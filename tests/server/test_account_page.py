@@ -1,0 +1,90 @@
+"""The account card of the page, in Debian's headless Chromium against a real server on a
+SQLite file: sign up, reload, still signed in (also after the server restarts), sign out."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from argon2 import PasswordHasher
+from playwright.async_api import Browser, BrowserContext, Page, expect
+
+from server.app import running
+from server.players import hash_session
+from server.storage import open_store
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+
+CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+ONLINE = "document.querySelector('#conn').dataset.state === 'online'"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def open_page(context: BrowserContext, url: str, problems: list[str]) -> Page:
+    page = await context.new_page()
+    page.set_default_timeout(20_000)
+    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    await page.goto(url)
+    await page.wait_for_function(ONLINE)
+    return page
+
+
+async def resume_token(page: Page) -> str:
+    return str(await page.evaluate("localStorage.getItem('discus.resume')"))
+
+
+async def test_a_person_signs_up_stays_signed_in_across_reloads_and_restarts_then_signs_out(
+    browser: Browser, tmp_path: Path
+) -> None:
+    database = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+    port = free_port()  # the same origin after the restart, so the same localStorage
+    url = f"http://127.0.0.1:{port}/"
+    problems: list[str] = []
+    context = await browser.new_context()
+    async with running(port=port, store=open_store(database)) as srv:
+        srv.app.accounts.hasher = CHEAP_HASHER
+        page = await open_page(context, url, problems)
+        guest_id = (await resume_token(page)).split(".")[0]
+        await expect(page.locator("#signed-in")).to_be_hidden()
+        await page.fill("#account-name", "Ann_Lee")
+        await page.fill("#account-password", "correct horse battery")
+        await page.click("#sign-up")
+        await expect(page.locator("#account-who")).to_have_text("Ann_Lee")
+        await expect(page.locator("#account-form")).to_be_hidden()
+        session = await resume_token(page)
+        assert session.startswith("discus_session_")
+        assert (await srv.app.store.find_account("ann_lee")).player_id == guest_id  # type: ignore[union-attr]
+
+        await page.reload()
+        await page.wait_for_function(ONLINE)
+        await expect(page.locator("#account-who")).to_have_text("Ann_Lee")
+
+    async with running(port=port, store=open_store(database)) as srv:
+        srv.app.accounts.hasher = CHEAP_HASHER
+        await page.reload()
+        await page.wait_for_function(ONLINE)
+        await expect(page.locator("#account-who")).to_have_text("Ann_Lee")
+        assert await resume_token(page) == session
+
+        await page.click("#sign-out")
+        await expect(page.locator("#account-form")).to_be_visible()
+        await expect(page.locator("#signed-in")).to_be_hidden()
+        await page.wait_for_function(ONLINE)
+        assert not (await resume_token(page)).startswith("discus_session_")
+        stored = await srv.app.store.find_session(hash_session(session))
+        assert stored is not None and stored.revoked_at is not None
+
+        # Signing in again on the same browser brings the account back.
+        await page.fill("#account-name", "ANN_LEE")
+        await page.fill("#account-password", "correct horse battery")
+        await page.click("#sign-in")
+        await expect(page.locator("#account-who")).to_have_text("Ann_Lee")
+        await page.screenshot(path=str(tmp_path / "signed-in.png"), full_page=True)
+    assert problems == []
+    await context.close()

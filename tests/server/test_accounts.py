@@ -1,0 +1,222 @@
+"""People's accounts over real websockets: sign up, sign in, sessions, sign out, limits."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from argon2 import PasswordHasher
+from websockets.exceptions import ConnectionClosed
+from wsclient import Client
+
+from server import errors
+from server.app import Running, Settings, running
+from server.players import SESSION_PREFIX, AttemptLimiter, check_name
+from server.storage import open_store
+from server.store import MemoryStore, PlayerRecord, Store
+
+PASSWORD = "correct horse battery"
+CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+"""Argon2id still, but cheap: the tests hash and verify dozens of passwords."""
+
+
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite+aiosqlite:///{tmp_path / 'discus.db'}"
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Running]:
+    store: Store = MemoryStore() if request.param == "memory" else open_store(sqlite_url(tmp_path))
+    async with running(port=0, store=store, settings=Settings(grace_seconds=0.5)) as srv:
+        srv.app.accounts.hasher = CHEAP_HASHER
+        yield srv
+
+
+async def ask(client: Client, kind: str, answer: str, **message: object) -> dict:
+    await client.send(type=kind, **message)
+    return await client.expect(answer)
+
+
+async def refused(client: Client, kind: str, **message: object) -> dict:
+    return await ask(client, kind, "error", **message)
+
+
+async def signed_up(url: str, name: str) -> tuple[Client, str]:
+    guest = await Client.open(url, "someone")
+    answer = await ask(guest, "sign_up", "signed_in", name=name, password=PASSWORD)
+    return guest, answer["session"]
+
+
+async def test_a_guest_that_signs_up_keeps_its_id_and_its_finished_games(
+    server: Running,
+) -> None:
+    guest = await Client.open(server.url, "Guest 1")
+    await guest.send(type="create_room", game="connect4",
+                     opponent={"kind": "ai", "level": "easy"}, seat=0)
+    room = (await guest.expect("room_state"))["room"]["id"]
+    await guest.send(type="move", room=room, ply=0, move="4")
+    await guest.expect("move_made", ply=1)
+    await guest.send(type="resign", room=room)
+    await guest.expect("game_over")
+
+    answer = await ask(guest, "sign_up", "signed_in", name="Ann_Lee", password=PASSWORD)
+    assert answer["player"] == {"id": guest.player_id, "name": "Ann_Lee", "bot": False}
+    assert answer["session"].startswith(SESSION_PREFIX)
+
+    again = await Client.open(server.url, name=None, resume=answer["session"])
+    assert again.welcome["player"] == answer["player"]
+    games = (await ask(again, "list_history", "history"))["games"]
+    assert [g["id"] for g in games] == [f"{room}-1"]
+    stored = await server.app.store.load_player(guest.player_id)
+    assert stored is not None and (stored.name, stored.kind) == ("Ann_Lee", "account")
+
+
+async def test_signing_in_gives_a_session_that_says_hello_as_the_account(
+    server: Running,
+) -> None:
+    ann, _ = await signed_up(server.url, "Ann")
+    other = await Client.open(server.url, "Guest 2")
+    answer = await ask(other, "sign_in", "signed_in", name="aNN", password=PASSWORD)
+    assert answer["player"]["id"] == ann.player_id
+    back = await Client.open(server.url, name="Not Ann", resume=answer["session"])
+    assert back.welcome["player"] == {"id": ann.player_id, "name": "Ann", "bot": False}
+    assert back.welcome["resume"] == answer["session"]
+
+
+async def test_a_wrong_password_and_an_unknown_name_get_the_same_error(
+    server: Running,
+) -> None:
+    await signed_up(server.url, "Ann")
+    guest = await Client.open(server.url, "Guest 3")
+    wrong = await refused(guest, "sign_in", name="Ann", password="not the password")
+    unknown = await refused(guest, "sign_in", name="Nobody", password=PASSWORD)
+    assert wrong["code"] == unknown["code"] == "wrong_name_or_password"
+    assert wrong["message"] == unknown["message"] == "wrong name or password"
+    assert wrong.get("detail") == unknown.get("detail")
+
+
+async def test_a_name_is_rate_limited_after_five_failures_even_with_the_right_password(
+    server: Running,
+) -> None:
+    await signed_up(server.url, "Ann")
+    for n in range(5):
+        guest = await Client.open(server.url, f"Attacker {n}")  # a new connection each time
+        assert (await refused(guest, "sign_in", name="ann", password="guess" * 2 + str(n))
+                )["code"] == "wrong_name_or_password"
+    guest = await Client.open(server.url, "Attacker 5")
+    limited = await refused(guest, "sign_in", name="Ann", password=PASSWORD)
+    assert limited["code"] == "rate_limited"
+    assert limited["detail"]["limit"] == "sign_in" and limited["detail"]["retry_after"] > 0
+    # Another name is not held up by Ann's.
+    await signed_up(server.url, "Bob")
+    await ask(guest, "sign_in", "signed_in", name="Bob", password=PASSWORD)
+
+
+async def test_one_connection_is_rate_limited_across_names(server: Running) -> None:
+    guest = await Client.open(server.url, "Guest 4")
+    for n in range(10):
+        assert (await refused(guest, "sign_in", name=f"Name{n}", password=PASSWORD)
+                )["code"] == "wrong_name_or_password"
+    assert (await refused(guest, "sign_in", name="Name99", password=PASSWORD)
+            )["code"] == "rate_limited"
+    assert (await refused(guest, "sign_up", name="Fresh", password=PASSWORD)
+            )["code"] == "rate_limited"
+
+
+async def test_a_revoked_session_no_longer_signs_in_and_its_connection_is_closed(
+    server: Running,
+) -> None:
+    ann, _ = await signed_up(server.url, "Ann")
+    sessions = []
+    for _ in range(3):
+        other = await Client.open(server.url, "x")
+        sessions.append((await ask(other, "sign_in", "signed_in", name="Ann",
+                                   password=PASSWORD))["session"])
+    first = await Client.open(server.url, resume=sessions[0])
+    second = await Client.open(server.url, resume=sessions[1])
+
+    assert (await ask(first, "sign_out", "signed_out"))["revoked"] == 1
+    with pytest.raises(ConnectionClosed):
+        await first.expect("never")
+    assert first.ws.close_code == 1000 and first.ws.close_reason == "signed_out"
+    assert (await refused(await Client.open(server.url, hello=False), "hello", version=1,
+                          resume=sessions[0]))["code"] == "bad_resume_token"
+    # The other sessions still work, until signed out everywhere.
+    await Client.open(server.url, resume=sessions[2])
+    assert (await ask(second, "sign_out", "signed_out", everywhere=True))["revoked"] == 3
+    with pytest.raises(ConnectionClosed):
+        await second.expect("never")
+    for session in sessions[1:]:
+        late = await Client.open(server.url, hello=False)
+        assert (await refused(late, "hello", version=1, resume=session)
+                )["code"] == "bad_resume_token"
+
+
+async def test_a_guest_resume_token_does_not_bring_back_the_account_it_became(
+    server: Running,
+) -> None:
+    guest = await Client.open(server.url, "Guest 5")
+    guest_token = guest.welcome["resume"]
+    await ask(guest, "sign_up", "signed_in", name="Ann", password=PASSWORD)
+    late = await Client.open(server.url, hello=False)
+    assert (await refused(late, "hello", version=1, resume=guest_token)
+            )["code"] == "bad_resume_token"
+
+
+async def test_names_clash_whatever_their_case_and_bots_names_are_refused(
+    server: Running,
+) -> None:
+    await signed_up(server.url, "Ann")
+    await server.app.store.save_player(PlayerRecord("bot1", "RoboCop", "bot", 0.0))
+    guest = await Client.open(server.url, "Guest 6")
+    for name in ("ANN", "robocop", "Admin"):
+        error = await refused(guest, "sign_up", name=name, password=PASSWORD)
+        assert error["code"] == "bad_account_name", name
+    for name in ("ab", "with space", "_under", "Ännchen", "x" * 21):
+        error = await refused(guest, "sign_up", name=name, password=PASSWORD)
+        assert (error["code"], error["detail"]["rule"]) == ("bad_account_name", "characters")
+    assert (await refused(guest, "sign_up", name="Fine", password="short")
+            )["code"] == "bad_password"
+    assert await server.app.store.find_account("Fine") is None
+
+
+async def test_an_account_cannot_sign_up_again_or_sign_out_without_a_session(
+    server: Running,
+) -> None:
+    ann, session = await signed_up(server.url, "Ann")
+    assert (await refused(ann, "sign_up", name="Ann2", password=PASSWORD)
+            )["code"] == "not_a_guest"
+    assert (await refused(ann, "sign_out"))["code"] == "not_signed_in"
+    signed_in = await Client.open(server.url, resume=session)
+    assert (await refused(signed_in, "sign_up", name="Ann3", password=PASSWORD)
+            )["code"] == "not_a_guest"
+
+
+async def test_a_session_survives_a_restart(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path)
+    async with running(port=0, store=open_store(url)) as first:
+        first.app.accounts.hasher = CHEAP_HASHER
+        ann, session = await signed_up(first.url, "Ann")
+        player_id = ann.player_id
+    async with running(port=0, store=open_store(url)) as second:
+        back = await Client.open(second.url, resume=session)
+        assert back.welcome["player"] == {"id": player_id, "name": "Ann", "bot": False}
+
+
+def test_the_attempt_limiter_slides_its_window() -> None:
+    limiter = AttemptLimiter(2, 10.0)
+    limiter.note("k", 0.0)
+    limiter.note("k", 4.0)
+    assert limiter.wait("k", 5.0) == pytest.approx(5.0)
+    assert limiter.wait("k", 10.5) == 0.0  # the first attempt is out of the window
+    assert limiter.wait("other", 5.0) == 0.0
+
+
+def test_name_rules() -> None:
+    assert check_name("  Ann-Lee_2 ") == "Ann-Lee_2"
+    for bad in ("", "ab", "-ann", "ann lee", "аnn"):  # the last one's "а" is Cyrillic
+        with pytest.raises(errors.BadAccountName):
+            check_name(bad)
+    with pytest.raises(errors.BadAccountName):
+        check_name("DISCUS")
