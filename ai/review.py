@@ -151,11 +151,12 @@ def review(game_name: str, moves: Sequence[int], solve_seconds: float = C4_SOLVE
     return Review(game_name, tuple(reviews), values, tuple(v.exact for v in valued))
 
 
-def analyse(state: State, check: Check = _no_check,
-            stop: np.ndarray | None = None) -> list[MoveValue]:
+def analyse(state: State, check: Check = _no_check, stop: np.ndarray | None = None,
+            seconds: float = ANALYSIS_SOLVE_SECONDS) -> list[MoveValue]:
     """The value of every legal move of ``state`` for its side to move, best first (ties in
     the order of ``legal_moves``). ``ValueError`` if the game is over. ``check`` and
-    ``stop`` as for ``review`` (around each Connect Four move's proof)."""
+    ``stop`` as for ``review`` (around each Connect Four move's proof); a Connect Four move
+    whose proof takes longer than ``seconds`` is left unvalued."""
     legal = state.legal_moves()
     if not legal:
         raise ValueError("the game is over: there is no move to analyse")
@@ -163,7 +164,7 @@ def analyse(state: State, check: Check = _no_check,
         found = []
         for move in legal:
             _ready(check, stop)
-            found.append(_child_value(state.play(move), move, stop))
+            found.append(_child_value(state.play(move), move, seconds, stop))
         check()
     else:
         found = _othello_moves(state, legal)
@@ -298,7 +299,8 @@ def _othello_moves(state: State, legal: list[int]) -> list[MoveValue]:
     return [MoveValue(m, s, False) for m, s in _othello_scores(state, legal).items()]
 
 
-def _child_value(child: State, move: int, stop: np.ndarray | None = None) -> MoveValue:
+def _child_value(child: State, move: int, seconds: float,
+                 stop: np.ndarray | None = None) -> MoveValue:
     """A Connect Four move's exact value from its child position, negated."""
     if child.is_over():
         done = _terminal(child)
@@ -306,7 +308,7 @@ def _child_value(child: State, move: int, stop: np.ndarray | None = None) -> Mov
         return MoveValue(move, -done.value, True)
     from ai.connect4 import engine
 
-    found = engine.exact_value(child, ANALYSIS_SOLVE_SECONDS, stop)  # type: ignore[arg-type]
+    found = engine.exact_value(child, seconds, stop)  # type: ignore[arg-type]
     if found is None:
         return MoveValue(move, None, False)
     return MoveValue(move, -found[0], True)
@@ -324,11 +326,12 @@ def review_moves(game_name: str, moves: Sequence[int], check: Check = _no_check,
     return review(game_name, moves, check=check, stop=stop)
 
 
-def analyse_moves(game_name: str, moves: Sequence[int], check: Check = _no_check,
+def analyse_moves(game_name: str, moves: Sequence[int],
+                  seconds: float = ANALYSIS_SOLVE_SECONDS, check: Check = _no_check,
                   stop: np.ndarray | None = None) -> list[MoveValue]:
     """``analyse`` of the position reached by ``moves`` from the start (for the workers:
     moves travel between processes better than states)."""
     state = games.load(game_name).initial()
     for move in moves:
         state = state.play(move)
-    return analyse(state, check, stop)
+    return analyse(state, check, stop, seconds)

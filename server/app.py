@@ -44,6 +44,7 @@ from websockets.http11 import Request, Response
 
 import games
 from ai.levels import DEFAULT_LEVELS, Level, find, levels_of
+from ai.review import ANALYSIS_SOLVE_SECONDS
 from server import errors, history, overload
 from server import protocol as p
 from server.admin import ADMIN_MESSAGES, AdminDesk
@@ -151,6 +152,9 @@ class Settings:
     """The AI's move is shown no sooner than this after the person's (``discus serve``:
     ``MIN_AI_MOVE_SECONDS``): a quick level answers in milliseconds, and a reply landing in
     the same frame as one's own move is not seen to happen."""
+    analysis_seconds: float = ANALYSIS_SOLVE_SECONDS
+    """Most the analysis board spends proving one Connect Four move (on a low-priority
+    worker); a move past it is shown without a value."""
     store_retry_seconds: tuple[float, ...] = (0.1, 0.5, 2.0)
     """Pauses before each new attempt to store an AI move the store refused; when the last
     attempt fails too, the move is not played and the room is told (the sweeper asks the AI

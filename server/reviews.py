@@ -220,7 +220,7 @@ class ReviewDesk:
     async def _analyse(self, game: games.Game, state: games.State, played: list[int]
                        ) -> p.Analysis:
         found: list[engine_review.MoveValue] = await self.run(
-            ANALYSIS_TASK, game.name, tuple(played))
+            ANALYSIS_TASK, game.name, tuple(played), self.app.settings.analysis_seconds)
         values = [
             p.MoveValueView(move=game.format_move(v.move), value=v.value, exact=v.exact,
                             label=engine_review.label(game.name, state.ply, v.value, v.exact))

@@ -154,6 +154,14 @@ def test_the_analysis_board_gives_every_connect4_move_its_exact_value() -> None:
     assert [v.value for v in values] == sorted((v.value for v in values), reverse=True)
 
 
+def test_an_analysis_move_whose_proof_outlasts_its_seconds_is_left_unvalued() -> None:
+    # Off the book's lines four plies in: every reply's proof takes minutes.
+    state = games.load("connect4").parse_moves("1771")
+    values = review.analyse(state, seconds=0.05)
+    assert sorted(v.move for v in values) == state.legal_moves()
+    assert all(v.value is None and not v.exact for v in values), values
+
+
 def test_the_analysis_board_solves_othello_moves_near_the_end() -> None:
     line = (DATA / "othello" / "ffo_40_59.obf").read_text().splitlines()[0]
     position, _, answers = line.partition(";")
