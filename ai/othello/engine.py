@@ -300,17 +300,21 @@ def leaf_value(state: OthelloState, evaluation: str | None = None) -> int:
 
 
 def fixed_depth_value(state: OthelloState, depth: int, use_tt: bool = False,
-                      evaluation: str | None = None, table_bits: int = 16) -> int:
+                      evaluation: str | None = None, table_bits: int = 16,
+                      leaves: np.ndarray | None = None) -> int:
     """The compiled midgame score of ``state`` at exactly ``depth`` plies (internal units).
 
     Without the table this is by contract the plain negamax value over ``games`` states with
-    ``leaf_value`` at the leaves (a pass is a ply); tests hold it to that.
+    ``leaf_value`` at the leaves (a pass is a ply); tests hold it to that. ``leaves``, a
+    pattern table, stands in for ``evaluation``'s (the trainer scores with weights it is
+    still fitting).
     """
+    if leaves is None:
+        leaves = pattern_table(evaluation)
     legal = state.legal_moves()
-    leaves = pattern_table(evaluation)
-    if not legal or depth < 1:
-        return leaf_value(state, evaluation)
     P, O = state.mover_boards()
+    if not legal or depth < 1:
+        return int(kernels.leaf(_U(P), _U(O), leaves))
     table = tt.new_table(table_bits)
     ctl = kernels.new_control(None, use_tt=use_tt, generation=1)
     buf, killers, history = kernels.new_buffers()

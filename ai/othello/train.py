@@ -161,17 +161,7 @@ def solve_exact(P: int, O: int, table: np.ndarray) -> int:
 
 def search_label(state: OthelloState, depth: int, table: np.ndarray) -> float:
     """A ``depth`` search's score in discs with leaves scored by the pattern ``table``."""
-    legal = state.legal_moves()
-    P, O = state.mover_boards()
-    mid = tt.new_table(14)
-    ctl = kernels.new_control(None, use_tt=True, generation=1)
-    buf, killers, history = kernels.new_buffers()
-    order = np.array(legal, dtype=np.int64)
-    scores = np.full(len(order), -INF, dtype=np.int64)
-    stop = np.zeros(1, dtype=np.int64)
-    best = kernels.mid_root(_U(P), _U(O), depth, order, scores, 1, mid, ctl, stop, buf,
-                            killers, history, table)
-    value = int(scores[best])
+    value = engine.fixed_depth_value(state, depth, use_tt=True, table_bits=14, leaves=table)
     if abs(value) >= INF // 3:  # a finished game's score (evaluation.terminal)
         return float(to_discs(value))
     return value / DISC
