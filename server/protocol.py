@@ -876,6 +876,9 @@ class RoomEvent(_Message):
     grace_seconds: float | None = Field(
         default=None, description="For `disconnected`: seconds before the seat may be claimed."
     )
+    clock: ClockView | None = Field(
+        default=None, description="For `joined` in a timed room: the clocks, the first "
+        "mover's now running; null otherwise.")
 
 
 class AiThought(_Message):

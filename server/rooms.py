@@ -374,7 +374,8 @@ class Room:
         )
 
     def _event(self, kind: p.RoomEventKind, seat: int | None = None,
-               grace: float | None = None, to: Iterable[str] | None = None) -> Send:
+               grace: float | None = None, to: Iterable[str] | None = None,
+               clock: p.ClockView | None = None) -> Send:
         message = p.RoomEvent(
             room=self.id,
             event=kind,
@@ -382,6 +383,7 @@ class Room:
             seats=self.seat_views(),
             spectators=len(self.spectators),
             grace_seconds=grace,
+            clock=clock,
         )
         return Send(tuple(self.members() if to is None else to), message)
 
@@ -426,7 +428,8 @@ class Room:
         self.started_at = now
         self._run_clock(now)
         out = Outcome(sends=[self.state_for(player.id)], save_game=True)
-        out.sends.append(self._event("joined", free, to=self._others(player.id)))
+        out.sends.append(self._event("joined", free, to=self._others(player.id),
+                                     clock=self.clock_view(now)))
         return out
 
     def spectate(self, player: Player, now: float | None = None) -> Outcome:

@@ -78,8 +78,11 @@ def test_no_clock_runs_until_the_second_player_sits_down() -> None:
     assert waiting.clock is not None and waiting.clock.running is None
     assert waiting.clock.remaining_ms == [60_000, 60_000]
     assert lobby.open_rooms().rooms[0].time_control == "1+0"
-    joined = sent(lobby.join(BOB, room.id, now=40.0), p.RoomState)[0].room
+    out = lobby.join(BOB, room.id, now=40.0)
+    joined = sent(out, p.RoomState)[0].room
     assert joined.clock is not None and joined.clock.running == 0
+    heard = sent(out, p.RoomEvent)[0]  # the creator learns that its clock runs
+    assert heard.event == "joined" and heard.clock == joined.clock
     assert room.deadline() == 100.0
 
 
