@@ -420,7 +420,11 @@ class DiscusServer:
         return 0 if self.node is None else self.node.epoch(room_id)
 
     def let_go(self, room_id: str) -> None:
-        """Another node of the cluster runs the room now: forget it here."""
+        """Another node of the cluster runs the room now: forget it here (its clocks too:
+        the node that runs it checks its flag)."""
+        timer = self.flag_timers.pop(room_id, None)
+        if timer is not None:
+            timer.cancel()
         if self.node is not None:
             self.node.let_go(room_id)
 

@@ -6,14 +6,25 @@ from __future__ import annotations
 
 import asyncio
 import math
+import uuid
+from contextlib import AbstractAsyncContextManager
 
+import redis.asyncio as aioredis
 from wsclient import Client, friends_game
 
-from server.app import Settings, running
+from server.app import Running, Settings, running
 from server.clocks import TIME_CONTROLS, TimeControl
+from server.cluster import Cluster, ClusterSettings
 from server.storage import SqlStore
 from server.store import MemoryStore
-from tests.storage.conftest import pg_url, sql_url, sqlite_url  # noqa: F401 - fixtures
+from tests.storage.conftest import (  # noqa: F401 - fixtures
+    REDIS_URL,
+    create_database,
+    drop_database,
+    pg_url,
+    sql_url,
+    sqlite_url,
+)
 
 SECRET = b"the timed games test's secret"
 QUICK = TimeControl("quick", 1500, 200)
@@ -144,3 +155,55 @@ async def test_the_server_plays_a_forced_othello_pass_and_stores_it() -> None:
         assert passed["clock"]["running"] == 1
         stored = await server.app.store.load_game(f"{room}-1")
         assert stored is not None and [m.move for m in stored[1]][-1] == "pass"
+
+
+async def test_in_a_cluster_the_rooms_node_keeps_the_clocks_and_a_takeover_keeps_them_too(
+) -> None:
+    fast = ClusterSettings(lease_seconds=1.5, renew_seconds=0.3, forward_timeout=5.0)
+    prefix = f"discus-test-{uuid.uuid4().hex[:12]}"
+    control = TimeControl("quick", 6000, 0)
+    settings = Settings(time_controls={control.name: control})
+    url, name = await create_database()
+
+    def node() -> AbstractAsyncContextManager[Running]:
+        return running(store=SqlStore(url), secret=SECRET, settings=settings,
+                       cluster=Cluster(REDIS_URL, prefix=prefix, settings=fast))
+
+    try:
+        async with node() as survivor:
+            ann = await Client.open(survivor.url, "Ann")
+            async with node() as doomed:
+                bob = await Client.open(doomed.url, "Bob")
+                await bob.send(type="create_room", game="connect4",
+                               opponent={"kind": "friend"}, seat=0, time_control="quick")
+                room = (await bob.expect("room_state"))["room"]["id"]
+                await ann.send(type="join_room", room=room)
+                await ann.expect("room_state")
+                await bob.send(type="move", room=room, ply=0, move="4")
+                await ann.expect("move_made", ply=0)
+                await ann.send(type="move", room=room, ply=1, move="4")  # run on Bob's node
+                made = await bob.expect("move_made", ply=1)
+                assert made["clock"]["running"] == 0
+                assert made["clock"]["remaining_ms"][1] < 6000
+            stored = await survivor.app.store.load_game(f"{room}-1")
+            assert stored is not None
+            last = stored[1][-1]
+            assert made["clock"]["remaining_ms"] == [last.clock0_ms, last.clock1_ms]
+
+            # The node stopped: the survivor runs the room from its stored clocks, and its
+            # flag falls there while nobody sends anything.
+            bob = await Client.open(survivor.url, None, resume=bob.welcome["resume"])
+            clock = (await bob.expect("room_state", timeout=10.0))["room"]["clock"]
+            assert clock["remaining_ms"][1] == last.clock1_ms and clock["running"] == 0
+            assert last.clock0_ms - 3000 < clock["remaining_ms"][0] <= last.clock0_ms
+            over = await ann.expect("game_over", timeout=10.0)
+            assert over["result"]["reason"] == "timeout" and over["result"]["winner"] == 1
+            await ann.close()
+            await bob.close()
+    finally:
+        await drop_database(name)
+        client = aioredis.Redis.from_url(REDIS_URL)
+        names = [k async for k in client.scan_iter(match=f"{prefix}:*", count=500)]
+        if names:
+            await client.delete(*names)
+        await client.aclose()
