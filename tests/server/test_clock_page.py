@@ -1,6 +1,6 @@
 """Clocks on the page, in Debian's headless Chromium against a real server on a SQLite file:
-two people start a timed game, watch the clock of the side to move run down, and the game
-ends on time with the page saying whose time ran out."""
+two people start a timed game, watch the clock of the side to move run down, the game ends on
+time with the page saying whose time ran out, and its replay shows the stored clocks."""
 
 from __future__ import annotations
 
@@ -84,4 +84,12 @@ async def test_a_timed_game_shows_both_clocks_running_down_and_ends_on_time(
         await expect(bob.locator("#status")).to_contain_text("You win")
         await expect(ann.locator(clock(ann, 0))).to_have_text("0:00.0")
         await ann.screenshot(path=str(tmp_path / "lost-on-time.png"))
+
+        # The replay shows the clocks stored with each move.
+        await ann.evaluate(f"location.hash = '#replay/{code}-1'")
+        await expect(ann.locator("#board-wrap")).to_have_attribute("data-record", "true")
+        await expect(ann.locator(clock(ann, 0))).to_have_text("0:06.0")
+        await ann.click("#r-last")
+        shown = f"0:0{(ann_after_move // 100) / 10:.1f}"
+        await expect(ann.locator(clock(ann, 0))).to_have_text(shown)
     assert problems == []
