@@ -1,5 +1,6 @@
 """Timed games through the server, on real databases: the server measures each move, stores
-both clocks with it, ends a game on time when nobody sends anything, and a restarted server
+both clocks with it, ends a game on time when nobody sends anything, plays forced Othello
+passes, refuses an unknown time control, and a restarted server or another node of a cluster
 keeps the clocks."""
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from tests.storage.conftest import (  # noqa: F401 - fixtures
 )
 
 SECRET = b"the timed games test's secret"
-QUICK = TimeControl("quick", 1500, 200)
-"""1.5 s a side and 0.2 s a move: offered by these tests' servers only (``Settings``)."""
+QUICK = TimeControl("quick", 3000, 200)
+"""3 s a side and 0.2 s a move: offered by these tests' servers only (``Settings``)."""
 SETTINGS = Settings(time_controls={**TIME_CONTROLS, QUICK.name: QUICK})
 
 # Othello: after these eight plies Black (seat 0) has no move but to pass.
@@ -82,7 +83,7 @@ async def test_a_game_is_lost_on_time_when_the_player_to_move_sends_nothing(
         assert over["result"] == {"winner": 1, "score": None, "reason": "timeout"}
         assert over["clock"]["remaining_ms"] == [0, bob_left]
         assert over["clock"]["running"] is None
-        assert ann_left / 1000 - 0.1 <= waited <= ann_left / 1000 + 1.0
+        assert ann_left / 1000 - 0.1 <= waited <= ann_left / 1000 + 2.0
         stored = await server.app.store.load_game(f"{room}-1")
         assert stored is not None
         assert (stored[0].status, stored[0].result, stored[0].reason) == (
@@ -92,7 +93,7 @@ async def test_a_game_is_lost_on_time_when_the_player_to_move_sends_nothing(
         assert (await ann.expect("error", ref="late"))["code"] == "game_finished"
         await ann.send(type="get_game", game_id=f"{room}-1")
         replay = (await ann.expect("game_record"))["record"]
-        assert replay["time_control"] == {"name": "quick", "initial_ms": 1500,
+        assert replay["time_control"] == {"name": "quick", "initial_ms": 3000,
                                           "increment_ms": 200}
         assert replay["clocks"] == [[ann_left, QUICK.initial_ms], [ann_left, bob_left]]
 
@@ -157,8 +158,7 @@ async def test_the_server_plays_a_forced_othello_pass_and_stores_it() -> None:
         assert stored is not None and [m.move for m in stored[1]][-1] == "pass"
 
 
-async def test_in_a_cluster_the_rooms_node_keeps_the_clocks_and_a_takeover_keeps_them_too(
-) -> None:
+async def test_in_a_cluster_the_rooms_node_keeps_the_clocks_and_so_does_a_takeover() -> None:
     fast = ClusterSettings(lease_seconds=1.5, renew_seconds=0.3, forward_timeout=5.0)
     prefix = f"discus-test-{uuid.uuid4().hex[:12]}"
     control = TimeControl("quick", 6000, 0)
