@@ -78,7 +78,7 @@ async def test_a_game_is_lost_on_time_when_the_player_to_move_sends_nothing(
         assert made["clock"]["remaining_ms"] == [ann_left, bob_left]
         assert made["clock"]["running"] == 0
 
-        over = await bob.expect("game_over", timeout=5.0)  # nobody sends anything
+        over = await bob.expect("game_over", timeout=10.0)  # nobody sends anything
         waited = asyncio.get_running_loop().time() - waited_from
         assert over["result"] == {"winner": 1, "score": None, "reason": "timeout"}
         assert over["clock"]["remaining_ms"] == [0, bob_left]
