@@ -31,7 +31,7 @@ import signal
 import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,7 @@ from server.bot_limits import (
     BotLimits,
     RegistrationLimits,
 )
+from server.clocks import TIME_CONTROLS, TimeControl
 from server.cluster import Cluster
 from server.connection import Client, TokenBucket
 from server.gc_policy import Collector, release_transport
@@ -69,6 +70,7 @@ from server.rooms import (
     AiTurn,
     Lobby,
     Outcome,
+    PlannedMove,
     Player,
     Room,
     game_id_of,
@@ -109,6 +111,9 @@ drop and flip animations."""
 
 SHUTDOWN_SECONDS = 10.0
 """How long shutdown waits for AI moves and room sweeps already under way to be stored."""
+
+FLAG_MARGIN_SECONDS = 0.005
+"""A flag timer wakes this long after the clock's deadline, so the check finds it run out."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,9 @@ class Settings:
     analysis_seconds: float = ANALYSIS_SOLVE_SECONDS
     """Most the analysis board spends proving one Connect Four move (on a low-priority
     worker); a move past it is shown without a value."""
+    time_controls: Mapping[str, TimeControl] = field(default_factory=lambda: dict(TIME_CONTROLS))
+    """The time controls rooms may be made with, by name (``server.clocks``); tests add a
+    quick one here rather than through the protocol."""
     store_retry_seconds: tuple[float, ...] = (0.1, 0.5, 2.0)
     """Pauses before each new attempt to store an AI move the store refused; when the last
     attempt fails too, the move is not played and the room is told (the sweeper asks the AI
@@ -203,6 +211,7 @@ class DiscusServer:
             ids=new_room_code,
             grace=self.settings.grace_seconds,
             max_rooms=self.settings.max_rooms,
+            time_controls=self.settings.time_controls,
         )
         self.players: dict[str, Player] = {}
         self.secret = secret or os.environb.get(b"DISCUS_SECRET") or secrets.token_bytes(32)
@@ -211,6 +220,8 @@ class DiscusServer:
         self.http = HttpSide(self, static_dir)
         """The page, its files, game downloads and the health checks."""
         self.ai_tasks: set[asyncio.Task[None]] = set()
+        self.flag_timers: dict[str, asyncio.TimerHandle] = {}
+        """Per timed room, the timer that checks its flag when the running clock runs out."""
         self.stopping = asyncio.Event()
         """Set at shutdown: AI answers arriving after it are dropped, the sweeper stops."""
         self._games = [self._game_info(name) for name in games.names()]
@@ -350,6 +361,58 @@ class DiscusServer:
         self.deliver(out)
         if out.ai is not None and room is not None:
             self._start_ai(room, out.ai)
+        if room is not None:
+            self._arm_flag(room)
+            if out.forced is not None:
+                await self._play_forced(room, out.forced)
+
+    async def _play_forced(self, room: Room, plan: PlannedMove) -> None:
+        """Store and announce the pass the server plays for a person (``Outcome.forced``);
+        the caller holds the room's lock. If it cannot be stored, the person may still send
+        the pass, as in an untimed game."""
+        try:
+            await self.store.append_move(self.fenced(plan.record))
+        except Fenced:
+            self.let_go(room.id)
+            return
+        except Exception:
+            log.exception("could not store a forced pass in room %s", room.id)
+            return
+        await self.carry(room, room.apply_move(plan, self.now()))
+
+    def _arm_flag(self, room: Room) -> None:
+        """Have the room's flag checked when its running clock runs out (``Room.deadline``):
+        a game ends on time even when nobody sends anything. The sweep checks every flag
+        too, in case a timer is lost."""
+        timer = self.flag_timers.pop(room.id, None)
+        if timer is not None:
+            timer.cancel()
+        deadline = room.deadline()
+        if deadline is None or self.stopping.is_set():
+            return
+        delay = max(0.0, deadline - self.now()) + FLAG_MARGIN_SECONDS
+        self.flag_timers[room.id] = asyncio.get_running_loop().call_later(
+            delay, self._spawn_flag_check, room)
+
+    def _spawn_flag_check(self, room: Room) -> None:
+        self.flag_timers.pop(room.id, None)
+        task = asyncio.create_task(self._check_flag(room))
+        self.ai_tasks.add(task)
+        task.add_done_callback(self.ai_tasks.discard)
+
+    async def _check_flag(self, room: Room) -> None:
+        """The timer's check: end the game if the flag fell (else arm the timer again)."""
+        if self.stopping.is_set() or self.lobby.rooms.get(room.id) is not room:
+            return  # closed, or run by another node of the cluster now
+        async with self.lock(room.id):
+            out = room.check_flag(self.now())
+            if not out.sends:  # woken a little early: the clock still runs
+                self._arm_flag(room)
+                return
+            try:
+                await self.carry(room, out)
+            except Exception:
+                log.exception("failed to end room %s on time", room.id)
 
     def fenced(self, record: Any) -> Any:
         """``record`` (a game or a move) as this server writes it: in a cluster, with this
@@ -361,7 +424,11 @@ class DiscusServer:
         return 0 if self.node is None else self.node.epoch(room_id)
 
     def let_go(self, room_id: str) -> None:
-        """Another node of the cluster runs the room now: forget it here."""
+        """Another node of the cluster runs the room now: forget it here (its clocks too:
+        the node that runs it checks its flag)."""
+        timer = self.flag_timers.pop(room_id, None)
+        if timer is not None:
+            timer.cancel()
         if self.node is not None:
             self.node.let_go(room_id)
 
@@ -512,7 +579,7 @@ class DiscusServer:
             if self.node is not None:
                 await self.node.check_room_limit(player.id)
             room, out = self.lobby.create(player, message.game, message.opponent,
-                                          message.seat, self.now())
+                                          message.seat, self.now(), message.time_control)
             async with self.lock(room.id):
                 await self.carry(room, out)
         elif isinstance(message, p.ROOM_COMMANDS):
@@ -537,6 +604,9 @@ class DiscusServer:
         async with self.lock(room_id):
             room = self.lobby.room(room_id)  # it may have closed while we waited
             now = self.now()
+            flagged = room.check_flag(now)  # a move after the flag fell comes too late
+            if flagged.sends:
+                await self.carry(room, flagged)
             await self.bots.check_command(player.id, message, room)
             if isinstance(message, p.Move):
                 plan = room.check_move(player.id, message.ply, message.move, now)
@@ -556,7 +626,7 @@ class DiscusServer:
                     await self.node.check_room_limit(player.id)
                 out = self.lobby.join(player, room_id, now)
             elif isinstance(message, p.Spectate):
-                out = self.lobby.spectate(player, room_id)
+                out = self.lobby.spectate(player, room_id, now)
             elif isinstance(message, p.Resign):
                 out = room.resign(player.id, now)
             elif isinstance(message, p.OfferRematch):
@@ -665,8 +735,11 @@ class DiscusServer:
         self.send_to([client], p.Welcome(
             version=p.PROTOCOL_VERSION, player=player.view(), resume=token,
             limits=self.bots.limits(client, self.settings.limits()), games=self._games,
+            time_controls=[p.TimeControlView(name=c.name, initial_ms=c.initial_ms,
+                                             increment_ms=c.increment_ms)
+                           for c in self.settings.time_controls.values()],
         ))
-        self.deliver(self.lobby.reconnect(player.id))
+        self.deliver(self.lobby.reconnect(player.id, self.now()))
         if self.cluster is not None and len(self.clients[player.id]) == 1:
             await self.cluster.connected(player.id, online=True)
         await self.bots.greet(client, player.id)
@@ -836,6 +909,9 @@ class DiscusServer:
         last resort.
         """
         self.stopping.set()
+        for timer in self.flag_timers.values():
+            timer.cancel()
+        self.flag_timers.clear()
         if self.cluster is not None:
             # Other nodes run this node's rooms from now on: come back through them at once.
             ws_server.close(code=CloseCode.SERVICE_RESTART, reason=RECONNECT_REASON)
@@ -862,6 +938,8 @@ class DiscusServer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), self.settings.sweep_seconds)
                 return
+            for room in self.lobby.overdue(self.now()):
+                await self._check_flag(room)
             for room, out in self.lobby.sweep(self.now()):
                 try:
                     await self.carry(room, out)

@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import json
 import logging
 import random
@@ -145,11 +146,13 @@ Action = BaseModel | Think | Later
 class CreateSpec:
     """How the bot starts its games: ``--create GAME/LEVEL`` (a room against an AI level),
     ``--create GAME/open`` (a room for anyone), or ``--challenge PLAYER/GAME`` (a challenge
-    to a named bot or player; ``level`` then holds the player)."""
+    to a named bot or player; ``level`` then holds the player). ``time_control`` (``--clock``)
+    makes the rooms it creates timed."""
 
     game: str
     opponent: Literal["ai", "open", "challenge"]
     level: str | None = None
+    time_control: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> CreateSpec:
@@ -174,7 +177,8 @@ class CreateSpec:
         opponent: p.AiOpponent | p.OpenOpponent = (
             p.OpenOpponent() if self.opponent == "open" else p.AiOpponent(level=self.level or "")
         )
-        return p.CreateRoom(id=ref, game=self.game, opponent=opponent, seat=None)
+        return p.CreateRoom(id=ref, game=self.game, opponent=opponent, seat=None,
+                            time_control=self.time_control)
 
 
 @dataclass(frozen=True)
@@ -700,6 +704,10 @@ def main_bot(args: argparse.Namespace) -> int:
         raise ValueError("give --create or --challenge, not both")
     create = (CreateSpec.parse(args.create) if args.create
               else CreateSpec.challenge(args.challenge) if args.challenge else None)
+    if getattr(args, "clock", None):
+        if create is None or create.opponent == "challenge":
+            raise ValueError("--clock times the rooms the bot creates: give it with --create")
+        create = dataclasses.replace(create, time_control=args.clock)
     core = BotCore(token=args.token, name=args.name or "RefBot", games=args.games,
                    create=create, stop_after=args.stop_after)
 

@@ -102,6 +102,12 @@ class UnknownLevel(ProtocolError):
     code = "unknown_level"
 
 
+class UnknownTimeControl(ProtocolError):
+    """``create_room.time_control`` names no time control this server offers."""
+
+    code = "unknown_time_control"
+
+
 class UnknownRoom(ProtocolError):
     """No room with that id (it never existed, or it was closed)."""
 
@@ -365,6 +371,7 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     MessageTooBig,
     UnknownGame,
     UnknownLevel,
+    UnknownTimeControl,
     UnknownRoom,
     RoomFull,
     AlreadySeated,

@@ -130,7 +130,19 @@ def replay(record: GameRecord, moves: Sequence[MoveRecord],
         winning=game.winning_line(state),
         exports=exports(record, ordered, seat_names(seats)),
         downloads={ext: download_path(record.id, ext) for ext in DOWNLOADS.get(record.game, ())},
+        time_control=time_control_of(record),
+        clocks=None if record.clock_initial_ms is None
+        else [[m.clock0_ms, m.clock1_ms] for m in ordered],
     )
+
+
+def time_control_of(record: GameRecord) -> p.TimeControlView | None:
+    """The stored game's time control (None: untimed), from the numbers kept with it."""
+    if record.clock_initial_ms is None:
+        return None
+    return p.TimeControlView(name=record.time_control or "custom",
+                             initial_ms=record.clock_initial_ms,
+                             increment_ms=record.clock_increment_ms or 0)
 
 
 def download_path(game_id: str, ext: str) -> str:

@@ -124,7 +124,7 @@ class ClusterNode:
             return
         async with self.app.lock(room_id):
             if online:
-                out = room.reconnect(player_id)
+                out = room.reconnect(player_id, self.app.now())
             else:
                 out = room.disconnect(player_id, self.app.now())
             await self.app.carry(room, out)
@@ -153,11 +153,12 @@ class ClusterNode:
             room, out = self.app.lobby.restore(record, moves, people, self.app.now())
             for player_id in people:
                 if await self.cluster.is_online(player_id):
-                    out.extend(room.reconnect(player_id))
+                    out.extend(room.reconnect(player_id, self.app.now()))
             for player_id in watchers:
                 if await self.cluster.is_online(player_id):
                     out.extend(self.app.lobby.spectate(self.app.players.get(player_id)
-                                                   or Player(player_id, "Player"), room_id))
+                                                   or Player(player_id, "Player"), room_id,
+                                                   self.app.now()))
             await self.app.carry(room, out)
         return True
 

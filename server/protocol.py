@@ -48,6 +48,7 @@ ErrorCode = Literal[
     "message_too_big",
     "unknown_game",
     "unknown_level",
+    "unknown_time_control",
     "unknown_room",
     "room_full",
     "already_seated",
@@ -165,6 +166,11 @@ class CreateRoom(_ClientMessage):
     seat: Seat | None = Field(
         default=0, description="The creator's seat: 0 moves first, 1 second, null = random."
     )
+    time_control: str | None = Field(
+        default=None, max_length=16,
+        description="A name from `welcome.time_controls` (`\"3+2\"`: 3 minutes each, 2 s "
+        "added per move); null (the default): untimed. Against the AI only the person's "
+        "side has a clock.")
 
 
 class JoinRoom(_ClientMessage):
@@ -591,12 +597,39 @@ class Result(_Message):
 
     winner: Seat | None
     score: int | None = None
-    reason: Literal["end", "resigned", "left", "abandoned", "aborted", "agreed"] = Field(
+    reason: Literal["end", "resigned", "left", "abandoned", "aborted", "agreed",
+                    "timeout"] = Field(
         description="end: played out; resigned; left: a player left; abandoned: claimed "
         "after the opponent's grace period ran out (or everyone was away that long); "
-        "aborted: ended by leaving or abandoning before both sides had moved, with no "
-        "winner and not scored; agreed: a draw both players agreed to."
+        "aborted: ended by leaving, abandoning or running out of time before both sides "
+        "had moved, with no winner and not scored; agreed: a draw both players agreed to; "
+        "timeout: the loser's clock ran out."
     )
+
+
+class TimeControlView(_Message):
+    """A time control a room may be made with."""
+
+    name: str = Field(description="What `create_room.time_control` names it by: '3+2'.")
+    initial_ms: int = Field(description="Each clock at the start, in milliseconds.")
+    increment_ms: int = Field(description="Added to a clock after each of its side's moves.")
+
+
+class ClockView(_Message):
+    """Both clocks of a timed game as the server measured them when it sent the message.
+
+    A client shows ``remaining_ms`` and counts the ``running`` seat's clock down from the
+    moment it *received* the message (its own clock, so a skewed client clock does not
+    matter); the server alone decides when a flag falls.
+    """
+
+    control: TimeControlView
+    remaining_ms: list[int | None] = Field(
+        description="Each seat's time left in milliseconds, seat 0 first; null for a seat "
+        "without a clock (the AI).")
+    running: Seat | None = Field(
+        description="The seat whose clock runs now; null when none does (the game is over "
+        "or waits for a second player, or the AI is to move).")
 
 
 RoomStatus = Literal["waiting", "active", "finished"]
@@ -648,6 +681,8 @@ class RoomView(_Message):
     draw_offered_by: Seat | None = Field(
         default=None, description="The seat whose draw offer stands (games between people).")
     round: int = Field(description="1 for the first game in this room, +1 per rematch.")
+    clock: ClockView | None = Field(
+        default=None, description="The clocks of a timed game; null when untimed.")
 
 
 class RoomSummary(_Message):
@@ -657,6 +692,7 @@ class RoomSummary(_Message):
     status: RoomStatus
     ply: int
     spectators: int
+    time_control: str | None = Field(default=None, description="Null: untimed.")
 
 
 class LevelInfo(_Message):
@@ -762,6 +798,12 @@ class GameReplay(_Message):
         description="The same texts as files over HTTP on this server, by format: "
         "`txt` (`/games/<id>.txt`), `ggf` (`/games/<id>.ggf`, Othello)."
     )
+    time_control: TimeControlView | None = Field(
+        default=None, description="The game's time control; null when untimed.")
+    clocks: list[list[int | None]] | None = Field(
+        default=None, description="A timed game's clocks after each ply (`len(moves)` "
+        "pairs, seat 0 first, in milliseconds, the increment included; null for a seat "
+        "without a clock); null when untimed.")
 
 
 # --- server -> client ------------------------------------------------------------------------
@@ -776,6 +818,8 @@ class Welcome(_Message):
     resume: str
     limits: ServerLimits
     games: list[GameInfo]
+    time_controls: list[TimeControlView] = Field(
+        default_factory=list, description="What `create_room.time_control` may name.")
 
 
 class RoomState(_Message):
@@ -801,6 +845,9 @@ class MoveMade(_Message):
         default=None, description="For a move the AI searched: its search's last iteration "
         "(what the page shows as what the AI saw). Null for people's moves and for quick "
         "moves played without a search.")
+    clock: ClockView | None = Field(
+        default=None, description="A timed game's clocks after the move (its time spent "
+        "and the increment added; the other seat's clock now running); null when untimed.")
 
 
 RoomEventKind = Literal[
@@ -829,6 +876,9 @@ class RoomEvent(_Message):
     grace_seconds: float | None = Field(
         default=None, description="For `disconnected`: seconds before the seat may be claimed."
     )
+    clock: ClockView | None = Field(
+        default=None, description="For `joined` in a timed room: the clocks, the first "
+        "mover's now running; null otherwise.")
 
 
 class AiThought(_Message):
@@ -867,6 +917,9 @@ class GameOver(_Message):
     type: Literal["game_over"] = "game_over"
     room: RoomId
     result: Result
+    clock: ClockView | None = Field(
+        default=None, description="A timed game's clocks as it ended (none running); null "
+        "when untimed.")
 
 
 class Rooms(_Message):

@@ -26,6 +26,7 @@ import games
 from games.base import Game, State
 from server import errors
 from server import protocol as p
+from server.clocks import TIME_CONTROLS, Clocks, TimeControl
 from server.store import GameRecord, GameStatus, MoveRecord
 
 COLOURS: Mapping[str, tuple[str, str]] = {
@@ -106,16 +107,21 @@ class AiTurn:
 @dataclass
 class Outcome:
     """What a command produced. Send ``sends`` in order; save ``Room.record()`` if
-    ``save_game``; start ``ai`` if set."""
+    ``save_game``; start ``ai`` if set; store and apply ``forced`` if set."""
 
     sends: list[Send] = field(default_factory=list)
     save_game: bool = False
     ai: AiTurn | None = None
+    forced: PlannedMove | None = None
+    """A forced Othello pass the server plays for a person in a timed game (a pass costs no
+    time, and a clock must not run while nobody can do anything but pass): store its
+    ``record``, then ``Room.apply_move`` it, as for any move."""
 
     def extend(self, other: Outcome) -> Outcome:
         self.sends.extend(other.sends)
         self.save_game = self.save_game or other.save_game
         self.ai = other.ai or self.ai
+        self.forced = other.forced or self.forced
         return self
 
 
@@ -143,11 +149,14 @@ class Room:
         game_id: str,
         now: float,
         grace: float,
+        time_control: TimeControl | None = None,
     ) -> None:
         self.id = room_id
         self.game = game
         self.opponent: OpponentKind = opponent
         self.grace = grace
+        self.time_control = time_control
+        """None: untimed. Every game of the room (rematches too) is played under it."""
         self.seats = [SeatState(), SeatState()]
         self.spectators: set[str] = set()
         self.round = 1
@@ -173,6 +182,11 @@ class Room:
         """Take-backs so far (``AiTurn.line``)."""
         self.last_move_at = now
         self.finished_at: float | None = None
+        self.clocks = None if self.time_control is None else Clocks.fresh(self.time_control)
+        """Both clocks of a timed game (None untimed); only a person's clock ever runs."""
+        self.clock_log: list[tuple[int | None, int | None]] = []
+        """The clocks after each ply, as stored with the moves (for a take-back)."""
+        self._run_clock(now)
 
     # --- queries -------------------------------------------------------------------------
 
@@ -199,6 +213,56 @@ class Room:
 
     def humans(self) -> list[SeatState]:
         return [s for s in self.seats if s.kind == "human" and not s.gone]
+
+    def _only_pass(self) -> bool:
+        """Whether the side to move can do nothing but pass (Othello)."""
+        moves = self.state.legal_moves()
+        return len(moves) == 1 and self.game.format_move(moves[0]) == "pass"
+
+    def _run_clock(self, now: float) -> None:
+        """Start the clock of the side to move at ``now`` if it has one and may act: a person,
+        in a game going on, with a move other than a forced pass. Else no clock runs."""
+        if self.clocks is None:
+            return
+        seat = None
+        if self.status == "active" and not self.state.is_over():
+            to_move = self.state.to_move
+            if self.seats[to_move].kind == "human" and not self._only_pass():
+                seat = to_move
+        self.clocks.run(seat, now)
+
+    def clock_view(self, now: float | None = None) -> p.ClockView | None:
+        """The clocks as of ``now`` (None: as of the start of the running turn)."""
+        if self.clocks is None or self.time_control is None:
+            return None
+        at = self.clocks.since if now is None else now
+        control = self.time_control
+        return p.ClockView(
+            control=p.TimeControlView(name=control.name, initial_ms=control.initial_ms,
+                                      increment_ms=control.increment_ms),
+            remaining_ms=[None if s.kind == "ai" else self.clocks.left(i, at)
+                          for i, s in enumerate(self.seats)],
+            running=self.clocks.running,  # type: ignore[arg-type]
+        )
+
+    def deadline(self) -> float | None:
+        """When the running clock's flag falls (``check_flag`` then ends the game), or None
+        when no clock runs."""
+        if self.clocks is None or self.status != "active":
+            return None
+        return self.clocks.deadline()
+
+    def check_flag(self, now: float) -> Outcome:
+        """End the game on time if the running clock has run out by ``now``: the other seat
+        wins (reason ``timeout``); before both sides have moved, the game is aborted as in
+        ``_finish_early``. Nothing happens otherwise. The caller checks it before any room
+        command and whenever ``deadline`` passes, so a flag falls even if nobody acts."""
+        if self.clocks is None or self.status != "active":
+            return Outcome()
+        seat = self.clocks.flagged(now)
+        if seat is None:
+            return Outcome()
+        return self._finish_early(p.Result(winner=1 - seat, reason="timeout"), now)  # type: ignore[arg-type]
 
     def _play(self, move: int) -> list[int | None]:
         """Play ``move`` on the room's game; returns the new cells (and records the board)."""
@@ -239,7 +303,7 @@ class Room:
             for i, s in enumerate(self.seats)
         ]
 
-    def view(self) -> p.RoomView:
+    def view(self, now: float | None = None) -> p.RoomView:
         return p.RoomView(
             id=self.id,
             game=self.game.name,
@@ -257,6 +321,7 @@ class Room:
             rematch_offered_by=self.rematch_offered_by,  # type: ignore[arg-type]
             draw_offered_by=self.draw_offered_by,  # type: ignore[arg-type]
             round=self.round,
+            clock=self.clock_view(now),
         )
 
     def summary(self) -> p.RoomSummary:
@@ -267,11 +332,13 @@ class Room:
             status=self.status,
             ply=len(self.moves),
             spectators=len(self.spectators),
+            time_control=None if self.time_control is None else self.time_control.name,
         )
 
-    def state_for(self, player_id: str) -> Send:
-        """The full ``room_state`` as ``player_id`` sees it."""
-        return Send((player_id,), p.RoomState(room=self.view(), you=self.seat_of(player_id)))  # type: ignore[arg-type]
+    def state_for(self, player_id: str, now: float | None = None) -> Send:
+        """The full ``room_state`` as ``player_id`` sees it, clocks as of ``now`` (None: as of
+        the running turn's start, right when the caller has just started it)."""
+        return Send((player_id,), p.RoomState(room=self.view(now), you=self.seat_of(player_id)))  # type: ignore[arg-type]
 
     def record(self) -> GameRecord:
         """The storage row of the game now being played in this room."""
@@ -300,10 +367,15 @@ class Room:
             result=result,
             reason=self.result.reason if self.result is not None else None,
             finished_at=self.finished_at,
+            time_control=None if self.time_control is None else self.time_control.name,
+            clock_initial_ms=None if self.time_control is None else self.time_control.initial_ms,
+            clock_increment_ms=None if self.time_control is None
+            else self.time_control.increment_ms,
         )
 
     def _event(self, kind: p.RoomEventKind, seat: int | None = None,
-               grace: float | None = None, to: Iterable[str] | None = None) -> Send:
+               grace: float | None = None, to: Iterable[str] | None = None,
+               clock: p.ClockView | None = None) -> Send:
         message = p.RoomEvent(
             room=self.id,
             event=kind,
@@ -311,6 +383,7 @@ class Room:
             seats=self.seat_views(),
             spectators=len(self.spectators),
             grace_seconds=grace,
+            clock=clock,
         )
         return Send(tuple(self.members() if to is None else to), message)
 
@@ -338,7 +411,9 @@ class Room:
         self.seats[seat] = SeatState(kind="ai", level=level)
 
     def start(self) -> Outcome:
-        """After seating at creation: the AI's first move if it moves first."""
+        """After seating at creation: the AI's first move if it moves first (else a person's
+        clock starts)."""
+        self._run_clock(self.started_at)
         return Outcome(save_game=True, ai=self._ai_turn())
 
     def join(self, player: Player, now: float) -> Outcome:
@@ -351,15 +426,17 @@ class Room:
         self.seats[free] = SeatState(kind="human", player=player)
         self.last_move_at = now
         self.started_at = now
+        self._run_clock(now)
         out = Outcome(sends=[self.state_for(player.id)], save_game=True)
-        out.sends.append(self._event("joined", free, to=self._others(player.id)))
+        out.sends.append(self._event("joined", free, to=self._others(player.id),
+                                     clock=self.clock_view(now)))
         return out
 
-    def spectate(self, player: Player) -> Outcome:
+    def spectate(self, player: Player, now: float | None = None) -> Outcome:
         if self.seat_of(player.id) is not None:
             raise errors.AlreadySeated(f"you sit in room {self.id}; you cannot also watch it")
         self.spectators.add(player.id)
-        out = Outcome(sends=[self.state_for(player.id)])
+        out = Outcome(sends=[self.state_for(player.id, now)])
         out.sends.append(self._event("spectator_joined", to=self._others(player.id)))
         return out
 
@@ -394,8 +471,9 @@ class Room:
         return Outcome(sends=[self._event("disconnected", seat, grace=self.grace,
                                           to=self._others(player_id))])
 
-    def reconnect(self, player_id: str) -> Outcome:
-        """The player is back (hello with resume): full state to them first, then the event."""
+    def reconnect(self, player_id: str, now: float | None = None) -> Outcome:
+        """The player is back (hello with resume): full state to them first (clocks as of
+        ``now``), then the event."""
         seat = self.seat_of(player_id)
         if seat is None:
             return Outcome()
@@ -404,7 +482,7 @@ class Room:
             self.seats[seat].connected = True
             self.seats[seat].away_since = None
             out.sends.append(self._event("reconnected", seat, to=self._others(player_id)))
-        out.sends.insert(0, self.state_for(player_id))
+        out.sends.insert(0, self.state_for(player_id, now))
         return out
 
     def claim(self, player_id: str, now: float) -> Outcome:
@@ -489,6 +567,13 @@ class Room:
 
     def _plan(self, seat: int, move: int, now: float,
               thought: p.AiThought | None = None) -> PlannedMove:
+        clocks: tuple[int | None, int | None] = (None, None)
+        if self.clocks is not None:
+            if self.clocks.flagged(now) == seat:
+                raise errors.GameFinished("your time has run out: the game is lost on time")
+            after = self.clocks.after_move(seat, now)
+            clocks = (None if self.seats[0].kind == "ai" else after[0],
+                      None if self.seats[1].kind == "ai" else after[1])
         record = MoveRecord(
             game_id=self.game_id,
             ply=len(self.moves),
@@ -499,6 +584,8 @@ class Room:
             ai_depth=None if thought is None else thought.depth,
             ai_score=None if thought is None else thought.score,
             ai_nodes=None if thought is None else thought.nodes,
+            clock0_ms=clocks[0],
+            clock1_ms=clocks[1],
         )
         return PlannedMove(self.round, len(self.moves), seat, move, record, thought)
 
@@ -509,6 +596,7 @@ class Room:
                                   expected=len(self.moves))
         cells = self._play(plan.move)
         self.last_move_at = now
+        self._set_clocks((plan.record.clock0_ms, plan.record.clock1_ms), now)
         if self.draw_offered_by is not None and self.draw_offered_by != plan.seat:
             self.draw_offered_by = None  # answered by a move: declined
         if self.seats[plan.seat].kind == "ai":
@@ -521,6 +609,7 @@ class Room:
             position=self.position(cells),
             status="finished" if self.state.is_over() else "active",
             thought=plan.thought,
+            clock=self.clock_view(now),
         )
         out = Outcome(sends=[Send(self.members(), made)])
         if self.state.is_over():
@@ -529,7 +618,28 @@ class Room:
             out.extend(self._finish(p.Result(winner=winner, score=score, reason="end"), now))  # type: ignore[arg-type]
         else:
             out.ai = self._ai_turn()
+            out.forced = self._forced_pass(now)
         return out
+
+    def _set_clocks(self, clocks: tuple[int | None, int | None], now: float) -> None:
+        """After a ply: each clocked seat's time as stored with the ply, and the clock of the
+        side now to move started (``_run_clock``)."""
+        if self.clocks is None:
+            return
+        self.clocks.running = None
+        for seat, left in enumerate(clocks):
+            if left is not None:
+                self.clocks.remaining_ms[seat] = left
+        self.clock_log.append(clocks)
+        self._run_clock(now)
+
+    def _forced_pass(self, now: float) -> PlannedMove | None:
+        """In a timed game, the pass a person to move can only make, planned for the server
+        to play (no clock runs meanwhile); None otherwise."""
+        if (self.clocks is None or self.status != "active" or self.state.is_over()
+                or self.seats[self.state.to_move].kind != "human" or not self._only_pass()):
+            return None
+        return self._plan(self.state.to_move, self.state.legal_moves()[0], now)
 
     def resign(self, player_id: str, now: float) -> Outcome:
         seat = self._seated(player_id)
@@ -549,7 +659,9 @@ class Room:
         self.ai_thinking = False
         self.draw_offered_by = None
         self.finished_at = now
-        over = p.GameOver(room=self.id, result=result)
+        if self.clocks is not None:
+            self.clocks.run(None, now)  # the clocks stop with the time the mover spent
+        over = p.GameOver(room=self.id, result=result, clock=self.clock_view(now))
         return Outcome(sends=[Send(self.members(), over)], save_game=True)
 
     def ai_failed(self, round: int, ply: int, line: int = 0) -> Outcome:
@@ -608,7 +720,14 @@ class Room:
         self.ai_thinking = False
         self.draw_offered_by = None
         self.last_move_at = now
-        out = Outcome(sends=[self.state_for(m) for m in self.members()])
+        if self.clocks is not None and self.time_control is not None:
+            # The clocks go back with the moves: as stored with the last ply kept.
+            log = self.clock_log[: len(kept)]
+            self.clocks = Clocks.fresh(self.time_control)
+            self.clock_log = []
+            self._set_clocks(log[-1] if log else (None, None), now)
+            self.clock_log = log
+        out = Outcome(sends=[self.state_for(m, now) for m in self.members()])
         out.sends.append(self._event("took_back", self.state.to_move))
         out.ai = self._ai_turn()  # the AI to move again when its seat moved first
         return out
@@ -673,7 +792,8 @@ class Room:
         self.round += 1
         self._start(game_id, now)
         ai = self._ai_turn()
-        return Outcome(sends=[self.state_for(m) for m in self.members()], save_game=True, ai=ai)
+        return Outcome(sends=[self.state_for(m, now) for m in self.members()], save_game=True,
+                       ai=ai)
 
     def _colour(self, seat: int) -> str:
         return COLOURS.get(self.game.name, self.game.players)[seat]
@@ -715,7 +835,8 @@ def room_of(game_id: str) -> tuple[str, int]:
 class Lobby:
     """Every room on this server, indexed by id and by player; the sans-I/O front door.
 
-    ``ids`` makes fresh ids (room ids and game ids); ``levels`` lists each game's AI levels.
+    ``ids`` makes fresh ids (room ids and game ids); ``levels`` lists each game's AI levels;
+    ``time_controls`` the time controls a room may be made with.
     """
 
     def __init__(
@@ -725,8 +846,11 @@ class Lobby:
         grace: float = 60.0,
         max_rooms: int = 10,
         rng: random.Random | None = None,
+        time_controls: Mapping[str, TimeControl] = TIME_CONTROLS,
     ) -> None:
         self.levels = levels
+        self.time_controls = time_controls
+        """What ``create`` accepts by name (tests may offer a quicker one)."""
         self.ids = ids
         self.grace = grace
         self.max_rooms = max_rooms
@@ -765,8 +889,8 @@ class Lobby:
             )
 
     def create(self, player: Player, game_name: str, opponent: p.AiOpponent
-               | p.FriendOpponent | p.OpenOpponent, seat: int | None, now: float
-               ) -> tuple[Room, Outcome]:
+               | p.FriendOpponent | p.OpenOpponent, seat: int | None, now: float,
+               time_control: str | None = None) -> tuple[Room, Outcome]:
         try:
             game = games.load(game_name)
         except ValueError:
@@ -780,12 +904,20 @@ class Lobby:
             raise errors.UnknownLevel(
                 f"{game_name} has no AI level {opponent.level!r}; levels: {known}"
             )
+        control = None
+        if time_control is not None:
+            control = self.time_controls.get(time_control)
+            if control is None:
+                raise errors.UnknownTimeControl(
+                    f"there is no time control {time_control!r}; time controls: "
+                    f"{', '.join(self.time_controls)} (or none, untimed)")
         self._check_room_limit(player.id)
         mine = self.rng.randrange(2) if seat is None else seat
         room_id = self.ids()
         while room_id in self.rooms:
             room_id = self.ids()
-        room = Room(room_id, game, opponent.kind, game_id_of(room_id, 1), now, self.grace)
+        room = Room(room_id, game, opponent.kind, game_id_of(room_id, 1), now, self.grace,
+                    control)
         room.sit(mine, player)
         if isinstance(opponent, p.AiOpponent):
             room.seat_ai(1 - mine, opponent.level)
@@ -799,13 +931,19 @@ class Lobby:
         """Rebuild an unfinished game from storage after a restart.
 
         Its people count as disconnected since ``now`` (their grace period starts again);
-        the outcome asks the AI to move if it is its turn. Raises ``ValueError`` if the
-        stored moves do not replay.
+        the outcome asks the AI to move if it is its turn. A timed game keeps the clocks
+        stored with its last move, and the turn under way starts again at ``now``: the time
+        the server was away is nobody's. Raises ``ValueError`` if the stored moves do not
+        replay.
         """
         game = games.load(record.game)
         room_id, round = room_of(record.id)
         opponent: OpponentKind = "ai" if record.ai_seat is not None else "friend"
-        room = Room(room_id, game, opponent, record.id, record.created_at, self.grace)
+        control = None
+        if record.clock_initial_ms is not None:
+            control = TimeControl(record.time_control or "custom", record.clock_initial_ms,
+                                  record.clock_increment_ms or 0)
+        room = Room(room_id, game, opponent, record.id, record.created_at, self.grace, control)
         room.round = round
         for seat, player_id in enumerate(record.players):
             if record.ai_seat == seat and record.ai_level is not None:
@@ -817,9 +955,11 @@ class Lobby:
                 self._of_player.setdefault(player_id, set()).add(room_id)
         for stored in sorted(moves, key=lambda m: m.ply):
             room._play(game.parse_move(room.state, stored.move))
+            room._set_clocks((stored.clock0_ms, stored.clock1_ms), now)
         room.last_move_at = now
+        room._run_clock(now)
         self.rooms[room_id] = room
-        return room, Outcome(ai=room._ai_turn())
+        return room, Outcome(ai=room._ai_turn(), forced=room._forced_pass(now))
 
     def join(self, player: Player, room_id: str, now: float) -> Outcome:
         room = self.room(room_id)
@@ -829,8 +969,8 @@ class Lobby:
         self._of_player.setdefault(player.id, set()).add(room.id)
         return out
 
-    def spectate(self, player: Player, room_id: str) -> Outcome:
-        out = self.room(room_id).spectate(player)
+    def spectate(self, player: Player, room_id: str, now: float | None = None) -> Outcome:
+        out = self.room(room_id).spectate(player, now)
         self._watching.setdefault(player.id, set()).add(room_id)
         return out
 
@@ -888,12 +1028,18 @@ class Lobby:
             out.extend(room.disconnect(player_id, now))
         return out
 
-    def reconnect(self, player_id: str) -> Outcome:
+    def reconnect(self, player_id: str, now: float | None = None) -> Outcome:
         """The player is back: full state of each of their rooms first, then events."""
         out = Outcome()
         for room in self.rooms_of(player_id):
-            out.extend(room.reconnect(player_id))
+            out.extend(room.reconnect(player_id, now))
         return out
+
+    def overdue(self, now: float) -> list[Room]:
+        """Rooms whose running clock has run out by ``now``: the caller ends each game with
+        ``Room.check_flag`` (under the room's lock, as any command)."""
+        return [room for room in self.rooms.values()
+                if (deadline := room.deadline()) is not None and deadline <= now]
 
     def sweep(self, now: float) -> list[tuple[Room, Outcome]]:
         """Close rooms whose people have all been away longer than the grace period.

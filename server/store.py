@@ -42,6 +42,11 @@ class GameRecord:
     finished_at: float | None = None
     epoch: int = 0
     """The fencing token of the node that wrote it (``server.cluster``); 0 outside a cluster."""
+    time_control: str | None = None
+    """The time control's name (``server.clocks``); None for an untimed game. The numbers
+    are kept beside it, so a restored game keeps its clocks even if the name is retired."""
+    clock_initial_ms: int | None = None
+    clock_increment_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,11 @@ class MoveRecord:
     ai_nodes: int | None = None
     epoch: int = 0
     """The fencing token of the node that stored it (``server.cluster``); 0 outside a cluster."""
+    clock0_ms: int | None = None
+    """In a timed game, seat 0's time left after this move (increment included), in
+    milliseconds; None untimed or for a seat without a clock (the AI)."""
+    clock1_ms: int | None = None
+    """The same for seat 1."""
 
 
 @dataclass(frozen=True)

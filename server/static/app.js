@@ -30,7 +30,65 @@ const S = {
   reviews: new Map(),  // game id -> GameReview, once the server sent it
   reviewing: new Map(),// game id -> request id of a review asked for that has not come yet
   analysis: null,      // the analysis board: {room, game, moves, board, to_move, values} or null
+  timeControls: [],    // TimeControlView[] a room may be made with (welcome.time_controls)
 };
+
+// --- clocks: the server's remaining times, counted down from when they arrived ----------------
+
+/** A room's clocks from a ClockView: remaining ms per seat as the server sent them, and the
+ * moment (this page's own clock) they arrived; only the running seat's is counted down from
+ * there, so the page never compares its clock with the server's. */
+function clockFrom(view) {
+  return view ? { control: view.control, remaining: view.remaining_ms, running: view.running, at: performance.now() } : null;
+}
+
+function clockLeft(c, seat) {
+  const left = c.remaining[seat];
+  if (left === null || left === undefined) return null;
+  return seat === c.running ? Math.max(0, left - (performance.now() - c.at)) : left;
+}
+
+/** 3:05, and tenths under ten seconds (0:09.4). */
+function fmtClock(ms) {
+  if (ms < 10000) return `0:0${(Math.floor(ms / 100) / 10).toFixed(1)}`;
+  const s = Math.ceil(ms / 1000);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+/** The clocks to show for the room at ``ply``: live ones, or a replay's as stored after that ply. */
+function shownClock(r, ply) {
+  const rec = r.record;
+  if (rec) {
+    if (!rec.time_control || !rec.clocks) return null;
+    const initial = rec.time_control.initial_ms;
+    const after = ply > 0 ? rec.clocks[ply - 1] : rec.seats.map((s) => (s.kind === "ai" ? null : initial));
+    return { control: rec.time_control, remaining: after, running: null, at: 0 };
+  }
+  return S.viewPly === null ? r.clock : null;
+}
+
+function fillClocks() {
+  for (const id of ["ai-clock", "friend-clock"]) {
+    const sel = $(id);
+    const keep = sel.value;
+    sel.replaceChildren(Object.assign(document.createElement("option"), { value: "", textContent: "Untimed" }),
+      ...S.timeControls.map((c) => Object.assign(document.createElement("option"), {
+        value: c.name, textContent: `${c.name} (${c.initial_ms / 60000} min + ${c.increment_ms / 1000} s a move)`,
+      })));
+    sel.value = keep;
+  }
+}
+
+/** Redraw the running clock of the game on screen (between messages, several times a second). */
+function tickClocks() {
+  const r = S.current && S.rooms.get(S.current);
+  if (!r || !r.clock || r.clock.running === null || S.viewPly !== null) return;
+  const el = $("players").querySelector(`.clock[data-seat="${r.clock.running}"]`);
+  if (!el) return;
+  const left = clockLeft(r.clock, r.clock.running);
+  el.textContent = fmtClock(left);
+  el.classList.toggle("low", left < 10000);
+}
 
 // --- boards as the server sends them -------------------------------------------------------
 
@@ -93,6 +151,8 @@ function dispatch(event, msg) {
 function onWelcome(msg) {
   S.me = msg.player;
   S.games = Object.fromEntries(msg.games.map((g) => [g.name, g]));
+  S.timeControls = msg.time_controls || [];
+  fillClocks();
   $("name").value = client.name || msg.player.name;
   account.show(msg.player);
   fillLevels();
@@ -128,7 +188,8 @@ function onSynced() {
 function onRoomState(msg) {
   const id = msg.room.id;
   const prev = S.rooms.get(id);
-  const entry = { view: msg.room, you: msg.you, thinking: null, away: [0, 0], sent: null, fresh: true };
+  const entry = { view: msg.room, you: msg.you, thinking: null, away: [0, 0], sent: null, fresh: true,
+    clock: clockFrom(msg.room.clock) };
   if (prev && prev.view.round === msg.room.round) entry.away = prev.away;
   S.rooms.set(id, entry);
   // Show it if we just asked for it (create, join, watch), the link names it, or it is on
@@ -157,6 +218,7 @@ function onMoveMade(msg) {
   r.thought = msg.thought ? { ...msg.thought, ply: msg.ply } : null;
   r.thinking = null;
   r.sent = null;
+  r.clock = clockFrom(msg.clock);
   const next = msg.position.to_move;
   v.ai_thinking = msg.status === "active" && next !== null && v.seats[next].kind === "ai";
   // A move by the other side of a standing draw offer declines it (the server does the same).
@@ -173,6 +235,7 @@ function onRoomEvent(msg) {
   r.view.seats = msg.seats;
   r.view.spectators = msg.spectators;
   if (msg.event === "joined" && r.view.status === "waiting") r.view.status = "active";
+  if (msg.clock) r.clock = clockFrom(msg.clock);
   if (msg.event === "rematch_offered") r.view.rematch_offered_by = msg.seat;
   if (msg.event === "draw_offered") r.view.draw_offered_by = msg.seat;
   if (msg.event === "draw_declined") r.view.draw_offered_by = null;
@@ -200,6 +263,7 @@ function onGameOver(msg) {
   r.view.rematch_offered_by = null;
   r.view.draw_offered_by = null;
   r.thinking = null;
+  if (msg.clock) r.clock = clockFrom(msg.clock);
   askForExport(r);
   if (S.current === msg.room) { render(); playSound("over"); }
 }
@@ -353,7 +417,7 @@ function outcomeText(g, mySeat) {
   const res = g.result;
   if (!res) return g.status === "aborted" ? "Aborted" : "unfinished";
   if (res.reason === "aborted") return "Aborted · not scored";
-  const why = { resigned: " (resigned)", left: " (left)", abandoned: " (abandoned)" }[res.reason] || "";
+  const why = { resigned: " (resigned)", left: " (left)", abandoned: " (abandoned)", timeout: " (on time)" }[res.reason] || "";
   if (res.winner === null) return `Draw${why}`;
   if (mySeat === null) return `${g.seats[res.winner].colour} won${why}`;
   return `${res.winner === mySeat ? "You won" : "You lost"}${why}`;
@@ -567,7 +631,7 @@ function renderLobby() {
       what.innerHTML = `<strong></strong><small></small>`;
       what.firstChild.textContent = `${gameInfo(r.game).title} · ${host ? seatName(host) : "?"}`;
       what.lastChild.textContent = `${r.status === "waiting" ? "waiting for an opponent" : `${r.ply} moves`}` +
-        (r.spectators ? ` · ${r.spectators} watching` : "");
+        (r.time_control ? ` · ${r.time_control}` : "") + (r.spectators ? ` · ${r.spectators} watching` : "");
       const acts = Object.assign(document.createElement("span"), { className: "acts" });
       if (r.status === "waiting") acts.append(button("Join", () => { S.pendingShow = r.id; client.join(r.id); }, "primary", `Join ${gameInfo(r.game).title} room ${r.id}`));
       acts.append(button("Watch", () => { S.pendingShow = r.id; client.spectate(r.id); }, "", `Watch room ${r.id}`));
@@ -637,8 +701,9 @@ function renderGame(r) {
   // Spectators are told so: the board answers no clicks for them.
   $("watching").hidden = r.you !== null || Boolean(r.record);
 
-  // Players.
+  // Players, with their clocks in a timed game.
   const counts = discCounts(pos.cells);
+  const clock = shownClock(r, ply);
   $("players").replaceChildren(...v.seats.map((seat) => {
     const el = document.createElement("div");
     el.className = "player";
@@ -658,6 +723,16 @@ function renderGame(r) {
     el.append(chip, who);
     if (won) el.append(Object.assign(document.createElement("span"), { className: "badge", textContent: "WINNER" }));
     if (v.game === "othello") el.append(Object.assign(document.createElement("span"), { className: "count", textContent: counts[seat.seat] }));
+    const left = clock ? clockLeft(clock, seat.seat) : null;
+    if (left !== null) {
+      const running = clock.running === seat.seat;
+      const face = Object.assign(document.createElement("span"), {
+        className: `clock${running ? " running" : ""}${left < 10000 ? " low" : ""}`, textContent: fmtClock(left),
+      });
+      face.dataset.seat = String(seat.seat);
+      face.setAttribute("aria-label", `${seat.colour}'s clock${running ? ", running" : ""}`);
+      el.append(face);
+    }
     return el;
   }));
 
@@ -836,6 +911,7 @@ function renderStatus(r) {
       left: loser ? ` — ${who} left the game` : "",
       abandoned: loser ? ` — ${who} did not come back in time` : "",
       agreed: " — agreed",
+      timeout: loser ? ` — ${who === "you" ? "your" : `${who}'s`} time ran out` : "",
     }[res.reason] || "";
     el.textContent = `Game over: ${head}${why}`;
     el.dataset.result = res.winner === null ? "draw" : String(res.winner);
@@ -929,13 +1005,14 @@ $("ai-form").addEventListener("submit", (ev) => {
   const f = new FormData($("ai-form"));
   const seat = f.get("seat") === "random" ? null : Number(f.get("seat"));
   S.expectNew = true;
-  client.create(f.get("game"), { kind: "ai", level: f.get("level") }, seat);
+  client.create(f.get("game"), { kind: "ai", level: f.get("level") }, seat, f.get("time_control"));
 });
 $("friend-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const kind = ev.submitter?.value || "friend";
+  const f = new FormData($("friend-form"));
   S.expectNew = true;
-  client.create(new FormData($("friend-form")).get("game"), { kind }, 0);
+  client.create(f.get("game"), { kind }, 0, f.get("time_control"));
 });
 $("code-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
@@ -1055,6 +1132,7 @@ setInterval(() => {
   const r = S.current && S.rooms.get(S.current);
   if (r && r.away.some((t) => t > 0) && r.view.status === "active" && S.viewPly === null) render();
 }, 1000);
+setInterval(tickClocks, 100);
 // Open rooms change without events: refresh the list while the lobby is on screen.
 setInterval(() => { if (!$("lobby").hidden && client.ready) client.listRooms(); }, 8000);
 

@@ -151,7 +151,9 @@ export class Client {
 
   listRooms() { return this.request({ type: "list_rooms" }); }
   /** opponent: {kind: "ai", level} | {kind: "friend"} | {kind: "open"}; seat 0, 1 or null. */
-  create(game, opponent, seat) { return this.request({ type: "create_room", game, opponent, seat }); }
+  create(game, opponent, seat, timeControl = null) {
+    return this.request({ type: "create_room", game, opponent, seat, time_control: timeControl || null });
+  }
   join(room) { return this.request({ type: "join_room", room }); }
   spectate(room) { return this.request({ type: "spectate", room }); }
   move(room, ply, move) { return this.request({ type: "move", room, ply, move }); }

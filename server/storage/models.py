@@ -64,6 +64,10 @@ class Game(Base):
     epoch: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
     """The fencing token of the node that last wrote the game (``server.cluster``): a write
     carrying an older one is refused, so a node that lost the room can never write."""
+    time_control: Mapped[str | None] = mapped_column(String(16))
+    """The time control's name; NULL for an untimed game (migration 0008)."""
+    clock_initial_ms: Mapped[int | None] = mapped_column(Integer)
+    clock_increment_ms: Mapped[int | None] = mapped_column(Integer)
 
     __table_args__ = (
         # "My games, newest first": one index per seat, each already in the order shown.
@@ -97,6 +101,9 @@ class Move(Base):
     ai_nodes: Mapped[int | None] = mapped_column(BigInteger)
     epoch: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
     """The fencing token its writer held (``Game.epoch``)."""
+    clock0_ms: Mapped[int | None] = mapped_column(Integer)
+    """Seat 0's time left after the move in a timed game (migration 0008), else NULL."""
+    clock1_ms: Mapped[int | None] = mapped_column(Integer)
 
 
 class Level(Base):

@@ -130,6 +130,9 @@ def _game_values(game: GameRecord) -> dict[str, Any]:
         "result": game.result,
         "reason": game.reason,
         "finished_at": game.finished_at,
+        "time_control": game.time_control,
+        "clock_initial_ms": game.clock_initial_ms,
+        "clock_increment_ms": game.clock_increment_ms,
         # Only a cluster node's write names an epoch; a 0 must never lower the fence.
         **({"epoch": game.epoch} if game.epoch else {}),
     }
@@ -149,6 +152,9 @@ def _game_record(row: Row[Any]) -> GameRecord:
         reason=row.reason,
         finished_at=row.finished_at,
         epoch=row.epoch,
+        time_control=row.time_control,
+        clock_initial_ms=row.clock_initial_ms,
+        clock_increment_ms=row.clock_increment_ms,
     )
 
 
@@ -164,6 +170,8 @@ def _move_record(row: Row[Any]) -> MoveRecord:
         ai_score=row.ai_score,
         ai_nodes=row.ai_nodes,
         epoch=row.epoch,
+        clock0_ms=row.clock0_ms,
+        clock1_ms=row.clock1_ms,
     )
 
 

@@ -51,6 +51,22 @@ async def test_the_bot_plays_a_whole_game_against_the_weakest_ai(server: Running
     assert plies >= 7  # a Connect Four game cannot end sooner
 
 
+async def test_the_bot_plays_a_timed_othello_game_against_the_ai_to_its_end(
+    server: Running,
+) -> None:
+    spec = CreateSpec("othello", "ai", "beginner", time_control="5+3")
+    core = BotCore(name="ClockBot", create=spec, stop_after=1)
+    (game,) = await asyncio.wait_for(BotRunner(server.url, core, RandomEngine()).run(), 120)
+    assert game.result is not None and game.result.reason == "end"
+    store = server.app.store
+    assert isinstance(store, MemoryStore)
+    ((record, moves),) = [await store.load_game(g) for g in list(store._games)]  # type: ignore[misc]
+    assert record.time_control == "5+3"
+    bot_seat = 1 - record.ai_seat
+    left = [(m.clock0_ms, m.clock1_ms)[bot_seat] for m in moves]
+    assert all(ms is not None and 0 < ms <= 300_000 + 3_000 * len(moves) for ms in left)
+
+
 async def test_the_bot_with_an_ai_engine_plays_the_ai_to_the_end(server: Running) -> None:
     core = BotCore(name="AiBot", create=CreateSpec.parse("connect4/beginner"), stop_after=1)
     runner = BotRunner(server.url, core, AiEngine("beginner"))

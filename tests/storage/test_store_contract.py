@@ -74,6 +74,19 @@ async def test_a_saved_game_loads_back_with_its_moves_in_ply_order(store: Store)
     assert await store.load_game("g1") == (game, moves)
 
 
+async def test_a_timed_game_loads_back_with_its_control_and_both_clocks_after_each_move(
+    store: Store,
+) -> None:
+    game = a_game("g1", time_control="3+2", clock_initial_ms=180_000, clock_increment_ms=2_000)
+    await store.save_game(game)
+    moves = [a_move("g1", 0, "4", clock0_ms=179_750, clock1_ms=None),
+             a_move("g1", 1, "3", clock0_ms=179_750, clock1_ms=2_147_000_000)]
+    for move in moves:
+        await store.append_move(move)
+    assert await store.load_game("g1") == (game, moves)
+    assert await store.unfinished_games() == [(game, moves)]
+
+
 async def test_saving_a_game_again_records_its_result_and_keeps_its_moves(store: Store) -> None:
     await store.save_game(a_game("g1"))
     await store.append_move(a_move("g1", 0))
