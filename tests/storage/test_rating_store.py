@@ -15,6 +15,7 @@ from server.store import (
     Store,
     rating_after,
 )
+from tests.storage.conftest import opened_sql_store
 
 Ratings = Mapping[str, tuple[PlayerKind, RatingRecord]]
 
@@ -136,3 +137,37 @@ async def test_scores_against_levels_are_counted_from_the_players_side(store: St
     scores = {(s.level, s.wins, s.draws, s.losses)
               for s in await store.scores_against_levels("ann")}
     assert scores == {("easy", 1, 1, 1), ("hard", 0, 0, 1)}
+
+
+async def test_two_servers_rating_at_once_rate_a_game_once_and_lose_no_update(
+    pg_url: str,
+) -> None:
+    """As two nodes of a cluster might, each with its own store on one PostgreSQL: one game
+    rated by both at once, and another game of the same player at the same time."""
+    rounds = 4
+    async with opened_sql_store(pg_url) as one, opened_sql_store(pg_url) as two:
+        await people(one, "ann", "bob")
+        games = ["g0"] + [f"g{k}{half}" for k in range(rounds) for half in "ab"]
+        for game_id in games:
+            await one.save_game(finished(game_id, ("ann", "bob"), 1))
+        asked: list[str] = []
+
+        def plus_ten(game_id: str):  # type: ignore[no-untyped-def]
+            def rate(ps: Ratings) -> list[RatingChangeRecord]:
+                asked.append(game_id)
+                ann = ps["ann"][1]
+                return [change(ann, game_id, ann.rating + 10, 300.0, 1.0, 200.0)]
+            return rate
+
+        await one.rate_game("g0", ["ann", "bob"], plus_ten("g0"))  # ann's row exists now
+        for k in range(rounds):
+            asked.clear()
+            a, b = f"g{k}a", f"g{k}b"
+            await asyncio.gather(one.rate_game(a, ["ann", "bob"], plus_ten(a)),
+                                 two.rate_game(a, ["ann", "bob"], plus_ten(a)),
+                                 two.rate_game(b, ["bob", "ann"], plus_ten(b)))
+            assert sorted(asked) == [a, b], "each game was rated once, by one of the two"
+
+        ann = (await two.ratings_of("ann"))[0]
+        assert (ann.rating, ann.games) == (1500.0 + 10 * len(games), len(games)), \
+            "no update was lost"
