@@ -173,13 +173,16 @@ export function setUpStandings(client, titleOf, replay) {
       const list = el("ul", null, "recent");
       for (const g of msg.recent) {
         const li = el("li");
-        const others = g.seats.filter((s) => !(s.player && s.player.id === msg.player.id))
-          .map((s) => (s.kind === "ai" ? `Computer (${s.level})` : s.player ? s.player.name : "?"));
         const seat = g.seats.find((s) => s.player && s.player.id === msg.player.id);
         const res = g.result;
         const outcome = !res || res.reason === "aborted" ? "aborted"
           : res.winner === null ? "draw" : seat && res.winner === seat.seat ? "won" : "lost";
-        li.append(el("span", `${titleOf(g.game)} vs ${others.join(", ")} · ${outcome}`));
+        const what = el("span", `${titleOf(g.game)} vs `);
+        for (const s of g.seats.filter((x) => x !== seat)) {
+          what.append(s.kind === "ai" ? `Computer (${s.level})` : s.player ? playerLink(s.player) : "?");
+        }
+        what.append(` · ${outcome}`);
+        li.append(what);
         const b = el("button", "Replay");
         b.type = "button";
         b.setAttribute("aria-label", `Replay game ${g.id}`);
