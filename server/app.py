@@ -337,10 +337,11 @@ class DiscusServer:
         self.send_raw([c.ws for pid in player_ids for c in self.clients.get(pid, ())], data)
 
     async def carry(self, room: Room | None, out: Outcome) -> None:
-        """Save the game row if it changed, then announce, then start the AI if it is due.
-        In a cluster, a room this node does not hold a lease on yet (a new one) is claimed
-        first, and the registry of live rooms is brought up to date before the announcement
-        (what people hear of is what other nodes see)."""
+        """Save the game row if it changed, then announce, then rate a game that just
+        finished (``server.rating_desk``), then start the AI if it is due. In a cluster, a
+        room this node does not hold a lease on yet (a new one) is claimed first, and the
+        registry of live rooms is brought up to date before the announcement (what people
+        hear of is what other nodes see)."""
         if room is not None and self.node is not None:
             await self.node.hold(room)
         record = None
