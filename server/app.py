@@ -63,6 +63,7 @@ from server.http import HttpSide
 from server.node import ClusterNode
 from server.overload import LoadGauge
 from server.players import AccountDesk
+from server.rating_desk import RatingDesk
 from server.reviews import ReviewDesk
 from server.rooms import (
     ROOM_CODE_ALPHABET,
@@ -81,6 +82,7 @@ from server.shared_limits import SharedBotLimiter
 from server.store import (
     DuplicateMove,
     Fenced,
+    GameRecord,
     MemoryStore,
     MoveRecord,
     PlayerRecord,
@@ -233,6 +235,8 @@ class DiscusServer:
         """Game reviews and the analysis board, at low priority (``server.reviews``)."""
         self.accounts = AccountDesk(self)
         """People's accounts: sign up, sign in, sessions (``server.players``)."""
+        self.ratings = RatingDesk(self)
+        """Ratings at game over, the leaderboard and profiles (``server.rating_desk``)."""
         self.gauge = LoadGauge(self.settings.shed_lag_seconds, self.settings.max_connections)
         """Whether this node is saturated and sheds new connections (``server.overload``)."""
         self.cluster: Cluster | None = None
@@ -348,17 +352,23 @@ class DiscusServer:
         self.send_raw([c.ws for pid in player_ids for c in self.clients.get(pid, ())], data)
 
     async def carry(self, room: Room | None, out: Outcome) -> None:
-        """Save the game row if it changed, then announce, then start the AI if it is due.
-        In a cluster, a room this node does not hold a lease on yet (a new one) is claimed
-        first, and the registry of live rooms is brought up to date before the announcement
-        (what people hear of is what other nodes see)."""
+        """Save the game row if it changed, then announce, then rate a game that just
+        finished (``server.rating_desk``), then start the AI if it is due. In a cluster, a
+        room this node does not hold a lease on yet (a new one) is claimed first, and the
+        registry of live rooms is brought up to date before the announcement (what people
+        hear of is what other nodes see)."""
         if room is not None and self.node is not None:
             await self.node.hold(room)
+        record = None
         if out.save_game and room is not None:
-            await self.store.save_game(self.fenced(room.record()))
+            record = self.fenced(room.record())
+            await self.store.save_game(record)
         if room is not None and self.node is not None:
             await self.node.registered(room)
         self.deliver(out)
+        if (room is not None and record is not None
+                and any(isinstance(send.message, p.GameOver) for send in out.sends)):
+            await self._rate(room, record)
         if out.ai is not None and room is not None:
             self._start_ai(room, out.ai)
         if room is not None:
@@ -413,6 +423,15 @@ class DiscusServer:
                 await self.carry(room, out)
             except Exception:
                 log.exception("failed to end room %s on time", room.id)
+
+    async def _rate(self, room: Room, record: GameRecord) -> None:
+        """Rate a game whose finish was just stored and announced (``rating_change`` goes
+        out after ``game_over``). A failure is logged, never the caller's: the game's
+        result stands either way."""
+        try:
+            await self.ratings.rate(room.id, record)
+        except Exception:
+            log.exception("could not rate game %s", record.id)
 
     def fenced(self, record: Any) -> Any:
         """``record`` (a game or a move) as this server writes it: in a cluster, with this
@@ -594,6 +613,8 @@ class DiscusServer:
             await self.desk.handle(client, message)
         elif isinstance(message, p.ACCOUNT_MESSAGES):
             await self.accounts.handle(client, player, message)
+        elif isinstance(message, p.RATING_MESSAGES):
+            await self.ratings.handle(client, player, message)
         else:  # pragma: no cover - the union is exhaustive
             raise errors.UnknownType(f"unhandled message {type(message).__name__}")
 

@@ -116,3 +116,53 @@ def _volatility(delta: float, phi: float, v: float, sigma: float, tau: float) ->
             f_a /= 2.0
         big_b, f_b = big_c, f_c
     return math.exp(big_a / 2.0)
+
+
+# --- Discus's use of it ---------------------------------------------------------------------
+# Every rated game is a rating period of its own (as lichess does): ratings move at once,
+# and a player's deviation shrinks game by game instead of at the end of a calendar period.
+
+PROVISIONAL_RD = 110.0
+"""A rating whose deviation is above this is provisional (lichess's mark): shown with a
+``?``, left off the leaderboard unless asked for."""
+
+LEVEL_ANCHOR = 1000.0
+"""The rating of each game's weakest AI level. ``discus calibrate`` measures the levels'
+Elo relative to the weakest (0); a level's rating is this plus its Elo (Elo and Glicko share
+the logistic 400 / ln 10 scale), so a level's number keeps its meaning from run to run as
+long as the weakest level plays the same. 1000 puts a beginner's level below a new
+account's 1500: a person who only knows the rules is about even with it."""
+
+LEVEL_MIN_RD = 50.0
+"""The least deviation a level's rating carries: its calibration's standard error when that
+is larger. Small and fixed, because levels' ratings are measured, never updated by games
+against people (a level does not learn, so its strength is a constant to be measured)."""
+
+UNCALIBRATED_STEP = 200.0
+"""Before any calibration, the level ``order`` places is guessed at ``LEVEL_ANCHOR +
+order * UNCALIBRATED_STEP``, with ``UNCALIBRATED_RD``: a wide deviation, so games against
+a guessed level move a player's rating less."""
+UNCALIBRATED_RD = 150.0
+
+
+def is_provisional(rating: Rating) -> bool:
+    """Whether too little is known about the rating to rank it."""
+    return rating.rd > PROVISIONAL_RD
+
+
+def level_rating(elo: float, error: float = 0.0) -> Rating:
+    """A calibrated level's rating: ``elo`` relative to the weakest level, anchored at
+    ``LEVEL_ANCHOR``; deviation the calibration's ``error``, at least ``LEVEL_MIN_RD``."""
+    return Rating(LEVEL_ANCHOR + elo, max(LEVEL_MIN_RD, error), DEFAULT_VOLATILITY)
+
+
+def guessed_level_rating(order: int) -> Rating:
+    """A level never calibrated: a guess from its place in the ladder (0 the weakest)."""
+    return Rating(LEVEL_ANCHOR + order * UNCALIBRATED_STEP, UNCALIBRATED_RD,
+                  DEFAULT_VOLATILITY)
+
+
+def after_game(player: Rating, opponent: Rating, score: float) -> Rating:
+    """``player``'s rating after one game against ``opponent`` scoring ``score`` (1 win,
+    0.5 draw, 0 loss): a rating period of one game."""
+    return update(player, [Outcome(opponent, score)])

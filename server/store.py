@@ -8,9 +8,11 @@ move is durable, so the server announces a move only after it returns. The SQL v
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
+
+from server.ratings import DEFAULT_DEVIATION, DEFAULT_RATING, DEFAULT_VOLATILITY
 
 PlayerKind = Literal["guest", "account", "bot", "admin"]
 GameStatus = Literal["waiting", "active", "finished", "aborted"]
@@ -107,6 +109,60 @@ class SessionRecord:
     token_hash: str
     created_at: float
     revoked_at: float | None = None
+
+
+@dataclass(frozen=True)
+class RatingRecord:
+    """A player's Glicko-2 rating in one game (``server.ratings``): ``games`` rated games
+    played, ``updated_at`` the last one's time (0 for a player never rated)."""
+
+    player_id: str
+    game: str
+    rating: float
+    rd: float
+    volatility: float
+    games: int = 0
+    updated_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class RatingChangeRecord:
+    """What one rated game did to one player's rating: a row of the player's rating
+    history. The opponent is a player (``opponent_id``) or an AI level (``opponent_level``),
+    with the rating it was played at; ``score`` is the player's (1, 0.5 or 0)."""
+
+    game_id: str
+    player_id: str
+    game: str
+    opponent_id: str | None
+    opponent_level: str | None
+    opponent_rating: float
+    score: float
+    rating_before: float
+    rd_before: float
+    volatility_before: float
+    rating_after: float
+    rd_after: float
+    volatility_after: float
+    games: int
+    """The player's rated games in this game, this one included."""
+    created_at: float
+
+
+@dataclass(frozen=True)
+class LevelScore:
+    """A player's finished games against one AI level of one game, from the player's side."""
+
+    game: str
+    level: str
+    wins: int
+    draws: int
+    losses: int
+
+
+RateGame = Callable[[Mapping[str, tuple[PlayerKind, RatingRecord]]], Sequence[RatingChangeRecord]]
+"""What ``Store.rate_game`` asks of its caller: given the game's stored players (kind, and
+current rating: a new one for a player never rated), the changes to store (none: unrated)."""
 
 
 def name_key(name: str) -> str:
@@ -216,6 +272,45 @@ class Store(Protocol):
         ...
 
 
+    async def rate_game(self, game_id: str, player_ids: Sequence[str],
+                        rate: RateGame) -> list[RatingChangeRecord]:
+        """Rate a finished game once: in one transaction, unless the game has rating
+        changes stored already (then those are returned and ``rate`` is not called), call
+        ``rate`` with the ratings of ``player_ids`` as they stand (each locked until the
+        transaction ends, so two games of one player finishing at once on two servers are
+        applied one after the other), and store what it returns: each player's new rating
+        (games counted) and the history row. Ids of unknown players are left out of what
+        ``rate`` gets. Returns the changes stored, an empty list if ``rate`` gave none."""
+        ...
+
+    async def ratings_of(self, player_id: str) -> list[RatingRecord]:
+        """The player's ratings, one per game it has played rated games of."""
+        ...
+
+    async def rating_history(self, player_id: str, game: str | None = None,
+                             limit: int = 200) -> list[RatingChangeRecord]:
+        """The player's latest ``limit`` rating changes (of ``game`` only, if given),
+        oldest first."""
+        ...
+
+    async def leaderboard(self, game: str, limit: int, max_rd: float | None = None
+                          ) -> list[tuple[PlayerRecord, RatingRecord]]:
+        """The ``limit`` best rated players of ``game``, best first (ties: more games
+        first, then the name); only deviations up to ``max_rd`` when given."""
+        ...
+
+    async def scores_against_levels(self, player_id: str) -> list[LevelScore]:
+        """The player's finished games against each AI level it has played, by game and
+        level (aborted games are not counted)."""
+        ...
+
+    async def calibrated_levels(self, game: str) -> dict[str, tuple[float, float]]:
+        """The levels of ``game`` measured by its latest finished calibration run, as
+        (Elo relative to the weakest level, standard error); levels it could not place
+        are left out. Empty if the game was never calibrated."""
+        ...
+
+
 class MemoryStore:
     """``Store`` kept in dictionaries: for tests and for a server started without a database."""
 
@@ -227,6 +322,8 @@ class MemoryStore:
         self._reviews: dict[str, ReviewRecord] = {}
         self._accounts: dict[str, AccountRecord] = {}
         self._sessions: dict[str, SessionRecord] = {}
+        self._ratings: dict[tuple[str, str], RatingRecord] = {}
+        self._rating_changes: list[RatingChangeRecord] = []
 
     async def open(self) -> None:
         return None
@@ -330,6 +427,77 @@ class MemoryStore:
                 self._sessions[token_hash] = dataclasses.replace(session, revoked_at=now)
                 count += 1
         return count
+
+
+    async def rate_game(self, game_id: str, player_ids: Sequence[str],
+                        rate: RateGame) -> list[RatingChangeRecord]:
+        done = [c for c in self._rating_changes if c.game_id == game_id]
+        if done:
+            return done
+        if game_id not in self._games:
+            return []
+        game = self._games[game_id].game
+        current = {
+            pid: (self._players[pid].kind, self._ratings.get((pid, game))
+                  or new_rating(pid, game))
+            for pid in dict.fromkeys(player_ids) if pid in self._players
+        }
+        changes = list(rate(current))
+        for change in changes:
+            self._ratings[(change.player_id, change.game)] = rating_after(change)
+        self._rating_changes.extend(changes)
+        return changes
+
+    async def ratings_of(self, player_id: str) -> list[RatingRecord]:
+        return sorted((r for (pid, _), r in self._ratings.items() if pid == player_id),
+                      key=lambda r: r.game)
+
+    async def rating_history(self, player_id: str, game: str | None = None,
+                             limit: int = 200) -> list[RatingChangeRecord]:
+        mine = [c for c in self._rating_changes
+                if c.player_id == player_id and game in (None, c.game)]
+        mine.sort(key=lambda c: (c.created_at, c.game_id))
+        return mine[-limit:]
+
+    async def leaderboard(self, game: str, limit: int, max_rd: float | None = None
+                          ) -> list[tuple[PlayerRecord, RatingRecord]]:
+        rows = [(self._players[pid], r) for (pid, g), r in self._ratings.items()
+                if g == game and pid in self._players and (max_rd is None or r.rd <= max_rd)]
+        rows.sort(key=lambda row: (-row[1].rating, -row[1].games, row[0].name, row[0].id))
+        return rows[:limit]
+
+    async def scores_against_levels(self, player_id: str) -> list[LevelScore]:
+        return score_levels(player_id, [g for g in self._games.values()
+                                        if player_id in g.players])
+
+    async def calibrated_levels(self, game: str) -> dict[str, tuple[float, float]]:
+        return {}  # calibrations are stored in SQL only
+
+
+def new_rating(player_id: str, game: str) -> RatingRecord:
+    """The rating of a player who has played no rated game (Glicko-2's 1500, 350, 0.06)."""
+    return RatingRecord(player_id, game, DEFAULT_RATING, DEFAULT_DEVIATION, DEFAULT_VOLATILITY)
+
+
+def rating_after(change: RatingChangeRecord) -> RatingRecord:
+    """The player's stored rating once ``change`` is applied."""
+    return RatingRecord(change.player_id, change.game, change.rating_after, change.rd_after,
+                        change.volatility_after, change.games, change.created_at)
+
+
+def score_levels(player_id: str, records: Sequence[GameRecord]) -> list[LevelScore]:
+    """Tally ``records`` (any games) into the player's scores against AI levels: finished
+    games with an AI seat, from the side of the seat the player held."""
+    tally: dict[tuple[str, str], list[int]] = {}
+    for record in records:
+        if (record.status != "finished" or record.ai_level is None or record.result is None
+                or player_id not in record.players):
+            continue
+        mine = 1 if record.players.index(player_id) == 0 else -1
+        signed = record.result * mine
+        counts = tally.setdefault((record.game, record.ai_level), [0, 0, 0])
+        counts[0 if signed > 0 else 1 if signed == 0 else 2] += 1
+    return [LevelScore(game, level, *counts) for (game, level), counts in sorted(tally.items())]
 
 
 def replace(record: GameRecord, **changes: object) -> GameRecord:

@@ -9,6 +9,7 @@ import { drawBoard } from "./board.js";
 import { initPrefs, playSound } from "./prefs.js";
 import { MARKS, markCells, shortValue, valueChart } from "./review.js";
 import { setUpAccount } from "./account.js";
+import { setUpStandings } from "./standings.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -120,6 +121,8 @@ function discCounts(cells) {
 
 const client = new Client(dispatch);
 const account = setUpAccount(client, (text) => toast(text, null, true));
+const standings = setUpStandings(client, (game) => gameInfo(game)?.title ?? game,
+  (gameId) => client.getGame(gameId));
 
 /** Until this many plies are played, leaving aborts the game (server/rooms.py says so too). */
 const ABORTABLE_PLIES = 2;
@@ -144,6 +147,9 @@ function dispatch(event, msg) {
     case "analysis": return onAnalysis(msg);
     case "signed_in": return account.signedIn(msg);
     case "signed_out": return account.signedOut(msg);
+    case "rating_change": return standings.onRatingChange(msg);
+    case "leaderboard": return standings.onLeaderboard(msg);
+    case "profile": return standings.onProfile(msg);
     default: return undefined;
   }
 }
@@ -710,6 +716,7 @@ function renderGame(r) {
     const turn = v.status === "active" && (live ? v.position.to_move : pos.toMove) === seat.seat;
     if (turn) el.classList.add("turn");
     if (!seat.connected) el.classList.add("offline");
+    if (seat.player) { el.dataset.player = seat.player.id; el.title = "See this player's profile"; }
     const won = v.status === "finished" && v.result && v.result.winner === seat.seat;
     if (won) el.classList.add("winner");
     el.setAttribute("aria-label", `${seat.colour}: ${seatName(seat)}${turn ? ", to move" : ""}`);
@@ -773,6 +780,7 @@ function renderGame(r) {
   board.dataset.analysis = analysis ? `[${analysis.moves.join(",")}]` : "";
   renderExport(r);
   renderReview(r, ply);
+  standings.showFor(v.status === "finished" ? gameIdOf(r) : null);
 
   renderStatus(r);
 

@@ -173,4 +173,8 @@ export class Client {
   requestReview(gameId) { return this.request({ type: "request_review", game_id: gameId }); }
   /** Every legal move's value in the position after ``moves``: answered by "analysis". */
   analyse(game, moves) { return this.request({ type: "analyse", game, moves }); }
+  /** A game's best rated players, provisional ones too (marked): answered by "leaderboard". */
+  getLeaderboard(game) { return this.request({ type: "get_leaderboard", game, provisional: true }); }
+  /** A player's ratings, rating history and recent games (null: yours): answered by "profile". */
+  getProfile(player = null) { return this.request(player ? { type: "get_profile", player } : { type: "get_profile" }); }
 }

@@ -256,6 +256,57 @@ class Session(Base):
     __table_args__ = (Index("ix_sessions_player", "player_id"),)
 
 
+class PlayerRating(Base):
+    """A player's Glicko-2 rating in one game (``server.ratings``), one row per account or
+    bot and game once it has played a rated game; ``games`` counts its rated games."""
+
+    __tablename__ = "ratings"
+
+    player_id: Mapped[str] = mapped_column(
+        ID, ForeignKey("players.id", ondelete="CASCADE"), primary_key=True
+    )
+    game: Mapped[str] = mapped_column(String(32), primary_key=True)
+    rating: Mapped[float] = mapped_column(Double)
+    rd: Mapped[float] = mapped_column(Double)
+    volatility: Mapped[float] = mapped_column(Double)
+    games: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[float] = mapped_column(Double)
+
+    # The leaderboard: a game's best ratings first.
+    __table_args__ = (Index("ix_ratings_game_rating", "game", "rating"),)
+
+
+class RatingChange(Base):
+    """What one rated game did to one player's rating (before and after), written once: the
+    primary key (game, player) is what makes a game rated only once, whichever server
+    finishes it and however often."""
+
+    __tablename__ = "rating_history"
+
+    game_id: Mapped[str] = mapped_column(
+        ID, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    player_id: Mapped[str] = mapped_column(
+        ID, ForeignKey("players.id", ondelete="CASCADE"), primary_key=True
+    )
+    game: Mapped[str] = mapped_column(String(32))
+    opponent_id: Mapped[str | None] = mapped_column(ID)
+    opponent_level: Mapped[str | None] = mapped_column(String(64))
+    opponent_rating: Mapped[float] = mapped_column(Double)
+    score: Mapped[float] = mapped_column(Double)
+    rating_before: Mapped[float] = mapped_column(Double)
+    rd_before: Mapped[float] = mapped_column(Double)
+    volatility_before: Mapped[float] = mapped_column(Double)
+    rating_after: Mapped[float] = mapped_column(Double)
+    rd_after: Mapped[float] = mapped_column(Double)
+    volatility_after: Mapped[float] = mapped_column(Double)
+    games: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[float] = mapped_column(Double)
+
+    # A player's history, in time order, per game.
+    __table_args__ = (Index("ix_rating_history_player", "player_id", "game", "created_at"),)
+
+
 class CachedPosition(Base):
     """The durable position cache: deep and exact search results under a canonical key.
 

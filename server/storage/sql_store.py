@@ -28,12 +28,17 @@ from server.store import (
     DuplicateMove,
     Fenced,
     GameRecord,
+    LevelScore,
     MoveRecord,
     NameTaken,
     NotAGuest,
     PlayerRecord,
+    RateGame,
+    RatingChangeRecord,
+    RatingRecord,
     ReviewRecord,
     SessionRecord,
+    score_levels,
 )
 
 
@@ -163,6 +168,54 @@ class SqlStore:
                               session_id: str | None = None) -> int:
         async with self.engine.begin() as conn:
             return await repo.revoke_sessions(conn, player_id, now, session_id)
+
+    # Ratings are written through the batched writes: on SQLite that is the one writer
+    # connection, so reading the ratings and writing the new ones cannot interleave with
+    # another writer; on PostgreSQL ``repo.rate_game`` locks the rows it reads.
+
+    async def rate_game(self, game_id: str, player_ids: Sequence[str],
+                        rate: RateGame) -> list[RatingChangeRecord]:
+        changes: list[RatingChangeRecord] = []
+        failed: list[Exception] = []
+
+        def write(conn: Connection) -> None:
+            # A batch that fails is run again write by write: keep only the last answer.
+            failed.clear()
+            try:
+                changes[:] = repo.rate_game(conn, game_id, player_ids, rate)
+            except DBAPIError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - ``rate`` failed: not the batch's fault
+                # Nothing of this rating was written but the placeholder rows a lock needs
+                # (``games`` 0, which no listing shows); the other writes go on.
+                failed.append(exc)
+
+        await self._writes().run(write)
+        if failed:
+            raise failed[0]
+        return changes
+
+    async def ratings_of(self, player_id: str) -> list[RatingRecord]:
+        async with self.engine.connect() as conn:
+            return await repo.list_ratings(conn, player_id)
+
+    async def rating_history(self, player_id: str, game: str | None = None,
+                             limit: int = 200) -> list[RatingChangeRecord]:
+        async with self.engine.connect() as conn:
+            return await repo.list_rating_history(conn, player_id, game, limit)
+
+    async def leaderboard(self, game: str, limit: int, max_rd: float | None = None
+                          ) -> list[tuple[PlayerRecord, RatingRecord]]:
+        async with self.engine.connect() as conn:
+            return await repo.list_leaders(conn, game, limit, max_rd)
+
+    async def scores_against_levels(self, player_id: str) -> list[LevelScore]:
+        async with self.engine.connect() as conn:
+            return score_levels(player_id, await repo.list_finished_ai_games(conn, player_id))
+
+    async def calibrated_levels(self, game: str) -> dict[str, tuple[float, float]]:
+        async with self.engine.connect() as conn:
+            return await repo.find_calibrated_levels(conn, game)
 
     def _writes(self) -> _WriteBatcher:
         if self._batcher is None:
