@@ -692,9 +692,20 @@ class DiscusServer:
                                                       bot=record.kind == "bot")
         return player
 
+    async def _guest_name(self, name: str) -> str:
+        """The name a guest asking for ``name`` is shown by: ``name`` itself unless an account
+        holds it (in any letter case), then ``"name (guest)"``, so nobody can pass for a
+        signed-up person. Bots and admins cannot take an account's name at all; guests are
+        not refused, since a page says hello with its name on its own."""
+        if await self.store.find_account(name) is None:
+            return name
+        return f"{name} (guest)"
+
     async def _rename(self, player: Player, name: str) -> Player:
-        """The guest ``player`` now goes by ``name``: stored, and shown in the rooms it sits in
-        (from the next message that carries seats) and on its other connections."""
+        """The guest ``player`` now goes by ``name`` (as ``_guest_name`` has it): stored, and
+        shown in the rooms it sits in (from the next message that carries seats) and on its
+        other connections."""
+        name = await self._guest_name(name)
         renamed = Player(player.id, name, bot=player.bot)
         record = await self.store.load_player(player.id)
         created = record.created_at if record is not None else time.time()
@@ -747,6 +758,7 @@ class DiscusServer:
                 player = await self._rename(player, name)
         else:
             name = (hello.name or "").strip() or f"Guest {secrets.randbelow(9000) + 1000}"
+            name = await self._guest_name(name)
             player = Player(secrets.token_hex(6), name)
             token = self.token_for(player.id)
             self.players[player.id] = player

@@ -119,7 +119,8 @@ class Hello(_ClientMessage):
     name: str | None = Field(
         default=None, max_length=40,
         description="Display name; a guest name is made up if absent. With `resume`, a new "
-        "name renames that player (same id, same games).",
+        "name renames that player (same id, same games). A guest asking for an account's "
+        "name (in any letter case) is shown as `<name> (guest)`.",
     )
     token: str | None = Field(
         default=None, max_length=256,

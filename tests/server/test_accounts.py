@@ -181,6 +181,24 @@ async def test_names_clash_whatever_their_case_and_bots_names_are_refused(
     assert await server.app.store.find_account("Fine") is None
 
 
+async def test_a_guest_asking_for_an_accounts_name_is_shown_as_a_guest(
+    server: Running,
+) -> None:
+    ann, _ = await signed_up(server.url, "Ann_Lee")
+    impostor = await Client.open(server.url, "ann_lee")
+    assert impostor.welcome["player"]["name"] == "ann_lee (guest)"
+    other = await Client.open(server.url, "Bob")
+    assert other.welcome["player"]["name"] == "Bob"
+    renamed = await Client.open(server.url, "ANN_LEE", resume=other.welcome["resume"])
+    assert renamed.welcome["player"] == {"id": other.player_id, "name": "ANN_LEE (guest)",
+                                         "bot": False}
+    stored = await server.app.store.load_player(other.player_id)
+    assert stored is not None and stored.name == "ANN_LEE (guest)"
+    again = await Client.open(server.url, name=None, resume=(
+        await ask(ann, "sign_in", "signed_in", name="Ann_Lee", password=PASSWORD))["session"])
+    assert again.welcome["player"]["name"] == "Ann_Lee"
+
+
 async def test_an_account_cannot_sign_up_again_or_sign_out_without_a_session(
     server: Running,
 ) -> None:
