@@ -3,12 +3,12 @@ SQLite file: sign up, reload, still signed in (also after the server restarts), 
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
 from argon2 import PasswordHasher
-from playwright.async_api import Browser, BrowserContext, Page, expect
+from pages import ONLINE, free_port, open_page
+from playwright.async_api import Browser, Page, expect
 
 from server.app import running
 from server.players import hash_session
@@ -17,22 +17,6 @@ from server.storage import open_store
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 
 CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
-ONLINE = "document.querySelector('#conn').dataset.state === 'online'"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-async def open_page(context: BrowserContext, url: str, problems: list[str]) -> Page:
-    page = await context.new_page()
-    page.set_default_timeout(20_000)
-    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    await page.goto(url)
-    await page.wait_for_function(ONLINE)
-    return page
 
 
 async def resume_token(page: Page) -> str:

@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, BrowserContext, Page, expect
+from pages import open_page
+from playwright.async_api import Browser, Page, expect
 
 from server.app import Settings, running
 from server.clocks import TIME_CONTROLS, TimeControl
@@ -17,19 +18,9 @@ from server.storage import open_store
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 
-ONLINE = "document.querySelector('#conn').dataset.state === 'online'"
 RUNNING = re.compile(r"\brunning\b")
 QUICK = TimeControl("quick", 6000, 1000)
 """Six seconds a side and one a move: offered by this test's server only."""
-
-
-async def open_page(context: BrowserContext, url: str, problems: list[str]) -> Page:
-    page = await context.new_page()
-    page.set_default_timeout(20_000)
-    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    await page.goto(url)
-    await page.wait_for_function(ONLINE)
-    return page
 
 
 def clock(page: Page, seat: int) -> str:

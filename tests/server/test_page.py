@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pages import free_port, open_page
 from playwright.async_api import Browser, BrowserContext, Page, expect
 from wsclient import Client
 
@@ -43,13 +43,6 @@ AI_MOVE_TIMEOUT_MS = 90_000
 
 MY_TURN_OR_OVER = """() => document.querySelector('#board-wrap .cell[data-move]')
     || document.querySelector('#board-wrap')?.dataset.status === 'finished'"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def wait_until_serving(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
@@ -96,17 +89,6 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-async def open_page(context: BrowserContext, url: str,
-                    problems: list[str]) -> Page:
-    """A page on ``url`` once the server has greeted it; script errors land in ``problems``."""
-    page = await context.new_page()
-    page.set_default_timeout(20_000)
-    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    await page.goto(url)
-    await page.wait_for_function("document.querySelector('#conn').dataset.state === 'online'")
-    return page
 
 
 async def board_discs(page: Page) -> int:
