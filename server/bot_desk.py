@@ -37,6 +37,7 @@ from server.accounts import (
 )
 from server.bot_limits import BotLimiter, BotLimits, LimitExceeded, RegistrationLimiter
 from server.challenges import ChallengeBook, Pending
+from server.clocks import TimeControl
 from server.rooms import Outcome, Player, Room
 from server.shared_challenges import SharedChallengeBook
 from server.shared_limits import SharedBotLimiter
@@ -60,6 +61,13 @@ def _refusal(exc: LimitExceeded, close: bool = False) -> errors.LimitExceeded:
     if close:
         refused.close_code = 1008
     return refused
+
+
+def _control_view(control: TimeControl | None) -> p.TimeControlView | None:
+    if control is None:
+        return None
+    return p.TimeControlView(name=control.name, initial_ms=control.initial_ms,
+                             increment_ms=control.increment_ms)
 
 
 class BotDesk:
@@ -298,14 +306,16 @@ class BotDesk:
             if message.game not in games.names():
                 raise errors.UnknownGame(f"unknown game {message.game!r}; known games: "
                                          f"{', '.join(games.names())}")
+            control = self.app.lobby.time_control(message.time_control)
             seat = self.app.lobby.rng.randrange(2) if message.seat is None else message.seat
             if self.shared_challenges is not None:
                 made = await self.shared_challenges.make(player, target, message.game, seat,
-                                                         now)
+                                                         now, control)
             else:
-                made = self.challenges.make(player, target, message.game, seat, now)
+                made = self.challenges.make(player, target, message.game, seat, now, control)
             self.app.send_to([client], p.ChallengeSent(
-                challenge=made.id, to=target.view(), game=made.game, seat=seat))  # type: ignore[arg-type]
+                challenge=made.id, to=target.view(), game=made.game, seat=seat,  # type: ignore[arg-type]
+                time_control=_control_view(made.time_control)))
             self.app.to_players([target.id], self._offer(made))
         elif isinstance(message, p.AcceptChallenge):
             made = await self._for_target(message.challenge, player.id, now)
@@ -339,7 +349,8 @@ class BotDesk:
     @staticmethod
     def _offer(made: Pending) -> p.ChallengeOffer:
         return p.ChallengeOffer(challenge=made.id, challenger=made.challenger.view(),
-                                game=made.game, seat=1 - made.seat)  # type: ignore[arg-type]
+                                game=made.game, seat=1 - made.seat,  # type: ignore[arg-type]
+                                time_control=_control_view(made.time_control))
 
     async def _find(self, name_or_id: str) -> Player:
         """A player id, a live bot's name, or the name of exactly one player online."""
@@ -385,8 +396,9 @@ class BotDesk:
         now = app.now()
         await self._take(made)
         try:
-            room, _ = app.lobby.create(challenger, made.game, p.FriendOpponent(), made.seat,
-                                       now)
+            room, _ = app.lobby.create(
+                challenger, made.game, p.FriendOpponent(), made.seat, now,
+                None if made.time_control is None else made.time_control.name)
             try:
                 app.lobby.join(accepter, room.id, now)
             except errors.ProtocolError:

@@ -13,13 +13,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from server import errors
+from server.clocks import TimeControl
 from server.rooms import Player
 
 
 @dataclass(frozen=True)
 class Pending:
     """One challenge: ``challenger`` asks ``target`` for a game of ``game`` in which the
-    challenger holds ``seat`` (the target the other one)."""
+    challenger holds ``seat`` (the target the other one), played under ``time_control``
+    (None: untimed). The control is kept whole, not just its name, so the target is shown
+    the clock it was asked for; the caller has checked that the server offers it."""
 
     id: str
     challenger: Player
@@ -27,6 +30,7 @@ class Pending:
     game: str
     seat: int
     made_at: float
+    time_control: TimeControl | None = None
 
 
 @dataclass
@@ -39,7 +43,7 @@ class ChallengeBook:
     _all: dict[str, Pending] = field(default_factory=dict)
 
     def make(self, challenger: Player, target: Player, game: str, seat: int,
-             now: float) -> Pending:
+             now: float, time_control: TimeControl | None = None) -> Pending:
         """A new challenge; ``LimitExceeded`` (limit ``max_challenges``) when the challenger
         already has ``per_challenger`` waiting. Nothing changes on a refusal."""
         self.expire(now)
@@ -53,7 +57,7 @@ class ChallengeBook:
         challenge_id = self.ids()
         while challenge_id in self._all:
             challenge_id = self.ids()
-        made = Pending(challenge_id, challenger, target, game, seat, now)
+        made = Pending(challenge_id, challenger, target, game, seat, now, time_control)
         self._all[challenge_id] = made
         return made
 

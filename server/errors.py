@@ -103,7 +103,8 @@ class UnknownLevel(ProtocolError):
 
 
 class UnknownTimeControl(ProtocolError):
-    """``create_room.time_control`` names no time control this server offers."""
+    """``create_room.time_control`` or ``challenge.time_control`` names no time control this
+    server offers."""
 
     code = "unknown_time_control"
 

@@ -336,6 +336,10 @@ class Challenge(_ClientMessage):
     seat: Seat | None = Field(
         default=None, description="Your seat: 0 moves first, 1 second, null = random."
     )
+    time_control: str | None = Field(
+        default=None, max_length=16,
+        description="A name from `welcome.time_controls`, as for `create_room`: the game, "
+        "if accepted, is played with these clocks; null (the default): untimed.")
 
 
 class AcceptChallenge(_ClientMessage):
@@ -1117,6 +1121,8 @@ class ChallengeSent(_Message):
     to: PlayerView
     game: str
     seat: Seat = Field(description="Your seat in the game, if accepted.")
+    time_control: TimeControlView | None = Field(
+        default=None, description="The clocks the game will have; null: untimed.")
 
 
 class ChallengeOffer(_Message):
@@ -1128,6 +1134,9 @@ class ChallengeOffer(_Message):
     challenger: PlayerView
     game: str
     seat: Seat = Field(description="Your seat in the game, if you accept.")
+    time_control: TimeControlView | None = Field(
+        default=None, description="The clocks the game will have if you accept; null: "
+        "untimed.")
 
 
 class ChallengeDeclined(_Message):

@@ -888,6 +888,18 @@ class Lobby:
                 limit=self.max_rooms,
             )
 
+    def time_control(self, name: str | None) -> TimeControl | None:
+        """The time control a room may be made with called ``name`` (None: untimed); else
+        ``UnknownTimeControl``."""
+        if name is None:
+            return None
+        control = self.time_controls.get(name)
+        if control is None:
+            raise errors.UnknownTimeControl(
+                f"there is no time control {name!r}; time controls: "
+                f"{', '.join(self.time_controls)} (or none, untimed)")
+        return control
+
     def create(self, player: Player, game_name: str, opponent: p.AiOpponent
                | p.FriendOpponent | p.OpenOpponent, seat: int | None, now: float,
                time_control: str | None = None) -> tuple[Room, Outcome]:
@@ -904,13 +916,7 @@ class Lobby:
             raise errors.UnknownLevel(
                 f"{game_name} has no AI level {opponent.level!r}; levels: {known}"
             )
-        control = None
-        if time_control is not None:
-            control = self.time_controls.get(time_control)
-            if control is None:
-                raise errors.UnknownTimeControl(
-                    f"there is no time control {time_control!r}; time controls: "
-                    f"{', '.join(self.time_controls)} (or none, untimed)")
+        control = self.time_control(time_control)
         self._check_room_limit(player.id)
         mine = self.rng.randrange(2) if seat is None else seat
         room_id = self.ids()

@@ -15,22 +15,29 @@ from typing import Any
 
 from server import errors
 from server.challenges import Pending
+from server.clocks import TimeControl
 from server.rooms import Player
 from server.storage import keys
 
 
 def _encode(made: Pending) -> str:
+    control = made.time_control
     return json.dumps({
         "id": made.id, "game": made.game, "seat": made.seat, "made_at": made.made_at,
         "challenger": [made.challenger.id, made.challenger.name, made.challenger.bot],
         "target": [made.target.id, made.target.name, made.target.bot],
+        "time_control": None if control is None
+        else [control.name, control.initial_ms, control.increment_ms],
     })
 
 
 def _decode(text: str) -> Pending:
     raw = json.loads(text)
+    # A challenge stored by a node from before challenges had clocks has no "time_control".
+    control = raw.get("time_control")
     return Pending(raw["id"], Player(*raw["challenger"]), Player(*raw["target"]), raw["game"],
-                   raw["seat"], raw["made_at"])
+                   raw["seat"], raw["made_at"],
+                   None if control is None else TimeControl(*control))
 
 
 class SharedChallengeBook:
@@ -52,7 +59,7 @@ class SharedChallengeBook:
         return [c for c in found if c.id not in stale]
 
     async def make(self, challenger: Player, target: Player, game: str, seat: int,
-                   now: float) -> Pending:
+                   now: float, time_control: TimeControl | None = None) -> Pending:
         waiting = sum(1 for c in await self._standing(now) if c.challenger.id == challenger.id)
         if waiting >= self.per_challenger:
             raise errors.LimitExceeded(
@@ -60,7 +67,7 @@ class SharedChallengeBook:
                 "allowed; wait for one to be answered",
                 limit="max_challenges", allowed=self.per_challenger, retry_after=None,
             )
-        made = Pending(self.ids(), challenger, target, game, seat, now)
+        made = Pending(self.ids(), challenger, target, game, seat, now, time_control)
         await self._client.hset(self._key, made.id, _encode(made))
         return made
 

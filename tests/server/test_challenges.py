@@ -1,14 +1,22 @@
-"""Standing challenges without sockets: who may answer, how many may wait, when they expire."""
+"""Standing challenges without sockets: who may answer, how many may wait, when they expire,
+and the clock a challenge asks for, kept in memory and in a real Redis."""
 
 from __future__ import annotations
 
 import itertools
+import json
+import uuid
 
 import pytest
+import redis.asyncio as aioredis
 
 from server import errors
 from server.challenges import ChallengeBook
+from server.clocks import TIME_CONTROLS
 from server.rooms import Player
+from server.shared_challenges import SharedChallengeBook
+from server.storage import keys
+from tests.storage.conftest import REDIS_URL
 
 ANN, BOB, CAT = Player("a1", "Ann"), Player("b2", "Bob"), Player("c3", "Cat")
 
@@ -55,3 +63,37 @@ def test_waiting_challenges_come_oldest_first() -> None:
     late = challenges.make(CAT, BOB, "othello", 0, now=5.0)
     early = challenges.make(ANN, BOB, "connect4", 1, now=1.0)
     assert challenges.waiting_for(BOB.id, now=6.0) == [early, late]
+
+
+def test_a_challenge_keeps_the_time_control_it_was_made_with() -> None:
+    challenges = book()
+    timed = challenges.make(ANN, BOB, "othello", 0, now=0.0, time_control=TIME_CONTROLS["5+3"])
+    untimed = challenges.make(CAT, BOB, "othello", 0, now=1.0)
+    assert challenges.for_target(timed.id, BOB.id, now=2.0).time_control == TIME_CONTROLS["5+3"]
+    assert challenges.for_target(untimed.id, BOB.id, now=2.0).time_control is None
+
+
+async def test_a_shared_challenge_keeps_its_time_control_through_redis() -> None:
+    prefix = f"discus-test-{uuid.uuid4().hex[:12]}"
+    client = aioredis.Redis.from_url(REDIS_URL, decode_responses=True)
+    counter = itertools.count()
+    shared = SharedChallengeBook(client, prefix, ids=lambda: f"c{next(counter)}")
+    try:
+        timed = await shared.make(ANN, BOB, "connect4", 1, now=0.0,
+                                  time_control=TIME_CONTROLS["10+5"])
+        await shared.make(CAT, BOB, "connect4", 0, now=1.0)
+        # Another node reads them back from Redis alone.
+        elsewhere = SharedChallengeBook(client, prefix, ids=lambda: "unused")
+        found = await elsewhere.for_target(timed.id, BOB.id, now=2.0)
+        assert found == timed and found.time_control == TIME_CONTROLS["10+5"]
+        waiting = await elsewhere.waiting_for(BOB.id, now=2.0)
+        assert [c.time_control for c in waiting] == [TIME_CONTROLS["10+5"], None]
+        # A challenge stored before challenges had clocks stands, untimed.
+        await client.hset(keys.challenges(prefix), "old", json.dumps({
+            "id": "old", "game": "othello", "seat": 0, "made_at": 1.5,
+            "challenger": ["a1", "Ann", False], "target": ["b2", "Bob", False]}))
+        old = await elsewhere.for_target("old", BOB.id, now=2.0)
+        assert (old.game, old.time_control) == ("othello", None)
+    finally:
+        await client.delete(keys.challenges(prefix))
+        await client.aclose()

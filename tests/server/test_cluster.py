@@ -327,6 +327,30 @@ async def test_a_challenge_made_on_one_node_is_answered_on_another_once(
     await bob_too.close()
 
 
+async def test_a_timed_challenge_made_on_one_node_keeps_its_clock_when_answered_on_another(
+    nodes: tuple[Running, Running],
+) -> None:
+    one, two = nodes
+    ann = await Client.open(one.url, "Ann")
+    bob = await Client.open(two.url, "Bob")
+    await ann.send(type="challenge", player=bob.player_id, game="connect4", seat=1,
+                   time_control="5+3")
+    sent = await ann.expect("challenge_sent")
+    shown = {"name": "5+3", "initial_ms": 300_000, "increment_ms": 3000}
+    # Bob's new connection on node two is offered it from the shared challenges in Redis.
+    again = await Client.open(two.url, None, resume=bob.welcome["resume"])
+    offer = await again.expect("challenge", challenge=sent["challenge"])
+    assert offer["time_control"] == shown and offer["seat"] == 0
+    await again.send(type="accept_challenge", challenge=sent["challenge"])
+    clock = (await again.expect("room_state"))["room"]["clock"]
+    assert clock["control"] == shown and clock["running"] == 0
+    assert clock["remaining_ms"][1] == 300_000
+    assert 299_000 < clock["remaining_ms"][0] <= 300_000
+    assert (await ann.expect("room_state"))["room"]["clock"]["control"] == shown
+    for client in (ann, bob, again):
+        await client.close()
+
+
 async def test_the_admins_room_list_shows_every_nodes_rooms(
     nodes: tuple[Running, Running],
 ) -> None:

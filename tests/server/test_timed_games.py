@@ -207,3 +207,62 @@ async def test_in_a_cluster_the_rooms_node_keeps_the_clocks_and_so_does_a_takeov
         if names:
             await client.delete(*names)
         await client.aclose()
+
+
+async def test_a_timed_challenge_once_accepted_starts_a_game_with_those_clocks() -> None:
+    control = TIME_CONTROLS["3+2"]
+    async with running(store=MemoryStore(), settings=SETTINGS) as server:
+        ann = await Client.open(server.url, "Ann")
+        bob = await Client.open(server.url, "Bob")
+        await ann.send(type="challenge", player=bob.player_id, game="connect4", seat=0,
+                       time_control="3+2")
+        shown = {"name": "3+2", "initial_ms": control.initial_ms,
+                 "increment_ms": control.increment_ms}
+        sent = await ann.expect("challenge_sent")
+        assert sent["time_control"] == shown
+        offer = await bob.expect("challenge", challenge=sent["challenge"])
+        assert offer["time_control"] == shown  # Bob knows the clock before he accepts
+
+        await bob.send(type="accept_challenge", challenge=offer["challenge"])
+        state = (await bob.expect("room_state"))["room"]
+        clock = state["clock"]
+        assert clock["control"] == shown and clock["running"] == 0
+        assert clock["remaining_ms"][1] == control.initial_ms
+        assert control.initial_ms - 1000 < clock["remaining_ms"][0] <= control.initial_ms
+        assert (await ann.expect("room_state"))["room"]["clock"]["control"] == shown
+
+        await ann.send(type="move", room=state["id"], ply=0, move="4")
+        made = await bob.expect("move_made", ply=0)
+        assert made["clock"]["running"] == 1
+        assert made["clock"]["remaining_ms"][0] > control.initial_ms - 1000  # increment added
+        stored = await server.app.store.load_game(f"{state['id']}-1")
+        assert stored is not None
+        assert (stored[0].time_control, stored[0].clock_initial_ms) == ("3+2", 180_000)
+
+
+async def test_an_untimed_challenge_starts_an_untimed_game() -> None:
+    async with running(store=MemoryStore(), settings=SETTINGS) as server:
+        ann = await Client.open(server.url, "Ann")
+        bob = await Client.open(server.url, "Bob")
+        await ann.send(type="challenge", player=bob.player_id, game="connect4", seat=0)
+        offer = await bob.expect("challenge")
+        assert offer["time_control"] is None
+        await bob.send(type="accept_challenge", challenge=offer["challenge"])
+        assert (await bob.expect("room_state"))["room"]["clock"] is None
+
+
+async def test_a_challenge_with_an_unknown_time_control_is_refused_and_none_stands() -> None:
+    async with running(store=MemoryStore(), settings=SETTINGS) as server:
+        ann = await Client.open(server.url, "Ann")
+        bob = await Client.open(server.url, "Bob")
+        error = await ann.request("challenge", player=bob.player_id, game="connect4",
+                                  time_control="2+1", id="c")
+        assert (error["type"], error["code"], error["ref"]) == (
+            "error", "unknown_time_control", "c")
+        assert "2+1" in error["message"] and "3+2" in error["message"]
+        assert len(server.app.bots.challenges) == 0
+        again = await Client.open(server.url, None, resume=bob.welcome["resume"])
+        for client in (bob, again):  # whatever came before the pong was read
+            await client.send(type="ping", id="p")
+            await client.expect("pong")
+        assert [m for m in again.seen + bob.seen if m["type"] == "challenge"] == []
