@@ -355,7 +355,8 @@ class NotAGuest(ProtocolError):
 
 
 class NotSignedIn(ProtocolError):
-    """``sign_out`` from a connection that did not come in with a session token."""
+    """``sign_out`` or ``change_password`` from a connection that did not come in with a
+    session token."""
 
     code = "not_signed_in"
 

@@ -183,12 +183,17 @@ class AccountDesk:
             answer: Any = await self.sign_up(client, player, message.name, message.password)
         elif isinstance(message, p.SignIn):
             answer = await self.sign_in(client, message.name, message.password)
+        elif isinstance(message, p.ChangePassword):
+            answer = await self.change_password(client, player, message.password,
+                                                message.new_password)
         else:
             answer = await self.sign_out(client, player, message.everywhere)
         self.app.send_to([client], answer)
         if isinstance(message, p.SignOut) and client.account is not None:
             self._close_signed_out(player.id, None if message.everywhere
                                    else client.account.id)
+        if isinstance(message, p.ChangePassword) and client.account is not None:
+            self._close_signed_out(player.id, None, keep=client.account.id)
 
     async def sign_up(self, client: Client, player: Player, name: str,
                       password: str) -> p.SignedIn:
@@ -235,6 +240,30 @@ class AccountDesk:
             player.id, time.time(), None if everywhere else session.id)
         return p.SignedOut(revoked=revoked)
 
+    async def change_password(self, client: Client, player: Player, password: str,
+                              new_password: str) -> p.PasswordChanged:
+        """The current password is checked as a sign-in is (counted against the name's
+        failures too), so a stolen session cannot be turned into the account for good."""
+        session = client.account
+        if session is None:
+            raise errors.NotSignedIn("this connection is not signed in with a session")
+        self._attempt(client)
+        check_password(new_password)
+        key = name_key(player.name)
+        retry = self.by_name.wait(key, self.clock())
+        if retry:
+            raise errors.RateLimited("too many failed passwords for this account; wait a "
+                                     "little", retry_after=round(retry, 1), limit="sign_in")
+        account = await self.app.store.find_account(player.name)
+        if account is not None and account.player_id != player.id:
+            account = None
+        if not await self._verify(account, password):
+            self.by_name.note(key, self.clock())
+            raise errors.WrongNameOrPassword("that is not this account's password")
+        revoked = await self.app.store.change_password(
+            player.id, await self._hash(new_password), time.time(), session.id)
+        return p.PasswordChanged(revoked=revoked)
+
     # --- inside --------------------------------------------------------------------------
 
     def _attempt(self, client: Client) -> None:
@@ -278,12 +307,15 @@ class AccountDesk:
         for client in self.app.clients.get(player.id, ()):
             client.player = player
 
-    def _close_signed_out(self, player_id: str, session_id: str | None) -> None:
+    def _close_signed_out(self, player_id: str, session_id: str | None,
+                          keep: str | None = None) -> None:
         """Close this server's connections of the player that came in with a session just
-        revoked (``session_id``, or any for None). Other servers' connections keep going
-        until they reconnect, when the revoked session is refused."""
+        revoked (``session_id``, or any but ``keep`` for None). Other servers' connections
+        keep going until they reconnect, when the revoked session is refused."""
         for client in list(self.app.clients.get(player_id, ())):
-            if client.account is not None and session_id in (None, client.account.id):
+            account = client.account
+            if (account is not None and session_id in (None, account.id)
+                    and account.id != keep):
                 client.close(1000, "signed_out")
 
     def forget(self, client: Client) -> None:

@@ -414,7 +414,20 @@ class SignOut(_ClientMessage):
     everywhere: bool = Field(default=False, description="Revoke all the account's sessions.")
 
 
-ACCOUNT_MESSAGES = (SignUp, SignIn, SignOut)
+class ChangePassword(_ClientMessage):
+    """Change this account's password, given its current one (answered by
+    ``password_changed``). Every other session of the account is revoked (the connections
+    that came in with them are closed), so a password someone else learnt no longer keeps
+    them signed in; this connection's session stays. Errors, each changing nothing:
+    ``not_signed_in``, ``wrong_name_or_password`` (the current password is wrong),
+    ``bad_password`` (the new one), ``rate_limited``."""
+
+    type: Literal["change_password"] = "change_password"
+    password: Password
+    new_password: Password
+
+
+ACCOUNT_MESSAGES = (SignUp, SignIn, SignOut, ChangePassword)
 
 
 class GetLeaderboard(_ClientMessage):
@@ -597,6 +610,7 @@ ClientMessage = Annotated[
     | SignUp
     | SignIn
     | SignOut
+    | ChangePassword
     | GetLeaderboard
     | GetProfile,
     Field(discriminator="type"),
@@ -1401,6 +1415,15 @@ class SignedOut(_Message):
     revoked: int
 
 
+class PasswordChanged(_Message):
+    """Answer to ``change_password``: the new password is the account's, and this many
+    other sessions were revoked (their connections are closed, code 1000, reason
+    `signed_out`)."""
+
+    type: Literal["password_changed"] = "password_changed"
+    revoked: int
+
+
 class RatingView(_Message):
     """A Glicko-2 rating (docs/PROTOCOL.md, Ratings): ``rating`` and its deviation ``rd``
     (about 95% sure the strength is within ``rating ± 2 rd``), rounded to 0.1."""
@@ -1530,6 +1553,7 @@ ServerMessage = Annotated[
     | AdminBotRevoked
     | SignedIn
     | SignedOut
+    | PasswordChanged
     | RatingChange
     | Leaderboard
     | Profile,

@@ -272,6 +272,12 @@ class Store(Protocol):
         ...
 
 
+    async def change_password(self, player_id: str, password_hash: str, now: float,
+                              keep_session: str) -> int:
+        """Set the account's password hash and revoke every live session of it but
+        ``keep_session``, in one transaction; how many were revoked."""
+        ...
+
     async def rate_game(self, game_id: str, player_ids: Sequence[str],
                         rate: RateGame) -> list[RatingChangeRecord]:
         """Rate a finished game once: in one transaction, unless the game has rating
@@ -417,6 +423,18 @@ class MemoryStore:
 
     async def find_session(self, token_hash: str) -> SessionRecord | None:
         return self._sessions.get(token_hash)
+
+    async def change_password(self, player_id: str, password_hash: str, now: float,
+                              keep_session: str) -> int:
+        account = self._accounts[player_id]
+        self._accounts[player_id] = dataclasses.replace(account, password_hash=password_hash)
+        count = 0
+        for token_hash, session in list(self._sessions.items()):
+            if (session.player_id == player_id and session.revoked_at is None
+                    and session.id != keep_session):
+                self._sessions[token_hash] = dataclasses.replace(session, revoked_at=now)
+                count += 1
+        return count
 
     async def revoke_sessions(self, player_id: str, now: float,
                               session_id: str | None = None) -> int:

@@ -14,6 +14,13 @@ export function setUpAccount(client, toast) {
   });
   document.getElementById("sign-out").addEventListener("click", () => client.signOut(false));
   document.getElementById("sign-out-all").addEventListener("click", () => client.signOut(true));
+  const change = document.getElementById("password-change");
+  document.getElementById("password-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const current = document.getElementById("current-password").value;
+    const fresh = document.getElementById("new-password").value;
+    if (current && fresh) client.changePassword(current, fresh);
+  });
   return {
     /** After every welcome: the form for a guest, the name and sign-out for an account. */
     show(player) {
@@ -22,11 +29,18 @@ export function setUpAccount(client, toast) {
       document.getElementById("signed-in").hidden = !signedIn;
       document.getElementById("name-form").hidden = signedIn; // an account keeps its name
       document.getElementById("account-who").textContent = signedIn ? player.name : "";
+      change.hidden = !signedIn;
     },
     signedIn(msg) {
       document.getElementById("account-password").value = "";
       toast(`Signed in as ${msg.player.name}.`);
     },
     signedOut() { toast("Signed out."); },
+    passwordChanged(msg) {
+      for (const id of ["current-password", "new-password"]) document.getElementById(id).value = "";
+      change.open = false;
+      const others = msg.revoked === 1 ? "1 other browser" : `${msg.revoked} other browsers`;
+      toast(`Password changed; ${others} signed out.`);
+    },
   };
 }

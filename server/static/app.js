@@ -147,6 +147,7 @@ function dispatch(event, msg) {
     case "analysis": return onAnalysis(msg);
     case "signed_in": return account.signedIn(msg);
     case "signed_out": return account.signedOut(msg);
+    case "password_changed": return account.passwordChanged(msg);
     case "rating_change": return standings.onRatingChange(msg);
     case "leaderboard": return standings.onLeaderboard(msg);
     case "profile": return standings.onProfile(msg);

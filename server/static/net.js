@@ -141,6 +141,11 @@ export class Client {
   signIn(name, password) { return this.request({ type: "sign_in", name, password }); }
   /** End this browser's session (``everywhere``: every session of the account). */
   signOut(everywhere = false) { return this.request({ type: "sign_out", everywhere }); }
+  /** New password for this account: answered by "password_changed"; the account's other
+   * browsers are signed out, this one stays in. */
+  changePassword(password, newPassword) {
+    return this.request({ type: "change_password", password, new_password: newPassword });
+  }
 
   /** Come back next time as a new player (the resume token is dropped). */
   forget() { localStorage.removeItem(TOKEN_KEY); }

@@ -750,12 +750,20 @@ async def find_session(conn: AsyncConnection, token_hash: str) -> SessionRecord 
 
 
 async def revoke_sessions(conn: AsyncConnection, player_id: str, revoked_at: float,
-                          session_id: str | None = None) -> int:
+                          session_id: str | None = None, keep: str | None = None) -> int:
+    """Revoke the player's live sessions: only ``session_id`` when given, never ``keep``."""
     stmt = update(sessions).where(sessions.c.player_id == player_id,
                                   sessions.c.revoked_at.is_(None))
     if session_id is not None:
         stmt = stmt.where(sessions.c.id == session_id)
+    if keep is not None:
+        stmt = stmt.where(sessions.c.id != keep)
     return int((await conn.execute(stmt.values(revoked_at=revoked_at))).rowcount)
+
+
+async def set_password(conn: AsyncConnection, player_id: str, password_hash: str) -> None:
+    await conn.execute(update(accounts).where(accounts.c.player_id == player_id)
+                       .values(password_hash=password_hash))
 
 
 # -- ratings ---------------------------------------------------------------------------------

@@ -169,6 +169,12 @@ class SqlStore:
         async with self.engine.begin() as conn:
             return await repo.revoke_sessions(conn, player_id, now, session_id)
 
+    async def change_password(self, player_id: str, password_hash: str, now: float,
+                              keep_session: str) -> int:
+        async with self.engine.begin() as conn:
+            await repo.set_password(conn, player_id, password_hash)
+            return await repo.revoke_sessions(conn, player_id, now, keep=keep_session)
+
     # Ratings are written through the batched writes: on SQLite that is the one writer
     # connection, so reading the ratings and writing the new ones cannot interleave with
     # another writer; on PostgreSQL ``repo.rate_game`` locks the rows it reads.

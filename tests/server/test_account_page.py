@@ -72,3 +72,44 @@ async def test_a_person_signs_up_stays_signed_in_across_reloads_and_restarts_the
         await page.screenshot(path=str(tmp_path / "signed-in.png"), full_page=True)
     assert problems == []
     await context.close()
+
+
+async def test_changing_the_password_signs_the_other_browser_out_and_the_new_one_signs_in(
+    browser: Browser, tmp_path: Path
+) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    problems: list[str] = []
+    here_ctx, there_ctx = await browser.new_context(), await browser.new_context()
+    database = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+    async with running(port=port, store=open_store(database)) as srv:
+        srv.app.accounts.hasher = CHEAP_HASHER
+        here = await open_page(here_ctx, url, problems)
+        there = await open_page(there_ctx, url, problems)
+        await here.fill("#account-name", "Ann_Lee")
+        await here.fill("#account-password", "correct horse battery")
+        await here.click("#sign-up")
+        await expect(here.locator("#account-who")).to_have_text("Ann_Lee")
+        await there.fill("#account-name", "ann_lee")
+        await there.fill("#account-password", "correct horse battery")
+        await there.click("#sign-in")
+        await expect(there.locator("#account-who")).to_have_text("Ann_Lee")
+        await expect(here.locator("#password-change")).to_be_visible()
+
+        await here.click("#password-change summary")
+        await here.fill("#current-password", "correct horse battery")
+        await here.fill("#new-password", "a new secret")
+        await here.click("#change-password")
+        await expect(here.locator("#toast")).to_contain_text(
+            "Password changed; 1 other browser signed out.")
+        await expect(there.locator("#account-form")).to_be_visible()
+        await expect(here.locator("#account-who")).to_have_text("Ann_Lee")
+
+        await there.wait_for_function(ONLINE)
+        await there.fill("#account-name", "Ann_Lee")
+        await there.fill("#account-password", "a new secret")
+        await there.click("#sign-in")
+        await expect(there.locator("#account-who")).to_have_text("Ann_Lee")
+    assert problems == []
+    await here_ctx.close()
+    await there_ctx.close()

@@ -153,6 +153,35 @@ async def test_a_revoked_session_no_longer_signs_in_and_its_connection_is_closed
                 )["code"] == "bad_resume_token"
 
 
+async def test_changing_the_password_signs_out_every_other_browser(server: Running) -> None:
+    _, session = await signed_up(server.url, "Ann")
+    here = await Client.open(server.url, resume=session)
+    elsewhere_session = (await ask(await Client.open(server.url, "x"), "sign_in", "signed_in",
+                                   name="Ann", password=PASSWORD))["session"]
+    elsewhere = await Client.open(server.url, resume=elsewhere_session)
+
+    wrong = await refused(here, "change_password", password="not the password",
+                          new_password="a new secret")
+    assert wrong["code"] == "wrong_name_or_password"
+    short = await refused(here, "change_password", password=PASSWORD, new_password="short")
+    assert short["code"] == "bad_password"
+    answer = await ask(here, "change_password", "password_changed", password=PASSWORD,
+                       new_password="a new secret")
+    assert answer["revoked"] == 1
+
+    with pytest.raises(ConnectionClosed):
+        await elsewhere.expect("never")
+    assert elsewhere.ws.close_reason == "signed_out"
+    assert (await ask(here, "ping", "pong"))["type"] == "pong"  # this browser stays in
+    other = await Client.open(server.url, "y")
+    assert (await refused(other, "sign_in", name="Ann", password=PASSWORD)
+            )["code"] == "wrong_name_or_password"
+    await ask(other, "sign_in", "signed_in", name="Ann", password="a new secret")
+    guest = await Client.open(server.url, "z")
+    assert (await refused(guest, "change_password", password=PASSWORD,
+                          new_password="whatever it is"))["code"] == "not_signed_in"
+
+
 async def test_a_guest_resume_token_does_not_bring_back_the_account_it_became(
     server: Running,
 ) -> None:

@@ -96,3 +96,21 @@ async def test_sessions_are_found_by_hash_and_revoked_one_or_all(store: Store) -
         assert (await store.find_session(f"hash{n}")).revoked_at is not None  # type: ignore[union-attr]
     assert (await store.find_session("hash3")).revoked_at is None  # type: ignore[union-attr]
     assert await store.revoke_sessions("p1", T0 + 70) == 0
+
+
+async def test_a_password_change_sets_the_hash_and_revokes_every_other_session(
+    store: Store,
+) -> None:
+    await store.create_account(an_account("p1", "Ann"))
+    await store.create_account(an_account("p2", "Bob"))
+    for n, player in enumerate(("p1", "p1", "p1", "p2")):
+        await store.add_session(SessionRecord(f"s{n}", player, f"hash{n}", T0 + n))
+    await store.revoke_sessions("p1", T0 + 5, "s2")
+
+    assert await store.change_password("p1", "$argon2id$new", T0 + 50, keep_session="s1") == 1
+    account = await store.find_account("ann")
+    assert account is not None and account.password_hash == "$argon2id$new"
+    assert (await store.find_account("Bob")) == an_account("p2", "Bob")
+    revoked = {n: (await store.find_session(f"hash{n}")).revoked_at  # type: ignore[union-attr]
+               for n in range(4)}
+    assert revoked == {0: T0 + 50, 1: None, 2: T0 + 5, 3: None}
