@@ -78,7 +78,7 @@ from server.rooms import (
     round_seconds,
 )
 from server.shared_challenges import SharedChallengeBook
-from server.shared_limits import SharedBotLimiter
+from server.shared_limits import SharedBotLimiter, SharedNameLimiter
 from server.store import (
     DuplicateMove,
     Fenced,
@@ -1059,6 +1059,9 @@ async def running(
         await cluster.open(app.node)
         app.bots.shared = SharedBotLimiter(cluster.redis, cluster.prefix, cluster.node,
                                            app.bots.limiter.limits)
+        app.accounts.shared = SharedNameLimiter(
+            cluster.redis, cluster.prefix, app.accounts.by_name.limit,
+            app.accounts.by_name.window)
         app.bots.shared_challenges = SharedChallengeBook(
             cluster.redis, cluster.prefix, app.bots.challenges.ids,
             app.bots.challenges.per_challenger, app.bots.challenges.ttl)

@@ -13,8 +13,9 @@ Passwords are people's secrets, low in entropy, so they are hashed with Argon2id
 an unknown name still verifies a password against a dummy hash, so the answer takes as long
 as for a known name with a wrong password; both get the same error.
 
-Attempts are limited on this server in memory: per connection (``sign_up`` and ``sign_in``
-alike) and per name (failed ``sign_in``s), each over a sliding window (``AttemptLimiter``).
+Attempts are limited over sliding windows: per connection (``sign_up`` and ``sign_in``
+alike) in this server's memory (``AttemptLimiter``), and per name (failed password checks)
+in memory too, or in Redis on a cluster so every node counts them (``SharedNameLimiter``).
 
 ``AccountDesk`` is the server's glue; ``check_name`` and ``AttemptLimiter`` are pure.
 """
@@ -37,6 +38,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from server import errors
 from server import protocol as p
 from server.rooms import Player
+from server.shared_limits import SharedNameLimiter
 from server.store import AccountRecord, NameTaken, NotAGuest, PlayerRecord, SessionRecord, name_key
 
 if TYPE_CHECKING:
@@ -66,7 +68,7 @@ class SignInLimits:
     per_connection: int = 10
     """``sign_up`` and ``sign_in`` attempts of one connection, successful or not."""
     per_name: int = 5
-    """Failed ``sign_in``s for one name, from any connection of this server."""
+    """Failed password checks for one name, from any connection (of any node, on a cluster)."""
     window_seconds: float = 300.0
 
 
@@ -141,6 +143,9 @@ class AccountDesk:
         self.clock = clock
         self.by_connection = AttemptLimiter(limits.per_connection, limits.window_seconds)
         self.by_name = AttemptLimiter(limits.per_name, limits.window_seconds)
+        self.shared: SharedNameLimiter | None = None
+        """On a cluster, failed passwords per name are counted in Redis instead of
+        ``by_name`` (``server.shared_limits``)."""
         self._dummy_hash: str | None = None
         self._hashing = asyncio.Semaphore(HASHES_AT_ONCE)
 
@@ -217,19 +222,16 @@ class AccountDesk:
     async def sign_in(self, client: Client, name: str, password: str) -> p.SignedIn:
         self._attempt(client)
         key = name_key(name.strip())
-        retry = self.by_name.wait(key, self.clock())
-        if retry:
-            raise errors.RateLimited("too many failed sign-ins for that name; wait a little",
-                                     retry_after=round(retry, 1), limit="sign_in")
+        await self._check_name_failures(key, "too many failed sign-ins for that name")
         account = await self.app.store.find_account(name.strip())
         if not await self._verify(account, password):
-            self.by_name.note(key, self.clock())
+            await self._name_failed(key)
             raise errors.WrongNameOrPassword("wrong name or password")
         assert account is not None
         record = await self.app.store.load_player(account.player_id)
         if record is None:  # the account's foreign key makes this impossible
             raise errors.WrongNameOrPassword("wrong name or password")
-        self.by_name.forget(key)
+        await self._name_cleared(key)
         return await self._new_session(record)
 
     async def sign_out(self, client: Client, player: Player, everywhere: bool) -> p.SignedOut:
@@ -250,15 +252,12 @@ class AccountDesk:
         self._attempt(client)
         check_password(new_password)
         key = name_key(player.name)
-        retry = self.by_name.wait(key, self.clock())
-        if retry:
-            raise errors.RateLimited("too many failed passwords for this account; wait a "
-                                     "little", retry_after=round(retry, 1), limit="sign_in")
+        await self._check_name_failures(key, "too many failed passwords for this account")
         account = await self.app.store.find_account(player.name)
         if account is not None and account.player_id != player.id:
             account = None
         if not await self._verify(account, password):
-            self.by_name.note(key, self.clock())
+            await self._name_failed(key)
             raise errors.WrongNameOrPassword("that is not this account's password")
         revoked = await self.app.store.change_password(
             player.id, await self._hash(new_password), time.time(), session.id)
@@ -273,6 +272,27 @@ class AccountDesk:
             raise errors.RateLimited("too many sign-in attempts; wait a little",
                                      retry_after=round(retry, 1), limit="sign_in")
         self.by_connection.note(client, now)
+
+    async def _check_name_failures(self, key: str, why: str) -> None:
+        if self.shared is not None:
+            retry = await self.shared.wait(key, time.time())
+        else:
+            retry = self.by_name.wait(key, self.clock())
+        if retry:
+            raise errors.RateLimited(f"{why}; wait a little", retry_after=round(retry, 1),
+                                     limit="sign_in")
+
+    async def _name_failed(self, key: str) -> None:
+        if self.shared is not None:
+            await self.shared.note(key, time.time())
+        else:
+            self.by_name.note(key, self.clock())
+
+    async def _name_cleared(self, key: str) -> None:
+        if self.shared is not None:
+            await self.shared.forget(key)
+        else:
+            self.by_name.forget(key)
 
     async def _verify(self, account: AccountRecord | None, password: str) -> bool:
         """Whether ``password`` is the account's; for no account, as slow and always False."""

@@ -1,4 +1,5 @@
-"""Bot limits counted across every node of a cluster, in Redis.
+"""Bot limits, and failed passwords per account name, counted across every node of a
+cluster, in Redis.
 
 ``BotLimiter`` (``server.bot_limits``) counts in one process: behind a load balancer a bot
 could open ``connections_per_token`` connections on each node and move at
@@ -15,6 +16,7 @@ locking the token out.
 from __future__ import annotations
 
 import math
+import secrets
 from typing import Any
 
 from server.bot_limits import BotLimits, LimitExceeded
@@ -54,6 +56,45 @@ redis.call('expire', KEYS[1], math.ceil(burst / rate) + 60)
 return '0'
 """
 """Take one move from the bot's bucket: '0', or the seconds until one is back."""
+
+
+_WAIT = """
+redis.call('zremrangebyscore', KEYS[1], '-inf', ARGV[1] - ARGV[2])
+if redis.call('zcard', KEYS[1]) < tonumber(ARGV[3]) then return '0' end
+local oldest = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
+return tostring(tonumber(oldest[2]) + tonumber(ARGV[2]) - tonumber(ARGV[1]))
+"""
+"""Drop failures older than the window (ARGV[2] s before ARGV[1], now); '0' if fewer than
+ARGV[3] remain, else the seconds until the oldest leaves the window."""
+
+
+class SharedNameLimiter:
+    """``AttemptLimiter``'s sliding window (``server.players``) for failed password checks
+    per account name, on one Redis for every node: on one node alone, a guesser could make
+    the limit's failures on each node behind the load balancer. Times are wall-clock
+    seconds, which every node counts alike."""
+
+    def __init__(self, client: Any, prefix: str, limit: int, window: float) -> None:
+        self.limit = limit
+        self.window = window
+        self._prefix = prefix
+        self._client = client
+        self._wait = client.register_script(_WAIT)
+
+    async def wait(self, key: str, now: float) -> float:
+        """0 if another attempt may be made now, else the seconds until one may."""
+        return max(0.0, float(await self._wait(
+            keys=[keys.sign_in_failures(self._prefix, key)], args=[now, self.window, self.limit])))
+
+    async def note(self, key: str, now: float) -> None:
+        name = keys.sign_in_failures(self._prefix, key)
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.zadd(name, {secrets.token_hex(6): now})
+            pipe.expire(name, math.ceil(self.window) + 60)
+            await pipe.execute()
+
+    async def forget(self, key: str) -> None:
+        await self._client.delete(keys.sign_in_failures(self._prefix, key))
 
 
 class SharedBotLimiter:

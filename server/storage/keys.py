@@ -142,3 +142,9 @@ def bot_moves(prefix: str, bot_id: str) -> str:
 def challenges(prefix: str) -> str:
     """Hash of every standing challenge of a cluster: id -> JSON (``server.shared_challenges``)."""
     return f"{prefix}:challenges"
+
+
+def sign_in_failures(prefix: str, name_key: str) -> str:
+    """Sorted set of an account name's failed password checks on every node: a unique
+    member per failure, scored by its wall-clock time (``server.shared_limits``)."""
+    return f"{prefix}:account:{name_key}:failures"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import redis.asyncio as aioredis
 from argon2 import PasswordHasher
 from websockets.exceptions import ConnectionClosed
 from wsclient import Client
@@ -13,8 +15,10 @@ from wsclient import Client
 from server import errors
 from server.app import Running, Settings, running
 from server.players import SESSION_PREFIX, AttemptLimiter, check_name
-from server.storage import open_store
+from server.shared_limits import SharedNameLimiter
+from server.storage import keys, open_store
 from server.store import MemoryStore, PlayerRecord, Store
+from tests.storage.conftest import REDIS_URL
 
 PASSWORD = "correct horse battery"
 CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
@@ -258,6 +262,25 @@ def test_the_attempt_limiter_slides_its_window() -> None:
     assert limiter.wait("k", 5.0) == pytest.approx(5.0)
     assert limiter.wait("k", 10.5) == 0.0  # the first attempt is out of the window
     assert limiter.wait("other", 5.0) == 0.0
+
+
+async def test_the_shared_name_limiter_slides_the_same_window_in_redis() -> None:
+    client = aioredis.Redis.from_url(REDIS_URL, decode_responses=True)
+    prefix = f"discus-test-{uuid.uuid4().hex[:12]}"
+    one, two = (SharedNameLimiter(client, prefix, 2, 10.0) for _ in range(2))
+    try:
+        await one.note("ann", 0.0)
+        await two.note("ann", 4.0)
+        assert await one.wait("ann", 5.0) == pytest.approx(5.0)
+        assert await two.wait("ann", 10.5) == 0.0  # the first failure is out of the window
+        assert await one.wait("bob", 5.0) == 0.0
+        await one.note("ann", 11.0)
+        assert await two.wait("ann", 12.0) == pytest.approx(2.0)
+        await two.forget("ann")
+        assert await one.wait("ann", 12.0) == 0.0
+    finally:
+        await client.delete(keys.sign_in_failures(prefix, "ann"))
+        await client.aclose()
 
 
 def test_name_rules() -> None:

@@ -13,6 +13,7 @@ from contextlib import AsyncExitStack
 
 import pytest
 import redis.asyncio as aioredis
+from argon2 import PasswordHasher
 from wsclient import Client
 
 from server.accounts import Accounts
@@ -408,3 +409,26 @@ async def test_the_limit_of_unfinished_rooms_counts_every_nodes_rooms(prefix: st
             await ann_too.close()
     finally:
         await drop_database(name)
+
+
+async def test_failed_passwords_for_one_name_count_on_every_node(
+    nodes: tuple[Running, Running],
+) -> None:
+    one, two = nodes
+    for node in nodes:
+        node.app.accounts.hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    ann = await Client.open(one.url, "Ann")
+    await ann.send(type="sign_up", name="Ann_Lee", password="correct horse battery")
+    await ann.expect("signed_in")
+    guessers = [await Client.open(one.url, "G1"), await Client.open(two.url, "G2")]
+    for attempt in range(5):  # three on node one, two on node two: the name's five
+        guesser = guessers[attempt % 2]
+        await guesser.send(type="sign_in", name="ann_lee", password=f"guess {attempt}")
+        assert (await guesser.expect("error"))["code"] == "wrong_name_or_password"
+    for guesser in guessers:  # now refused on both, even with the right password
+        await guesser.send(type="sign_in", name="Ann_Lee", password="correct horse battery")
+        refused = await guesser.expect("error")
+        assert (refused["code"], refused["detail"]["limit"]) == ("rate_limited", "sign_in")
+        assert 0 < refused["detail"]["retry_after"] <= 300
+    for client in (ann, *guessers):
+        await client.close()
