@@ -54,6 +54,9 @@ FIELD = "m"
 INBOX_MAXLEN = 10_000
 INBOX_TTL_SECONDS = 3600
 """A node's inbox outlives the node by an hour at most."""
+REVOKED = "!revoked"
+"""The address of an events-channel entry saying sessions were revoked (player ids never
+start with ``!``)."""
 
 _ACQUIRE = """
 if redis.call('exists', KEYS[1]) == 1 then return 0 end
@@ -134,6 +137,10 @@ class Node(Protocol):
         ...
 
     def deliver_local(self, player_ids: Iterable[str], data: str) -> None: ...
+
+    def close_revoked(self, player_id: str, session_id: str | None, keep: str | None) -> None:
+        """Another node revoked sessions of this account (``Cluster.publish_revoked``)."""
+        ...
 
 
 class Cluster:
@@ -571,6 +578,14 @@ class Cluster:
         if to:
             self._outbox.put_nowait(f"{self.node}\n{to}\n{data}")
 
+    def publish_revoked(self, player_id: str, session_id: str | None,
+                        keep: str | None) -> None:
+        """Tell the other nodes that sessions of ``player_id`` were revoked (``session_id``,
+        or all but ``keep``), so they close the connections that came in with them now, not
+        at their next ``hello``. On the events channel, addressed to ``REVOKED``."""
+        data = json.dumps({"player": player_id, "session": session_id, "keep": keep})
+        self._outbox.put_nowait(f"{self.node}\n{REVOKED}\n{data}")
+
     async def _publish(self) -> None:
         """One task publishes, each batch in one pipeline on one connection: events reach
         the channel in the order the rooms made them."""
@@ -603,6 +618,11 @@ class Cluster:
             if message is None:
                 continue
             origin, to, data = str(message["data"]).split("\n", 2)
-            if origin != self.node:
+            if origin == self.node:
+                continue
+            if to == REVOKED:
+                revoked = json.loads(data)
+                self._app.close_revoked(revoked["player"], revoked["session"], revoked["keep"])
+            else:
                 self._app.deliver_local(to.split(","), data)
 

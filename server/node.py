@@ -43,6 +43,9 @@ class ClusterNode:
     def deliver_local(self, player_ids: Iterable[str], data: str) -> None:
         self.app.deliver_local(player_ids, data)
 
+    def close_revoked(self, player_id: str, session_id: str | None, keep: str | None) -> None:
+        self.app.accounts.close_revoked(player_id, session_id, keep)
+
     async def answer(self, question: str) -> str:
         """Another node's question (``Cluster.ask_all``): ``admin_rooms``, this node's rooms
         and players as the admin page shows them."""

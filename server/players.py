@@ -195,10 +195,9 @@ class AccountDesk:
             answer = await self.sign_out(client, player, message.everywhere)
         self.app.send_to([client], answer)
         if isinstance(message, p.SignOut) and client.account is not None:
-            self._close_signed_out(player.id, None if message.everywhere
-                                   else client.account.id)
+            self._signed_out(player.id, None if message.everywhere else client.account.id)
         if isinstance(message, p.ChangePassword) and client.account is not None:
-            self._close_signed_out(player.id, None, keep=client.account.id)
+            self._signed_out(player.id, None, keep=client.account.id)
 
     async def sign_up(self, client: Client, player: Player, name: str,
                       password: str) -> p.SignedIn:
@@ -327,11 +326,18 @@ class AccountDesk:
         for client in self.app.clients.get(player.id, ()):
             client.player = player
 
-    def _close_signed_out(self, player_id: str, session_id: str | None,
-                          keep: str | None = None) -> None:
-        """Close this server's connections of the player that came in with a session just
-        revoked (``session_id``, or any but ``keep`` for None). Other servers' connections
-        keep going until they reconnect, when the revoked session is refused."""
+    def _signed_out(self, player_id: str, session_id: str | None,
+                    keep: str | None = None) -> None:
+        """Sessions were just revoked: close the connections that came in with them here,
+        and on a cluster have every other node do the same (``close_revoked``)."""
+        self.close_revoked(player_id, session_id, keep)
+        if self.app.cluster is not None:
+            self.app.cluster.publish_revoked(player_id, session_id, keep)
+
+    def close_revoked(self, player_id: str, session_id: str | None,
+                      keep: str | None = None) -> None:
+        """Close this server's connections of the player that came in with a revoked
+        session: ``session_id``, or any but ``keep`` for None."""
         for client in list(self.app.clients.get(player_id, ())):
             account = client.account
             if (account is not None and session_id in (None, account.id)

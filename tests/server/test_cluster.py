@@ -14,6 +14,7 @@ from contextlib import AsyncExitStack
 import pytest
 import redis.asyncio as aioredis
 from argon2 import PasswordHasher
+from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
 from server.accounts import Accounts
@@ -432,3 +433,25 @@ async def test_failed_passwords_for_one_name_count_on_every_node(
         assert 0 < refused["detail"]["retry_after"] <= 300
     for client in (ann, *guessers):
         await client.close()
+
+
+async def test_signing_out_everywhere_closes_the_accounts_connections_on_other_nodes(
+    nodes: tuple[Running, Running],
+) -> None:
+    one, two = nodes
+    for node in nodes:
+        node.app.accounts.hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    guest = await Client.open(one.url, "Ann")
+    await guest.send(type="sign_up", name="Ann_Lee", password="correct horse battery")
+    here_session = (await guest.expect("signed_in"))["session"]
+    await guest.send(type="sign_in", name="Ann_Lee", password="correct horse battery")
+    there_session = (await guest.expect("signed_in"))["session"]
+    here = await Client.open(one.url, name=None, resume=here_session)
+    there = await Client.open(two.url, name=None, resume=there_session)
+
+    await here.send(type="sign_out", everywhere=True)
+    assert (await here.expect("signed_out"))["revoked"] == 2
+    with pytest.raises(ConnectionClosed):
+        await there.expect("never", timeout=5)
+    assert (there.ws.close_code, there.ws.close_reason) == (1000, "signed_out")
+    await guest.close()
