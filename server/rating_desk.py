@@ -168,6 +168,13 @@ class RatingDesk:
                 out[level_key(level)] = seat_rating(rating, not calibrated)
         return out
 
+    def signed_up(self, player_id: str) -> None:
+        """A guest seated in rooms became an account (same id): show the starting rating
+        beside it there from the next message that carries seats (no read: it is new)."""
+        start = Rating()
+        for room in self.app.lobby.rooms_of(player_id):
+            room.note_ratings({player_id: seat_rating(start, is_provisional(start))})
+
     # --- game over -------------------------------------------------------------------------
 
     async def rate(self, room_id: str, record: GameRecord) -> list[RatingChangeRecord]:

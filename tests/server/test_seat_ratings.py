@@ -88,6 +88,23 @@ async def test_a_guest_shows_no_rating_and_an_account_never_rated_shows_1500_pro
     assert ratings(seats) == [{"rating": 1500, "provisional": True}, None]
 
 
+async def test_a_guest_who_signs_up_while_seated_shows_the_starting_rating_from_then_on(
+    server: Running,
+) -> None:
+    ann = await account(server, "Ann")
+    gus = await Client.open(server.url, "Gus")
+    room = await create(ann, {"kind": "friend"})
+    await gus.send(type="join_room", room=room["id"])
+    await gus.expect("room_state")
+    await gus.send(type="sign_up", name="Gus", password=PASSWORD)
+    await gus.expect("signed_in")
+
+    watcher = await Client.open(server.url, "Wat")
+    await watcher.send(type="spectate", room=room["id"])
+    seats = (await watcher.expect("room_state"))["room"]["seats"]
+    assert ratings(seats)[1] == {"rating": 1500, "provisional": True}
+
+
 async def test_an_ai_seat_shows_its_levels_rating_calibrated_or_guessed(server: Running) -> None:
     store = server.app.store
     assert isinstance(store, SqlStore)
