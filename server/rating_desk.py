@@ -204,11 +204,10 @@ class RatingDesk:
 
         changes = await self.app.store.rate_game(record.id, people, plan)
         room = self.app.lobby.rooms.get(room_id)
-        if room is not None:  # a rematch shows the ratings this game left
-            room.note_ratings({
-                c.player_id: seat_rating(after, is_provisional(after))
-                for c in changes
-                for after in [Rating(c.rating_after, c.rd_after, c.volatility_after)]})
+        if room is not None:  # a rematch shows the ratings this game left, read from none
+            for change in changes:
+                after = Rating(change.rating_after, change.rd_after, change.volatility_after)
+                room.note_ratings({change.player_id: seat_rating(after, is_provisional(after))})
         if fresh:  # computed now, not found from an earlier rating of the same game
             for change in changes:
                 self.app.to_players([change.player_id], change_message(room_id, change))
