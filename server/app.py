@@ -424,6 +424,13 @@ class DiscusServer:
             except Exception:
                 log.exception("failed to end room %s on time", room.id)
 
+    async def show_ratings(self, room: Room) -> None:
+        """Look up the ratings of everyone seated in ``room`` (and its AI level) and hand
+        them to it, for the messages made from now on (a room brought back from storage)."""
+        people = [s.player.id for s in room.seats if s.kind == "human" and s.player is not None]
+        level = next((s.level for s in room.seats if s.kind == "ai"), None)
+        room.note_ratings(await self.ratings.seat_ratings(room.game.name, people, level))
+
     async def _rate(self, room: Room, record: GameRecord) -> None:
         """Rate a game whose finish was just stored and announced (``rating_change`` goes
         out after ``game_over``). A failure is logged, never the caller's: the game's
@@ -597,8 +604,12 @@ class DiscusServer:
             await self.bots.check_games(player.id)
             if self.node is not None:
                 await self.node.check_room_limit(player.id)
+            level = (message.opponent.level if isinstance(message.opponent, p.AiOpponent)
+                     else None)
+            ratings = await self.ratings.seat_ratings(message.game, [player.id], level)
             room, out = self.lobby.create(player, message.game, message.opponent,
-                                          message.seat, self.now(), message.time_control)
+                                          message.seat, self.now(), message.time_control,
+                                          ratings)
             async with self.lock(room.id):
                 await self.carry(room, out)
         elif isinstance(message, p.ROOM_COMMANDS):
@@ -645,7 +656,11 @@ class DiscusServer:
                 if (self.node is not None and room.status == "waiting"
                         and room.seat_of(player.id) is None):
                     await self.node.check_room_limit(player.id)
-                out = self.lobby.join(player, room_id, now)
+                rating = None
+                if room.status == "waiting" and room.seat_of(player.id) is None:
+                    rating = (await self.ratings.seat_ratings(
+                        room.game.name, [player.id]))[player.id]
+                out = self.lobby.join(player, room_id, now, rating)
             elif isinstance(message, p.Spectate):
                 out = self.lobby.spectate(player, room_id, now)
             elif isinstance(message, p.Resign):
@@ -734,6 +749,7 @@ class DiscusServer:
             except (ValueError, KeyError):
                 log.exception("cannot restore game %s", record.id)
                 continue
+            await self.show_ratings(room)
             await self.carry(room, out)
             count += 1
         return count

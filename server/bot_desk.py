@@ -410,6 +410,7 @@ class BotDesk:
             else:
                 self.challenges.put_back(made)
             raise
+        await app.show_ratings(room)
         out = Outcome(sends=[room.state_for(challenger.id), room.state_for(accepter.id)],
                       save_game=True)
         online = (bool(app.clients.get(challenger.id)) if app.cluster is None

@@ -154,6 +154,7 @@ class ClusterNode:
             for person in people.values():
                 self.app.players.setdefault(person.id, person)
             room, out = self.app.lobby.restore(record, moves, people, self.app.now())
+            await self.app.show_ratings(room)
             for player_id in people:
                 if await self.cluster.is_online(player_id):
                     out.extend(room.reconnect(player_id, self.app.now()))

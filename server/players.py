@@ -216,6 +216,7 @@ class AccountDesk:
             raise errors.NotAGuest("only a guest can sign up; this is an account already"
                                    ) from None
         self._renamed(Player(record.id, record.name))
+        self.app.ratings.signed_up(record.id)
         return await self._new_session(record)
 
     async def sign_in(self, client: Client, name: str, password: str) -> p.SignedIn:

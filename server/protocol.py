@@ -626,6 +626,15 @@ class PlayerView(_Message):
     bot: bool = Field(default=False, description="A bot account (it says hello with a token).")
 
 
+class SeatRating(_Message):
+    """A seated player's rating in the room's game, as shown beside the name: rounded to a
+    whole number; ``provisional`` when too little is known (pages show it as ``1662?``)."""
+
+    rating: int
+    provisional: bool = Field(
+        description="A player: rd is above 110. An AI level: never calibrated (guessed).")
+
+
 class SeatView(_Message):
     """Who sits in one seat. ``kind`` is ``human``, ``ai``, or ``empty`` (waiting for a join)."""
 
@@ -635,6 +644,11 @@ class SeatView(_Message):
     player: PlayerView | None = None
     level: str | None = Field(default=None, description="The AI level, for an AI seat.")
     connected: bool = Field(description="False while a human is away (AI seats: always true).")
+    rating: SeatRating | None = Field(
+        default=None,
+        description="The seated account's or bot's rating in this game, or the AI level's; "
+        "null for guests, admins and empty seats. As of when the player sat down or the "
+        "game started (a rematch shows the ratings the last game left).")
 
 
 class Result(_Message):

@@ -15,7 +15,7 @@ the two leaves the game unrated.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import games
@@ -30,7 +30,7 @@ from server.ratings import (
     is_provisional,
     level_rating,
 )
-from server.rooms import Player
+from server.rooms import Player, level_key
 from server.store import GameRecord, LevelScore, PlayerKind, RatingChangeRecord, RatingRecord
 
 if TYPE_CHECKING:
@@ -113,6 +113,10 @@ def plan_changes(record: GameRecord, players: Mapping[str, tuple[PlayerKind, Rat
     return changes
 
 
+def seat_rating(rating: Rating, provisional: bool) -> p.SeatRating:
+    return p.SeatRating(rating=round(rating.rating), provisional=provisional)
+
+
 def change_message(room_id: str, change: RatingChangeRecord) -> p.RatingChange:
     before = Rating(change.rating_before, change.rd_before, change.volatility_before)
     after = Rating(change.rating_after, change.rd_after, change.volatility_after)
@@ -139,6 +143,37 @@ class RatingDesk:
             else:
                 out[level.name] = (guessed_level_rating(level.order), False)
         return out
+
+    # --- seats -----------------------------------------------------------------------------
+
+    async def seat_ratings(self, game: str, player_ids: Iterable[str],
+                           level: str | None = None) -> dict[str, p.SeatRating | None]:
+        """What rooms of ``game`` show beside these players (None for a guest or an admin;
+        an account or bot not rated yet shows the starting rating, provisional) and beside
+        the AI ``level``, keyed as ``Room.note_ratings`` takes them. Reads the store: call
+        it when a player sits down, never on a move."""
+        out: dict[str, p.SeatRating | None] = {}
+        for player_id in player_ids:
+            who = await self.app.store.load_player(player_id)
+            if who is None or who.kind not in RATED_KINDS:
+                out[player_id] = None
+                continue
+            mine = next((rating_of(r) for r in await self.app.store.ratings_of(player_id)
+                         if r.game == game), Rating())
+            out[player_id] = seat_rating(mine, is_provisional(mine))
+        if level is not None:
+            known = await self.level_ratings(game)
+            if level in known:
+                rating, calibrated = known[level]
+                out[level_key(level)] = seat_rating(rating, not calibrated)
+        return out
+
+    def signed_up(self, player_id: str) -> None:
+        """A guest seated in rooms became an account (same id): show the starting rating
+        beside it there from the next message that carries seats (no read: it is new)."""
+        start = Rating()
+        for room in self.app.lobby.rooms_of(player_id):
+            room.note_ratings({player_id: seat_rating(start, is_provisional(start))})
 
     # --- game over -------------------------------------------------------------------------
 
@@ -168,6 +203,11 @@ class RatingDesk:
             return fresh
 
         changes = await self.app.store.rate_game(record.id, people, plan)
+        room = self.app.lobby.rooms.get(room_id)
+        if room is not None:  # a rematch shows the ratings this game left, read from none
+            for change in changes:
+                after = Rating(change.rating_after, change.rd_after, change.volatility_after)
+                room.note_ratings({change.player_id: seat_rating(after, is_provisional(after))})
         if fresh:  # computed now, not found from an earlier rating of the same game
             for change in changes:
                 self.app.to_players([change.player_id], change_message(room_id, change))

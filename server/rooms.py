@@ -159,6 +159,9 @@ class Room:
         """None: untimed. Every game of the room (rematches too) is played under it."""
         self.seats = [SeatState(), SeatState()]
         self.spectators: set[str] = set()
+        self.ratings: dict[str, p.SeatRating] = {}
+        """Seat ratings in this room's game the server handed in (``note_ratings``), by
+        player id and by ``level_key(level)``; whoever is missing is shown without one."""
         self.round = 1
         self.created_at = now
         self._start(game_id, now)
@@ -299,9 +302,17 @@ class Room:
                 player=s.player.view() if s.player is not None else None,
                 level=s.level,
                 connected=s.connected and not s.gone,
+                rating=self._rating_of(s),
             )
             for i, s in enumerate(self.seats)
         ]
+
+    def _rating_of(self, seat: SeatState) -> p.SeatRating | None:
+        if seat.kind == "human" and seat.player is not None:
+            return self.ratings.get(seat.player.id)
+        if seat.kind == "ai" and seat.level is not None:
+            return self.ratings.get(level_key(seat.level))
+        return None
 
     def view(self, now: float | None = None) -> p.RoomView:
         return p.RoomView(
@@ -403,6 +414,17 @@ class Room:
 
     # --- people --------------------------------------------------------------------------
 
+    def note_ratings(self, ratings: Mapping[str, p.SeatRating | None]) -> None:
+        """Show these ratings in the room's game in seat views from now on (keys as in
+        ``ratings``; None forgets one). Nothing is sent: the room never reads the store, so
+        the caller looks ratings up when a player sits or a game is rated, and hands them in
+        before the messages that should carry them are made."""
+        for key, rating in ratings.items():
+            if rating is None:
+                self.ratings.pop(key, None)
+            else:
+                self.ratings[key] = rating
+
     def sit(self, seat: int, player: Player) -> None:
         """Seat the creator (no messages: the caller sends ``state_for`` to them)."""
         self.seats[seat] = SeatState(kind="human", player=player)
@@ -416,12 +438,13 @@ class Room:
         self._run_clock(self.started_at)
         return Outcome(save_game=True, ai=self._ai_turn())
 
-    def join(self, player: Player, now: float) -> Outcome:
+    def join(self, player: Player, now: float, rating: p.SeatRating | None = None) -> Outcome:
         if self.seat_of(player.id) is not None:
             raise errors.AlreadySeated(f"you already sit in room {self.id}")
         if self.status != "waiting":
             raise errors.RoomFull(f"room {self.id} has no free seat; you may spectate it")
         free = next(i for i, s in enumerate(self.seats) if s.kind == "empty")
+        self.note_ratings({player.id: rating})
         self.spectators.discard(player.id)
         self.seats[free] = SeatState(kind="human", player=player)
         self.last_move_at = now
@@ -799,6 +822,11 @@ class Room:
         return COLOURS.get(self.game.name, self.game.players)[seat]
 
 
+def level_key(level: str) -> str:
+    """The key of an AI level's rating in ``Room.ratings`` (apart from player ids)."""
+    return f"level:{level}"
+
+
 def changes(before: str, after: str) -> tuple[int | None, list[int]]:
     """What one ply did between two ``boards``: the cell it filled (None for a pass) and the
     cells whose owner it changed."""
@@ -902,7 +930,11 @@ class Lobby:
 
     def create(self, player: Player, game_name: str, opponent: p.AiOpponent
                | p.FriendOpponent | p.OpenOpponent, seat: int | None, now: float,
-               time_control: str | None = None) -> tuple[Room, Outcome]:
+               time_control: str | None = None,
+               ratings: Mapping[str, p.SeatRating | None] | None = None
+               ) -> tuple[Room, Outcome]:
+        """A new room with ``player`` seated (and the AI, against it). ``ratings``: the
+        seat ratings to show from the first ``room_state`` (``Room.note_ratings``)."""
         try:
             game = games.load(game_name)
         except ValueError:
@@ -927,6 +959,7 @@ class Lobby:
         room.sit(mine, player)
         if isinstance(opponent, p.AiOpponent):
             room.seat_ai(1 - mine, opponent.level)
+        room.note_ratings(ratings or {})
         self.rooms[room.id] = room
         self._of_player.setdefault(player.id, set()).add(room.id)
         started = room.start()  # marks the AI as thinking before the state is sent
@@ -967,11 +1000,14 @@ class Lobby:
         self.rooms[room_id] = room
         return room, Outcome(ai=room._ai_turn(), forced=room._forced_pass(now))
 
-    def join(self, player: Player, room_id: str, now: float) -> Outcome:
+    def join(self, player: Player, room_id: str, now: float,
+             rating: p.SeatRating | None = None) -> Outcome:
+        """Seat ``player`` in the room's free seat, showing ``rating`` (its rating in the
+        room's game, None: none) beside its name."""
         room = self.room(room_id)
         if room.seat_of(player.id) is None and room.status == "waiting":
             self._check_room_limit(player.id)
-        out = room.join(player, now)
+        out = room.join(player, now, rating)
         self._of_player.setdefault(player.id, set()).add(room.id)
         return out
 

@@ -9,7 +9,7 @@ import { drawBoard } from "./board.js";
 import { initPrefs, playSound } from "./prefs.js";
 import { MARKS, markCells, shortValue, valueChart } from "./review.js";
 import { setUpAccount } from "./account.js";
-import { setUpStandings } from "./standings.js";
+import { ratingText, setUpStandings } from "./standings.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -726,6 +726,16 @@ function renderGame(r) {
     who.className = "who";
     const sub = document.createElement("small");
     who.textContent = seat.kind === "ai" ? "Computer" : seatName(seat);
+    // The seat's rating in this game, as the server sent it (none for a guest, nor in replays).
+    if (seat.rating) {
+      const rated = Object.assign(document.createElement("span"), {
+        className: "rating", textContent: ratingText(seat.rating),
+        title: seat.kind === "ai"
+          ? `Level rating${seat.rating.provisional ? " (guessed: not calibrated yet)" : ""}`
+          : `Rating${seat.rating.provisional ? " (provisional: few games yet)" : ""}`,
+      });
+      who.append(" ", rated);
+    }
     sub.textContent = `${seat.colour}${r.you === seat.seat ? " · you" : ""}${seat.kind === "ai" ? ` · ${seat.level}` : ""}`;
     who.append(sub);
     el.append(chip, who);

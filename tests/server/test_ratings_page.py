@@ -1,6 +1,7 @@
 """Ratings in the page, in Debian's headless Chromium against a real server on a SQLite file:
-two people sign up, play a game of Connect Four, see their rating change at game over, find
-each other on the leaderboard, and open a profile with its rating chart."""
+two people sign up, see their ratings beside their names, play a game of Connect Four, see
+their rating change at game over, find each other on the leaderboard, and open a profile
+with its rating chart."""
 
 from __future__ import annotations
 
@@ -47,6 +48,10 @@ async def test_two_accounts_see_their_rating_change_the_leaderboard_and_a_profil
         await bob.goto(await ann.input_value("#share-link"))
         await bob.wait_for_function(ONLINE)
         await ann.wait_for_selector("#share", state="hidden")
+        # Each player box shows the rating after the name: new accounts, 1500 provisional.
+        await expect(ann.locator("#players .who .rating")).to_have_text(["1500?", "1500?"])
+        await expect(bob.locator("#players .who", has_text="Ann_Lee")).to_contain_text(
+            "Ann_Lee 1500?")
         first = ann if await ann.locator("#board-wrap .cell[data-move]").count() else bob
         second = bob if first is ann else ann
         for ply in range(7):  # the first player fills column 1, the second column 2

@@ -9,7 +9,7 @@ import pytest
 
 from server import errors
 from server import protocol as p
-from server.rooms import AiTurn, Lobby, Outcome, Player, Room
+from server.rooms import AiTurn, Lobby, Outcome, Player, Room, level_key
 
 ANN = Player("ann", "Ann")
 BOB = Player("bob", "Bob")
@@ -432,6 +432,39 @@ def test_a_late_ai_answer_for_an_old_ply_or_round_is_refused_and_its_progress_dr
     with pytest.raises(errors.IllegalMove):
         room.check_ai_move(round=1, ply=0, move=9, now=1.0)
     assert room.ai_progress(2, 0, 1, 0, 1, 0.0).sends == []
+
+
+# --- ratings beside the names -----------------------------------------------------------------
+
+
+def test_seats_show_the_ratings_handed_in_and_they_follow_the_players_into_a_rematch() -> None:
+    lobby = make_lobby()
+    ann = p.SeatRating(rating=1662, provisional=True)
+    room, out = lobby.create(ANN, "connect4", p.FriendOpponent(), 0, now=0.0,
+                             ratings={"ann": ann})
+    assert [s.rating for s in messages(out, p.RoomState)[0].room.seats] == [ann, None]
+    bob = p.SeatRating(rating=1480, provisional=False)
+    out = lobby.join(BOB, room.id, now=1.0, rating=bob)
+    (joined,) = messages(out, p.RoomEvent)
+    assert [s.rating for s in joined.seats] == [ann, bob]
+
+    play_line(room, VERTICAL_WIN)
+    room.note_ratings({"ann": p.SeatRating(rating=1700, provisional=True)})
+    room.offer_rematch("ann", "g2", now=3.0)
+    out = room.accept_rematch("bob", "g2", now=4.0)
+    seats = messages(out, p.RoomState)[0].room.seats
+    assert [(s.player and s.player.id, s.rating and s.rating.rating) for s in seats] == [
+        ("bob", 1480), ("ann", 1700)]
+
+
+def test_an_ai_seat_shows_its_levels_rating_and_a_guest_none() -> None:
+    lobby = make_lobby()
+    level = p.SeatRating(rating=1200, provisional=True)
+    room, out = lobby.create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=0.0,
+                             ratings={"ann": None, level_key("easy"): level})
+    assert [s.rating for s in messages(out, p.RoomState)[0].room.seats] == [None, level]
+    room.note_ratings({level_key("easy"): None})
+    assert room.seat_views()[1].rating is None
 
 
 # --- rematch --------------------------------------------------------------------------------
