@@ -1,7 +1,8 @@
 """Challenges on the page, in Debian's headless Chromium against a real server: one person
 challenges another by name, the other sees the offers with their clocks and accepts one, both
 are taken into the same timed game, a declined challenge shows the decline to the challenger,
-a challenge from a profile is shown again after a reload, and a bad name is refused in words.
+a challenge from a profile is shown again after a reload and goes once it has expired, and a
+bad name is refused in words.
 Screenshots (a desktop and a phone-sized page) are left in the test's tmp_path."""
 
 from __future__ import annotations
@@ -108,6 +109,15 @@ async def test_a_challenge_by_name_is_accepted_into_a_timed_game_and_another_is_
         await ann.wait_for_function(ONLINE)
         await expect(offer).to_have_count(1)
         await expect(offer).to_contain_text("Othello · untimed")
+
+        # The server sends nothing when a challenge expires: answering it then says so, and
+        # the offer goes.
+        srv.app.bots.challenges.expire(srv.app.now() + srv.app.bots.challenges.ttl)
+        await offer.get_by_role("button", name=re.compile("^Accept")).click()
+        await expect(ann.locator("#toast")).to_contain_text("expired")
+        await expect(ann.locator("#toast")).to_have_attribute("data-code", "unknown_challenge")
+        await expect(ann.locator("#challenges")).to_be_hidden()
+        await expect(ann.locator("#game")).to_be_visible()  # still in the game she was in
 
         # A name nobody has is refused in words.
         await ann.click("#lobby-btn")
