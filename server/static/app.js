@@ -10,6 +10,7 @@ import { initPrefs, playSound } from "./prefs.js";
 import { MARKS, markCells, shortValue, valueChart } from "./review.js";
 import { setUpAccount } from "./account.js";
 import { ratingText, setUpStandings } from "./standings.js";
+import { clockLabel, setUpChallenges } from "./challenges.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -68,16 +69,18 @@ function shownClock(r, ply) {
   return S.viewPly === null ? r.clock : null;
 }
 
+/** A clock picker (a select.clock-choice): Untimed, then the server's time controls. */
+function fillClock(sel) {
+  const keep = sel.value;
+  sel.replaceChildren(Object.assign(document.createElement("option"), { value: "", textContent: "Untimed" }),
+    ...S.timeControls.map((c) => Object.assign(document.createElement("option"), {
+      value: c.name, textContent: clockLabel(c),
+    })));
+  sel.value = keep;
+}
+
 function fillClocks() {
-  for (const id of ["ai-clock", "friend-clock"]) {
-    const sel = $(id);
-    const keep = sel.value;
-    sel.replaceChildren(Object.assign(document.createElement("option"), { value: "", textContent: "Untimed" }),
-      ...S.timeControls.map((c) => Object.assign(document.createElement("option"), {
-        value: c.name, textContent: `${c.name} (${c.initial_ms / 60000} min + ${c.increment_ms / 1000} s a move)`,
-      })));
-    sel.value = keep;
-  }
+  for (const sel of document.querySelectorAll("select.clock-choice")) fillClock(sel);
 }
 
 /** Redraw the running clock of the game on screen (between messages, several times a second). */
@@ -121,8 +124,12 @@ function discCounts(cells) {
 
 const client = new Client(dispatch);
 const account = setUpAccount(client, (text) => toast(text, null, true));
+const challenges = setUpChallenges(client, {
+  titleOf: (game) => gameInfo(game).title, games: () => Object.values(S.games), me: () => S.me,
+  fillClock, toast: (text) => toast(text, null, true),
+});
 const standings = setUpStandings(client, (game) => gameInfo(game)?.title ?? game,
-  (gameId) => client.getGame(gameId));
+  (gameId) => client.getGame(gameId), challenges.profileBox);
 
 /** Until this many plies are played, leaving aborts the game (server/rooms.py says so too). */
 const ABORTABLE_PLIES = 2;
@@ -151,6 +158,9 @@ function dispatch(event, msg) {
     case "rating_change": return standings.onRatingChange(msg);
     case "leaderboard": return standings.onLeaderboard(msg);
     case "profile": return standings.onProfile(msg);
+    case "challenge": return challenges.onOffer(msg);
+    case "challenge_sent": return challenges.onSent(msg);
+    case "challenge_declined": return challenges.onDeclined(msg);
     default: return undefined;
   }
 }
@@ -163,6 +173,7 @@ function onWelcome(msg) {
   $("name").value = client.name || msg.player.name;
   account.show(msg.player);
   fillLevels();
+  challenges.onWelcome();
   client.listRooms();
   client.listHistory();
   for (const r of S.rooms.values()) r.fresh = false;
@@ -198,7 +209,16 @@ function onRoomState(msg) {
   const entry = { view: msg.room, you: msg.you, thinking: null, away: [0, 0], sent: null, fresh: true,
     clock: clockFrom(msg.room.clock) };
   if (prev && prev.view.round === msg.room.round) entry.away = prev.away;
+  // The game of a challenge (accepted here, or ours accepted by them) is shown, unless this
+  // player is in the middle of another game: then it waits in the lobby's list.
+  const challenged = prev ? null : challenges.startedBy(msg);
+  const cur = S.current && S.rooms.get(S.current);
+  const playing = cur && !cur.record && cur.you !== null && cur.view.status === "active";
   S.rooms.set(id, entry);
+  if (challenged === "you" || challenged === "they" && !playing) S.pendingShow = id;
+  else if (challenged === "they") {
+    toast("Your challenge was accepted: the game waits under Your games in progress.", null, true);
+  }
   // Show it if we just asked for it (create, join, watch), the link names it, or it is on
   // screen already (a rematch or a resync). Rooms restored on reconnect otherwise wait in
   // the lobby's list.
@@ -390,6 +410,7 @@ function boardMarks(r, ply) {
 
 function onError(msg) {
   S.expectNew = false;
+  challenges.onError(msg);
   // A refused review or analysis: let it be asked again.
   for (const [id, ref] of S.reviewing) if (ref === msg.ref) S.reviewing.delete(id);
   if (S.analysis && S.analysis.ref === msg.ref) S.analysis = null;

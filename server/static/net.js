@@ -18,7 +18,8 @@ export class Client {
    * ``on(event, data)`` receives: status {state, retryIn}, welcome (Welcome), rooms
    * (RoomSummary[]), room_state {room: RoomView, you}, move_made (MoveMade), room_event
    * (RoomEvent), ai_thinking (AiThinking), game_over (GameOver), history (PastGame[]),
-   * game_record (GameReplay), error (Error).
+   * game_record (GameReplay), error (Error), and the other server messages by their type
+   * (challenge, challenge_sent, challenge_declined, ...) as sent.
    */
   constructor(on) {
     this.on = on;
@@ -182,4 +183,12 @@ export class Client {
   getLeaderboard(game) { return this.request({ type: "get_leaderboard", game, provisional: true }); }
   /** A player's ratings, rating history and recent games (null: yours): answered by "profile". */
   getProfile(player = null) { return this.request(player ? { type: "get_profile", player } : { type: "get_profile" }); }
+  /** Ask ``player`` (an id, a bot's name, or an online player's name) for a game, the seat
+   * random: answered by "challenge_sent", later the room's "room_state" or "challenge_declined". */
+  challenge(player, game, timeControl = null) {
+    return this.request({ type: "challenge", player, game, time_control: timeControl || null });
+  }
+  /** Answer a "challenge" offer: accepting is answered by the new room's "room_state". */
+  acceptChallenge(challenge) { return this.request({ type: "accept_challenge", challenge }); }
+  declineChallenge(challenge, reason = "") { return this.request({ type: "decline_challenge", challenge, reason }); }
 }

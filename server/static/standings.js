@@ -71,9 +71,11 @@ export function ratingChart(games) {
 
 /**
  * Wire the ratings to ``client`` (net.js). ``titleOf(game)`` names a game; ``replay(id)``
- * opens a stored game. Returns what app.js calls on messages and when it draws a game.
+ * opens a stored game; ``profileBox(player, close)``, if given, makes an element shown at the
+ * top of a player's profile (or null), which may call ``close()`` to close the dialog.
+ * Returns what app.js calls on messages and when it draws a game.
  */
-export function setUpStandings(client, titleOf, replay) {
+export function setUpStandings(client, titleOf, replay, profileBox = null) {
   const dialog = $("standings");
   const body = $("standings-body");
   const changes = new Map(); // game id -> rating_change
@@ -141,6 +143,8 @@ export function setUpStandings(client, titleOf, replay) {
   function onProfile(msg) {
     body.replaceChildren();
     body.dataset.player = msg.player.id;
+    const box = profileBox && profileBox(msg.player, () => dialog.close());
+    if (box) body.append(box);
     const rated = msg.kind === "account" || msg.kind === "bot";
     if (!msg.ratings.length) {
       body.append(el("p", rated ? "No rated games yet." :

@@ -1,0 +1,232 @@
+// Challenges in the page: the offers addressed to this player (a panel that stays until each
+// is answered) and the challenges this player sent (waiting, then accepted or declined), plus
+// the two ways to send one (the lobby's "Challenge a player" card, a profile's Challenge box).
+//
+// The server keeps every challenge (server/challenges.py) and sends nothing when one expires
+// (an hour after it was made) or is forgotten by a restart. So the page drops an offer when
+// answering it is refused as unknown_challenge, when a reconnect's re-sent offers leave it out
+// (welcome clears the list; the standing ones follow the room states), or an hour after it
+// arrived (it was made no later than that, so it has expired by then).
+
+const $ = (id) => document.getElementById(id);
+const HOUR_MS = 3600 * 1000;
+
+function el(tag, text, cls) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = text;
+  if (cls) node.className = cls;
+  return node;
+}
+
+function button(text, onClick, cls = "", aria = "") {
+  const b = el("button", text, cls);
+  b.type = "button";
+  if (aria) b.setAttribute("aria-label", aria);
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+/** A time control as the pickers and offers show it: "3+2 (3 min + 2 s a move)". */
+export function clockLabel(c) {
+  return `${c.name} (${c.initial_ms / 60000} min + ${c.increment_ms / 1000} s a move)`;
+}
+
+function seatWords(seat) { return seat === 0 ? "you move first" : "you move second"; }
+
+/** The other seat's player id of a RoomView, for the player sitting in ``you``. */
+function opponentId(room, you) {
+  const other = room.seats[1 - you];
+  return other && other.player ? other.player.id : null;
+}
+
+/**
+ * Wire challenges to ``client`` (net.js). ``titleOf(game)`` names a game, ``games()`` lists
+ * the GameInfo of welcome, ``me()`` is this player's PlayerView, ``fillClock(select)`` fills a
+ * clock picker as the create-room forms have it, ``toast(text)`` says something briefly.
+ * Returns what app.js calls on messages.
+ */
+export function setUpChallenges(client, { titleOf, games, me, fillClock, toast }) {
+  const incoming = new Map(); // challenge id -> {offer, at, answering: request id or null}
+  const sent = new Map();     // challenge id -> {msg: challenge_sent, at, declined: message or null}
+
+  function what(game, control, seat) {
+    return `${titleOf(game)} · ${control ? clockLabel(control) : "untimed"} · ${seatWords(seat)}`;
+  }
+
+  function offerItem(id, entry) {
+    const { offer } = entry;
+    const li = el("li", null, "offer");
+    li.dataset.challenge = id;
+    const text = el("div", null, "what");
+    const who = el("strong", offer.challenger.name + (offer.challenger.bot ? " (bot)" : ""));
+    text.append(who, " challenges you", el("small", what(offer.game, offer.time_control, offer.seat), "terms"));
+    const busy = entry.answering !== null;
+    const yes = button("Accept", () => answer(id, true), "primary",
+      `Accept ${offer.challenger.name}'s ${titleOf(offer.game)} challenge`);
+    const no = button("Decline", () => answer(id, false), "",
+      `Decline ${offer.challenger.name}'s ${titleOf(offer.game)} challenge`);
+    yes.disabled = no.disabled = busy;
+    const acts = el("span", null, "acts");
+    acts.append(yes, no);
+    li.append(text, acts);
+    return li;
+  }
+
+  function sentItem(id, entry) {
+    const { msg, declined } = entry;
+    const li = el("li", null, declined ? "sent declined" : "sent");
+    li.dataset.challenge = id;
+    const text = el("div", null, "what");
+    if (declined) {
+      const reason = declined.reason.trim();
+      text.append(el("strong", declined.by.name),
+        ` declined your ${titleOf(msg.game)} challenge${reason ? `: “${reason}”` : "."}`);
+    } else {
+      text.append("Waiting for ", el("strong", msg.to.name), " to answer",
+        el("small", what(msg.game, msg.time_control, msg.seat), "terms"));
+    }
+    // Hiding a waiting challenge does not withdraw it (the protocol has no way to): it stands
+    // on the server until answered or expired, and its game still starts if accepted.
+    const hide = button(declined ? "OK" : "Hide", () => { sent.delete(id); render(); }, "",
+      declined ? "Dismiss" : `Stop showing the challenge to ${msg.to.name} (it stands until answered)`);
+    const acts = el("span", null, "acts");
+    acts.append(hide);
+    li.append(text, acts);
+    return li;
+  }
+
+  function render() {
+    const items = [...[...incoming].map(([id, e]) => offerItem(id, e)),
+      ...[...sent].map(([id, e]) => sentItem(id, e))];
+    $("challenges").hidden = items.length === 0;
+    $("challenge-list").replaceChildren(...items);
+    $("challenges-title").textContent = incoming.size
+      ? `${incoming.size === 1 ? "A challenge" : `${incoming.size} challenges`} for you`
+      : "Your challenges";
+  }
+
+  function answer(id, accept) {
+    const entry = incoming.get(id);
+    if (!entry || entry.answering !== null) return;
+    if (accept) {
+      entry.answering = client.acceptChallenge(id);
+    } else {
+      // Declining has no answer unless refused: it is done once sent.
+      client.declineChallenge(id);
+      incoming.delete(id);
+    }
+    render();
+  }
+
+  function send(player, game, control) {
+    if (!player) return;
+    client.challenge(player, game, control);
+  }
+
+  // The panel floats over the page's end: the page gets room below its last card, so the
+  // panel covers nothing when scrolled to the bottom.
+  new ResizeObserver(([entry]) => {
+    const high = entry.target.hidden ? 0 : entry.target.getBoundingClientRect().height;
+    document.body.style.paddingBottom = high ? `${Math.ceil(high) + 16}px` : "";
+  }).observe($("challenges"));
+
+  // The lobby's card: a name, a game, a clock.
+  $("challenge-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const f = new FormData($("challenge-form"));
+    send(String(f.get("player") || "").trim(), f.get("game"), f.get("time_control"));
+  });
+
+  // Offers and waiting challenges older than an hour have expired on the server.
+  setInterval(() => {
+    const stale = Date.now() - HOUR_MS;
+    let changed = false;
+    for (const map of [incoming, sent]) {
+      for (const [id, e] of map) if (e.at < stale && !e.declined) { map.delete(id); changed = true; }
+    }
+    if (changed) render();
+  }, 60_000);
+
+  return {
+    /** A (re)connection: the offers still standing come again after the room states. */
+    onWelcome() { incoming.clear(); render(); },
+    onOffer(msg) {
+      incoming.set(msg.challenge, { offer: msg, at: Date.now(), answering: null });
+      render();
+    },
+    onSent(msg) {
+      sent.set(msg.challenge, { msg, at: Date.now(), declined: null });
+      $("challenge-player").value = "";
+      render();
+    },
+    onDeclined(msg) {
+      const entry = sent.get(msg.challenge);
+      if (entry) entry.declined = msg;
+      else toast(`${msg.by.name} declined your challenge${msg.reason ? `: “${msg.reason}”` : "."}`);
+      render();
+    },
+    /** A refused answer: an offer the server no longer has goes; any other leaves it standing. */
+    onError(msg) {
+      for (const [id, e] of incoming) {
+        if (e.answering === null || e.answering !== msg.ref) continue;
+        if (msg.code === "unknown_challenge") incoming.delete(id); else e.answering = null;
+        render();
+      }
+    },
+    /**
+     * Whether a room_state of a room the page did not know is the game of a challenge, which
+     * then goes from the panel: "you" (accepted on this page), "they" (yours, accepted by
+     * them), "elsewhere" (an offer accepted on another page of this player), or null.
+     */
+    startedBy(msg) {
+      const room = msg.room;
+      const you = msg.you;
+      if (you === null || room.opponent !== "friend") return null;
+      const them = opponentId(room, you);
+      const match = (game, seat, other) => game === room.game && seat === you && other === them;
+      // The offer answered here first, then any other of the same terms.
+      const offers = [...incoming].sort(([, a], [, b]) => (b.answering !== null) - (a.answering !== null));
+      for (const [id, e] of offers) {
+        if (match(e.offer.game, e.offer.seat, e.offer.challenger.id)) {
+          incoming.delete(id);
+          render();
+          return e.answering !== null ? "you" : "elsewhere";
+        }
+      }
+      for (const [id, e] of sent) {
+        if (!e.declined && match(e.msg.game, e.msg.seat, e.msg.to.id)) {
+          sent.delete(id);
+          render();
+          return "they";
+        }
+      }
+      return null;
+    },
+    /** The profile dialog's box to challenge ``player`` (none on your own profile). */
+    profileBox(player, done) {
+      const mine = me();
+      if (mine && mine.id === player.id) return null;
+      const form = el("form", null, "challenge-box");
+      form.setAttribute("aria-label", `Challenge ${player.name}`);
+      const gameField = el("label", "Game", "field");
+      const pick = el("select");
+      pick.name = "game";
+      for (const g of games()) pick.append(Object.assign(el("option", g.title), { value: g.name }));
+      gameField.append(pick);
+      const clockField = el("label", "Clock", "field");
+      const clock = el("select", null, "clock-choice");
+      clock.name = "time_control";
+      fillClock(clock);
+      clockField.append(clock);
+      const go = el("button", `Challenge ${player.name}`, "primary");
+      go.type = "submit";
+      form.append(gameField, clockField, go);
+      form.addEventListener("submit", (ev) => {
+        ev.preventDefault();
+        send(player.id, pick.value, clock.value);
+        done();
+      });
+      return form;
+    },
+  };
+}
