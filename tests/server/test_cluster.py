@@ -149,7 +149,7 @@ async def test_open_rooms_of_every_node_are_listed_on_each(
 
 
 async def test_a_node_that_lost_its_lease_cannot_store_a_move_and_lets_the_room_go(
-    nodes: tuple[Running, Running], prefix: str,
+    nodes: tuple[Running, Running], prefix: str, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     one, two = nodes
     assert one.app.cluster is not None and two.app.cluster is not None
@@ -157,7 +157,12 @@ async def test_a_node_that_lost_its_lease_cannot_store_a_move_and_lets_the_room_
     await _play(ann, room, 0, "4")
     await bob.expect("move_made", ply=0)
     # Node one stalls past its lease (as if paused): its lease runs out without it knowing,
-    # and node two takes the room over before node one's next renewal.
+    # and node two takes the room over. Its renewals stay paused until its stale write, so
+    # a slow machine cannot let it notice the loss first.
+    async def paused() -> None:
+        return None
+
+    monkeypatch.setattr(one.app.cluster, "_renew", paused)
     old_epoch = one.app.cluster.owned[room]
     redis = aioredis.Redis.from_url(REDIS_URL)
     await redis.delete(keys.room_owner(prefix, room))
@@ -172,6 +177,7 @@ async def test_a_node_that_lost_its_lease_cannot_store_a_move_and_lets_the_room_
     refused = await bob_there.expect("error", ref="stale")
     assert refused["code"] == "internal_error"
     assert not one.app.cluster.holds(room) and room not in one.app.lobby.rooms
+    monkeypatch.undo()
     loaded = await two.app.store.load_game(f"{room}-1")
     assert loaded is not None and [m.move for m in loaded[1]] == ["4"]
     # Sent again, the move goes to the new owner, and everyone hears of it.
