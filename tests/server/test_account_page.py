@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from argon2 import PasswordHasher
 from pages import ONLINE, free_port, open_page
+from people import CHEAP_HASHER, PASSWORD
 from playwright.async_api import Browser, Page, expect
 
 from server.app import running
@@ -16,7 +16,6 @@ from server.storage import open_store
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 
-CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 
 
 async def resume_token(page: Page) -> str:
@@ -37,7 +36,7 @@ async def test_a_person_signs_up_stays_signed_in_across_reloads_and_restarts_the
         guest_id = (await resume_token(page)).split(".")[0]
         await expect(page.locator("#signed-in")).to_be_hidden()
         await page.fill("#account-name", "Ann_Lee")
-        await page.fill("#account-password", "correct horse battery")
+        await page.fill("#account-password", PASSWORD)
         await page.click("#sign-up")
         await expect(page.locator("#account-who")).to_have_text("Ann_Lee")
         await expect(page.locator("#account-form")).to_be_hidden()
@@ -66,7 +65,7 @@ async def test_a_person_signs_up_stays_signed_in_across_reloads_and_restarts_the
 
         # Signing in again on the same browser brings the account back.
         await page.fill("#account-name", "ANN_LEE")
-        await page.fill("#account-password", "correct horse battery")
+        await page.fill("#account-password", PASSWORD)
         await page.click("#sign-in")
         await expect(page.locator("#account-who")).to_have_text("Ann_Lee")
         await page.screenshot(path=str(tmp_path / "signed-in.png"), full_page=True)
@@ -87,17 +86,17 @@ async def test_changing_the_password_signs_the_other_browser_out_and_the_new_one
         here = await open_page(here_ctx, url, problems)
         there = await open_page(there_ctx, url, problems)
         await here.fill("#account-name", "Ann_Lee")
-        await here.fill("#account-password", "correct horse battery")
+        await here.fill("#account-password", PASSWORD)
         await here.click("#sign-up")
         await expect(here.locator("#account-who")).to_have_text("Ann_Lee")
         await there.fill("#account-name", "ann_lee")
-        await there.fill("#account-password", "correct horse battery")
+        await there.fill("#account-password", PASSWORD)
         await there.click("#sign-in")
         await expect(there.locator("#account-who")).to_have_text("Ann_Lee")
         await expect(here.locator("#password-change")).to_be_visible()
 
         await here.click("#password-change summary")
-        await here.fill("#current-password", "correct horse battery")
+        await here.fill("#current-password", PASSWORD)
         await here.fill("#new-password", "a new secret")
         await here.click("#change-password")
         await expect(here.locator("#toast")).to_contain_text(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import redis.asyncio as aioredis
-from argon2 import PasswordHasher
+from people import CHEAP_HASHER, PASSWORD
 from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
@@ -19,10 +19,6 @@ from server.shared_limits import SharedNameLimiter
 from server.storage import keys, open_store
 from server.store import MemoryStore, PlayerRecord, Store
 from tests.storage.conftest import REDIS_URL
-
-PASSWORD = "correct horse battery"
-CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
-"""Argon2id still, but cheap: the tests hash and verify dozens of passwords."""
 
 
 def sqlite_url(tmp_path: Path) -> str:

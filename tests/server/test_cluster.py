@@ -13,7 +13,7 @@ from contextlib import AsyncExitStack
 
 import pytest
 import redis.asyncio as aioredis
-from argon2 import PasswordHasher
+from people import CHEAP_HASHER, PASSWORD
 from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
@@ -423,9 +423,9 @@ async def test_failed_passwords_for_one_name_count_on_every_node(
 ) -> None:
     one, two = nodes
     for node in nodes:
-        node.app.accounts.hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+        node.app.accounts.hasher = CHEAP_HASHER
     ann = await Client.open(one.url, "Ann")
-    await ann.send(type="sign_up", name="Ann_Lee", password="correct horse battery")
+    await ann.send(type="sign_up", name="Ann_Lee", password=PASSWORD)
     await ann.expect("signed_in")
     guessers = [await Client.open(one.url, "G1"), await Client.open(two.url, "G2")]
     for attempt in range(5):  # three on node one, two on node two: the name's five
@@ -433,7 +433,7 @@ async def test_failed_passwords_for_one_name_count_on_every_node(
         await guesser.send(type="sign_in", name="ann_lee", password=f"guess {attempt}")
         assert (await guesser.expect("error"))["code"] == "wrong_name_or_password"
     for guesser in guessers:  # now refused on both, even with the right password
-        await guesser.send(type="sign_in", name="Ann_Lee", password="correct horse battery")
+        await guesser.send(type="sign_in", name="Ann_Lee", password=PASSWORD)
         refused = await guesser.expect("error")
         assert (refused["code"], refused["detail"]["limit"]) == ("rate_limited", "sign_in")
         assert 0 < refused["detail"]["retry_after"] <= 300
@@ -446,11 +446,11 @@ async def test_signing_out_everywhere_closes_the_accounts_connections_on_other_n
 ) -> None:
     one, two = nodes
     for node in nodes:
-        node.app.accounts.hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+        node.app.accounts.hasher = CHEAP_HASHER
     guest = await Client.open(one.url, "Ann")
-    await guest.send(type="sign_up", name="Ann_Lee", password="correct horse battery")
+    await guest.send(type="sign_up", name="Ann_Lee", password=PASSWORD)
     here_session = (await guest.expect("signed_in"))["session"]
-    await guest.send(type="sign_in", name="Ann_Lee", password="correct horse battery")
+    await guest.send(type="sign_in", name="Ann_Lee", password=PASSWORD)
     there_session = (await guest.expect("signed_in"))["session"]
     here = await Client.open(one.url, name=None, resume=here_session)
     there = await Client.open(two.url, name=None, resume=there_session)

@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterator
 
 import pytest
-from argon2 import PasswordHasher
+from people import CHEAP_HASHER, PASSWORD
 from wsclient import Client, friends_game
 
 from server.app import Running, running
@@ -19,8 +19,6 @@ from server.storage import repository as repo
 from server.store import GameRecord, MemoryStore, RatingChangeRecord, RatingRecord
 from tests.storage.conftest import pg_url, sql_url, sqlite_url  # noqa: F401 - fixtures
 
-PASSWORD = "correct horse battery"
-CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 FOUR_IN_COLUMN_ONE = ["1", "2", "1", "2", "1", "2", "1"]
 """Connect Four: seat 0 wins at its fourth move."""
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from argon2 import PasswordHasher
 from pages import ONLINE, free_port, open_page
+from people import CHEAP_HASHER, PASSWORD
 from playwright.async_api import Browser, Page, expect
 
 from server.app import running
@@ -17,12 +17,11 @@ from server.storage import open_store
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 
-CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 
 
 async def sign_up(page: Page, name: str) -> None:
     await page.fill("#account-name", name)
-    await page.fill("#account-password", "correct horse battery")
+    await page.fill("#account-password", PASSWORD)
     await page.click("#sign-up")
     await expect(page.locator("#account-who")).to_have_text(name)
     await page.wait_for_function(ONLINE)

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from argon2 import PasswordHasher
+from people import CHEAP_HASHER, PASSWORD
 from wsclient import Client
 
 from server.app import Running, running
@@ -17,8 +17,6 @@ from server.storage import SqlStore
 from server.storage import repository as repo
 from tests.storage.conftest import sqlite_url  # noqa: F401 - fixture
 
-PASSWORD = "correct horse battery"
-CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 FOUR_IN_COLUMN_ONE = ["1", "2", "1", "2", "1", "2", "1"]
 """Connect Four: seat 0 wins at its fourth move."""
 
