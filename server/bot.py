@@ -147,7 +147,7 @@ class CreateSpec:
     """How the bot starts its games: ``--create GAME/LEVEL`` (a room against an AI level),
     ``--create GAME/open`` (a room for anyone), or ``--challenge PLAYER/GAME`` (a challenge
     to a named bot or player; ``level`` then holds the player). ``time_control`` (``--clock``)
-    makes the rooms it creates timed."""
+    makes the rooms it creates, or the games it challenges to, timed."""
 
     game: str
     opponent: Literal["ai", "open", "challenge"]
@@ -173,7 +173,8 @@ class CreateSpec:
 
     def message(self, ref: str) -> p.CreateRoom | p.Challenge:
         if self.opponent == "challenge":
-            return p.Challenge(id=ref, player=self.level or "", game=self.game)
+            return p.Challenge(id=ref, player=self.level or "", game=self.game,
+                               time_control=self.time_control)
         opponent: p.AiOpponent | p.OpenOpponent = (
             p.OpenOpponent() if self.opponent == "open" else p.AiOpponent(level=self.level or "")
         )
@@ -705,8 +706,9 @@ def main_bot(args: argparse.Namespace) -> int:
     create = (CreateSpec.parse(args.create) if args.create
               else CreateSpec.challenge(args.challenge) if args.challenge else None)
     if getattr(args, "clock", None):
-        if create is None or create.opponent == "challenge":
-            raise ValueError("--clock times the rooms the bot creates: give it with --create")
+        if create is None:
+            raise ValueError("--clock times the games the bot starts: give it with --create "
+                             "or --challenge")
         create = dataclasses.replace(create, time_control=args.clock)
     core = BotCore(token=args.token, name=args.name or "RefBot", games=args.games,
                    create=create, stop_after=args.stop_after)

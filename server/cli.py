@@ -264,8 +264,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="challenge a bot (by name) or player (by id) to games of GAME, e.g. "
                    "RandyBot/connect4; asks again a while after a decline")
     p.add_argument("--clock", default=None, metavar="TIME_CONTROL",
-                   help="with --create: timed rooms, e.g. 3+2 (minutes + seconds a move; "
-                   "the server's welcome lists them); default: untimed")
+                   help="with --create or --challenge: timed games, e.g. 3+2 (minutes + "
+                   "seconds a move; the server's welcome lists them); default: untimed")
     p.add_argument("--stop-after", type=int, default=None, metavar="N",
                    help="exit after N finished games (default: play until stopped)")
     p.add_argument("--name", default=None, help="display name when no token is given")

@@ -4,6 +4,7 @@ bot, and finishes its game after the server drops its connection."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Sequence
 
@@ -87,15 +88,21 @@ async def test_two_bots_play_a_whole_game_against_each_other(server: Running) ->
     assert {mine.outcome, theirs.outcome} in ({"won", "lost"}, {"draw"})
 
 
-async def test_a_bot_challenges_another_by_name_and_they_play_it_out(server: Running) -> None:
+@pytest.mark.parametrize("clock", [None, "5+3"])
+async def test_a_bot_challenges_another_by_name_and_they_play_it_out(
+    server: Running, clock: str | None,
+) -> None:
     target = BotCore(name="Target", stop_after=1)  # accepts challenges while it wants a game
-    caller = BotCore(name="Caller", create=CreateSpec.challenge("Target/connect4"), stop_after=1)
+    spec = dataclasses.replace(CreateSpec.challenge("Target/connect4"), time_control=clock)
+    caller = BotCore(name="Caller", create=spec, stop_after=1)
     runs = [BotRunner(server.url, target, RandomEngine(), poll_seconds=0.1).run(),
             BotRunner(server.url, caller, RandomEngine(), poll_seconds=0.1).run()]
     (theirs,), (mine,) = await asyncio.wait_for(asyncio.gather(*runs), 60)
     assert mine.room == theirs.room and mine.seat != theirs.seat
     assert mine.result == theirs.result and mine.result is not None
     assert mine.result.reason == "end"
+    loaded = await server.app.store.load_game(f"{mine.room}-1")
+    assert loaded is not None and loaded[0].time_control == clock
 
 
 async def test_several_games_are_played_at_once(server: Running) -> None:
