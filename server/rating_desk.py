@@ -22,6 +22,7 @@ import games
 from ai.levels import levels_of
 from server import errors, history
 from server import protocol as p
+from server.level_calibration import shipped_measure
 from server.ratings import (
     PROVISIONAL_RD,
     Rating,
@@ -134,12 +135,15 @@ class RatingDesk:
     # --- levels ----------------------------------------------------------------------------
 
     async def level_ratings(self, game: str) -> dict[str, tuple[Rating, bool]]:
-        """Each level of ``game``: its rating, and whether a calibration measured it."""
-        measured = await self.app.store.calibrated_levels(game)
+        """Each level of ``game``: its rating, and whether a calibration measured it: the
+        database's latest finished run of the game if there is one, else the measure
+        shipped with the default levels (``server.level_calibration``), else a guess."""
+        stored = await self.app.store.calibrated_levels(game)
         out: dict[str, tuple[Rating, bool]] = {}
         for level in levels_of(game, self.app.levels):
-            if level.name in measured:
-                out[level.name] = (level_rating(*measured[level.name]), True)
+            measured = stored.get(level.name) if stored else shipped_measure(game, level)
+            if measured is not None:
+                out[level.name] = (level_rating(*measured), True)
             else:
                 out[level.name] = (guessed_level_rating(level.order), False)
         return out

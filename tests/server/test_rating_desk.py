@@ -4,6 +4,7 @@ leaderboard and profiles; AI levels rated from their calibration."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import AsyncIterator
 
@@ -11,9 +12,11 @@ import pytest
 from people import CHEAP_HASHER, PASSWORD
 from wsclient import Client, friends_game
 
+from ai.levels import find
 from server.app import Running, running
+from server.level_calibration import MEASURED, shipped_measure
 from server.rating_desk import plan_changes
-from server.ratings import LEVEL_ANCHOR, Outcome, Rating, update
+from server.ratings import LEVEL_ANCHOR, LEVEL_MIN_RD, Outcome, Rating, update
 from server.storage import SqlStore
 from server.storage import repository as repo
 from server.store import GameRecord, MemoryStore, RatingChangeRecord, RatingRecord
@@ -152,6 +155,25 @@ async def test_a_game_against_a_level_is_rated_against_its_calibrated_rating(
     profile = await ask(ann, "get_profile", "profile")
     assert profile["levels"] == [{"game": "connect4", "level": "easy", "wins": 0, "draws": 0,
                                   "losses": 1}]
+
+
+async def test_with_no_calibration_stored_the_default_levels_have_their_shipped_measures(
+    server: Running,
+) -> None:
+    ann = await Client.open(server.url, "Ann")
+    board = await ask(ann, "get_leaderboard", "leaderboard", game="othello")
+    shown = {lv["name"]: (lv["rating"], lv["rd"], lv["calibrated"]) for lv in board["levels"]}
+    for name, (elo, error) in MEASURED["othello"].items():
+        assert shown[name] == (LEVEL_ANCHOR + elo, max(LEVEL_MIN_RD, error), True), name
+    assert len(shown) == len(MEASURED["othello"])
+
+
+def test_a_shipped_measure_stands_only_for_the_unchanged_default_level() -> None:
+    expert = find("connect4", "expert")
+    assert shipped_measure("connect4", expert) == MEASURED["connect4"]["expert"]
+    slower = dataclasses.replace(expert, soft_time=expert.soft_time * 2)
+    assert shipped_measure("connect4", slower) is None
+    assert shipped_measure("othello", expert) is None  # another game's level of that name
 
 
 async def ask(client: Client, kind: str, answer: str, **message: object) -> dict:
