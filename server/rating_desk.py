@@ -190,6 +190,11 @@ class RatingDesk:
         people = [pid for pid in record.players if pid is not None]
         if not people:
             return []
+        room = self.app.lobby.rooms.get(room_id)
+        if room is not None and not all(pid in room.ratings for pid in people):
+            # A guest or an admin played (the room was handed a rating for each rated
+            # player as it sat down): nothing is rated, so nothing need be read or written.
+            return []
         level: Rating | None = None
         if record.ai_seat is not None:
             if record.ai_level is None:
@@ -207,7 +212,6 @@ class RatingDesk:
             return fresh
 
         changes = await self.app.store.rate_game(record.id, people, plan)
-        room = self.app.lobby.rooms.get(room_id)
         if room is not None:  # a rematch shows the ratings this game left, read from none
             for change in changes:
                 after = Rating(change.rating_after, change.rd_after, change.volatility_after)
