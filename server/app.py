@@ -653,11 +653,11 @@ class DiscusServer:
                                                "now; send that again") from None
                 out = room.apply_move(plan, now)
             elif isinstance(message, p.JoinRoom):
-                if (self.node is not None and room.status == "waiting"
-                        and room.seat_of(player.id) is None):
+                sitting = room.status == "waiting" and room.seat_of(player.id) is None
+                if self.node is not None and sitting:
                     await self.node.check_room_limit(player.id)
                 rating = None
-                if room.status == "waiting" and room.seat_of(player.id) is None:
+                if sitting:
                     rating = (await self.ratings.seat_ratings(
                         room.game.name, [player.id]))[player.id]
                 out = self.lobby.join(player, room_id, now, rating)
@@ -784,9 +784,7 @@ class DiscusServer:
         self.send_to([client], p.Welcome(
             version=p.PROTOCOL_VERSION, player=player.view(), resume=token,
             limits=self.bots.limits(client, self.settings.limits()), games=self._games,
-            time_controls=[p.TimeControlView(name=c.name, initial_ms=c.initial_ms,
-                                             increment_ms=c.increment_ms)
-                           for c in self.settings.time_controls.values()],
+            time_controls=[c.view() for c in self.settings.time_controls.values()],
         ))
         self.deliver(self.lobby.reconnect(player.id, self.now()))
         if self.cluster is not None and len(self.clients[player.id]) == 1:

@@ -37,7 +37,6 @@ from server.accounts import (
 )
 from server.bot_limits import BotLimiter, BotLimits, LimitExceeded, RegistrationLimiter
 from server.challenges import ChallengeBook, Pending
-from server.clocks import TimeControl
 from server.rooms import Outcome, Player, Room
 from server.shared_challenges import SharedChallengeBook
 from server.shared_limits import SharedBotLimiter
@@ -61,13 +60,6 @@ def _refusal(exc: LimitExceeded, close: bool = False) -> errors.LimitExceeded:
     if close:
         refused.close_code = 1008
     return refused
-
-
-def _control_view(control: TimeControl | None) -> p.TimeControlView | None:
-    if control is None:
-        return None
-    return p.TimeControlView(name=control.name, initial_ms=control.initial_ms,
-                             increment_ms=control.increment_ms)
 
 
 class BotDesk:
@@ -315,7 +307,7 @@ class BotDesk:
                 made = self.challenges.make(player, target, message.game, seat, now, control)
             self.app.send_to([client], p.ChallengeSent(
                 challenge=made.id, to=target.view(), game=made.game, seat=seat,  # type: ignore[arg-type]
-                time_control=_control_view(made.time_control)))
+                time_control=made.time_control.view() if made.time_control else None))
             self.app.to_players([target.id], self._offer(made))
         elif isinstance(message, p.AcceptChallenge):
             made = await self._for_target(message.challenge, player.id, now)
@@ -348,9 +340,10 @@ class BotDesk:
 
     @staticmethod
     def _offer(made: Pending) -> p.ChallengeOffer:
+        control = made.time_control
         return p.ChallengeOffer(challenge=made.id, challenger=made.challenger.view(),
                                 game=made.game, seat=1 - made.seat,  # type: ignore[arg-type]
-                                time_control=_control_view(made.time_control))
+                                time_control=control.view() if control else None)
 
     async def _find(self, name_or_id: str) -> Player:
         """A player id, a live bot's name, or the name of exactly one player online."""

@@ -12,6 +12,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from server import protocol as p
+
 
 @dataclass(frozen=True)
 class TimeControl:
@@ -24,6 +26,10 @@ class TimeControl:
     name: str
     initial_ms: int
     increment_ms: int
+
+    def view(self) -> p.TimeControlView:
+        return p.TimeControlView(name=self.name, initial_ms=self.initial_ms,
+                                 increment_ms=self.increment_ms)
 
 
 def _control(minutes: int, increment: int) -> TimeControl:

@@ -239,10 +239,8 @@ class Room:
         if self.clocks is None or self.time_control is None:
             return None
         at = self.clocks.since if now is None else now
-        control = self.time_control
         return p.ClockView(
-            control=p.TimeControlView(name=control.name, initial_ms=control.initial_ms,
-                                      increment_ms=control.increment_ms),
+            control=self.time_control.view(),
             remaining_ms=[None if s.kind == "ai" else self.clocks.left(i, at)
                           for i, s in enumerate(self.seats)],
             running=self.clocks.running,  # type: ignore[arg-type]
