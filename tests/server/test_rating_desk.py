@@ -9,7 +9,7 @@ import time
 from collections.abc import AsyncIterator
 
 import pytest
-from people import CHEAP_HASHER, PASSWORD
+from people import CHEAP_HASHER, sign_up
 from wsclient import Client, friends_game
 
 from ai.levels import find
@@ -31,11 +31,6 @@ async def server(sql_url: str) -> AsyncIterator[Running]:  # noqa: F811 - fixtur
     async with running(store=SqlStore(sql_url)) as srv:
         srv.app.accounts.hasher = CHEAP_HASHER
         yield srv
-
-
-async def sign_up(client: Client, name: str) -> None:
-    await client.send(type="sign_up", name=name, password=PASSWORD)
-    await client.expect("signed_in")
 
 
 async def play(seats: tuple[Client, Client], room: str, moves: list[str]) -> None:

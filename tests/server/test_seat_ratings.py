@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from people import CHEAP_HASHER, PASSWORD
+from people import CHEAP_HASHER, PASSWORD, sign_up
 from wsclient import Client
 
 from server.app import Running, running
@@ -30,8 +30,7 @@ async def server(sqlite_url: str) -> AsyncIterator[Running]:  # noqa: F811 - fix
 
 async def account(server: Running, name: str) -> Client:
     client = await Client.open(server.url, name)
-    await client.send(type="sign_up", name=name, password=PASSWORD)
-    await client.expect("signed_in")
+    await sign_up(client, name)
     return client
 
 
