@@ -341,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     limit = raise_fd_limit(2 * args.clients + 256)
     if args.serve:
-        from server.app import run_loop
+        from server.serve import run_loop
 
         run_loop(_serve(args.port, args.workers or os.cpu_count() or 1, args.database_url,
                         args.gc_census, args.redis_url), args.loop)

@@ -35,7 +35,7 @@ def _analyse(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from server.app import run
+    from server.serve import run
     from server.storage import redis_url
 
     if args.workers == 0 and redis_url(args.redis_url) is None:

@@ -114,7 +114,7 @@ class OwnerGone(Exception):
 
 
 class Node(Protocol):
-    """What the cluster needs of the server it runs in (``server.app.DiscusServer``)."""
+    """What the cluster calls back on the node it runs in (``server.node.ClusterInbox``)."""
 
     async def run_forwarded(self, player: tuple[str, str, bool], message: str) -> str | None:
         """Run a client's command from another node; the error message for it, or None."""
@@ -155,7 +155,9 @@ class Cluster:
         self.node = node or secrets.token_hex(5)
         self.owned: dict[str, int] = {}
         """Room id -> the epoch this node holds its lease at."""
-        self._client: Any = None
+        self._client: Any = async_redis(self.redis_url, decode_responses=True)
+        """Made here, connected at first use: the node's other shared state (limits,
+        challenges) is built on it before the node joins (``open``)."""
         self._app: Node | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._waiting: dict[str, asyncio.Future[str | None]] = {}
@@ -170,7 +172,6 @@ class Cluster:
 
     async def open(self, app: Node) -> None:
         self._app = app
-        self._client = async_redis(self.redis_url, decode_responses=True)
         for name, source in (("acquire", _ACQUIRE), ("renew", _RENEW), ("release", _RELEASE),
                              ("catch_up", _CATCH_UP)):
             self._scripts[name] = self._client.register_script(source)

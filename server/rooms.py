@@ -164,6 +164,10 @@ class Room:
         player id and by ``level_key(level)``; whoever is missing is shown without one."""
         self.round = 1
         self.created_at = now
+        self.epoch = 0
+        """The fencing token this instance of the room writes with: the lease epoch it was
+        created, loaded or taken over under (0 on a single node). A newer instance of the
+        same room (after a lost lease) has a newer one, so this one's writes are refused."""
         self._start(game_id, now)
 
     def _start(self, game_id: str, now: float) -> None:

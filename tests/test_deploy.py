@@ -20,7 +20,7 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from server.app import SHUTDOWN_SECONDS
+from server.settings import SHUTDOWN_SECONDS
 from server.workers import STOP_SECONDS
 
 ROOT = Path(__file__).resolve().parents[1]

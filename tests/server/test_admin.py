@@ -200,7 +200,7 @@ async def test_an_edit_on_one_server_limits_the_next_ai_move_on_another(
         # The other server notices by itself (no Redis here: it polls the version).
         pushed = await watcher.expect("admin_levels", timeout=5)
         assert pushed["version"] == edited["version"]
-        assert game_server.app.levels["connect4"][2].max_depth == 1
+        assert game_server.app.levels.current["connect4"][2].max_depth == 1
 
         await _ai_reply(person, room, 2, "3")
         loaded = await playing_store.load_game(game_id_of(room, 1))
