@@ -28,6 +28,7 @@ from websockets.asyncio.server import serve
 
 from server import overload
 from server import protocol as p
+from server.account_desk import AccountDesk
 from server.admin import AdminDesk
 from server.arrivals import Arrivals
 from server.bot_desk import BotDesk
@@ -44,7 +45,6 @@ from server.node import ClusterInbox, ClusterPlacement
 from server.outbox import Outbox, publish_nowhere
 from server.overload import LoadGauge
 from server.placement import Placement, SingleNode
-from server.players import AccountDesk
 from server.rating_desk import RatingDesk
 from server.reviews import ReviewDesk
 from server.rooms import ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, Lobby, Player
@@ -241,8 +241,8 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
 
 def _shared(cluster: Cluster, settings: Settings) -> tuple[Any, Any, Any]:
     """A cluster's side of the limits and challenges: kept in Redis for every node."""
+    from server.account_desk import DEFAULT_SIGN_IN_LIMITS
     from server.challenges import ChallengeBook
-    from server.players import DEFAULT_SIGN_IN_LIMITS
 
     limits = DEFAULT_SIGN_IN_LIMITS
     return (SharedBotLimiter(cluster.redis, cluster.prefix, cluster.node, settings.bots),

@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server import errors
 from server import protocol as p
-from server.accounts import (
+from server.bot_accounts import (
     Accounts,
     BadBotName,
     BotAccount,

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import games
 from server import errors
 from server import protocol as p
-from server.bot_desk import BotDesk
+from server.bot_accounts import Accounts
 from server.challenges import ChallengeBook, Pending
 from server.connection import Client
 from server.outbox import Outbox
@@ -31,6 +31,16 @@ class Seating(Protocol):
     async def start(self, room: Room, out: Outcome) -> None: ...
 
 
+class BotRules(Protocol):
+    """The bot desk's side of challenges: bot names and the limits of bots' games."""
+
+    accounts: Accounts | None
+
+    async def check_games(self, player: Player) -> None: ...
+
+    def unfinished(self, player_id: str) -> list[Room]: ...
+
+
 class Players(Protocol):
     """The player registry, read (``server.identity``)."""
 
@@ -43,7 +53,7 @@ class ChallengeDesk:
     """``challenge``, ``accept_challenge``, ``decline_challenge`` and the greeting."""
 
     def __init__(self, store: Store, outbox: Outbox, players: Players, lobby: Lobby,
-                 bots: BotDesk, seating: Seating, online: Callable[[str], Any],
+                 bots: BotRules, seating: Seating, online: Callable[[str], Any],
                  settings: Settings, now: Callable[[], float],
                  shared: SharedChallengeBook | None = None) -> None:
         self.store = store

@@ -121,7 +121,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _bots(args: argparse.Namespace) -> int:
-    from server.accounts import main_bots
+    from server.bot_accounts import main_bots
 
     return main_bots(args.action, getattr(args, "name", None), args.database_url)
 

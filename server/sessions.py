@@ -1,6 +1,6 @@
 """Session tokens of people's accounts: how one looks and how it is stored.
 
-Shared by ``server.identity`` (a ``hello`` that resumes a session) and ``server.players``
+Shared by ``server.identity`` (a ``hello`` that resumes a session) and ``server.account_desk``
 (sign-in makes one): a session token is 32 random bytes behind a prefix that tells it from a
 guest's resume token, stored only as its SHA-256 (a fast hash is right for a random token).
 """

@@ -695,7 +695,7 @@ async def save_cached_positions(
     )
 
 
-# -- bot accounts (server.accounts) ----------------------------------------------------------
+# -- bot accounts (server.bot_accounts) ----------------------------------------------------------
 
 
 async def find_token(conn: AsyncConnection, token_hash: str) -> dict[str, Any] | None:
@@ -704,7 +704,7 @@ async def find_token(conn: AsyncConnection, token_hash: str) -> dict[str, Any] |
     return None if row is None else dict(row._mapping)
 
 
-# -- people's accounts and sessions (server.players) -----------------------------------------
+# -- people's accounts and sessions (server.account_desk) -----------------------------------------
 
 
 async def find_account(conn: AsyncConnection, name: str) -> AccountRecord | None:

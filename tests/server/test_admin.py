@@ -16,9 +16,9 @@ from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
 from server import admin as admin_module
-from server.accounts import Accounts
 from server.admin_accounts import Admins
 from server.app import Settings, running
+from server.bot_accounts import Accounts
 from server.rooms import game_id_of
 from server.storage import SqlStore
 from server.workers import AiPool

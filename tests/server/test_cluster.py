@@ -17,8 +17,8 @@ from people import CHEAP_HASHER, PASSWORD
 from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
-from server.accounts import Accounts
 from server.app import Running, Settings, running
+from server.bot_accounts import Accounts
 from server.bot_limits import BotLimits
 from server.cluster import Cluster, ClusterSettings
 from server.storage import SqlStore, keys

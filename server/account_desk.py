@@ -4,7 +4,7 @@ A guest plays at once with no account. ``sign_up`` turns the guest into an accou
 player id, so its games are the account's. ``sign_in`` gives a session token, which the page
 keeps (in ``localStorage``, where it kept the guest's resume token) and says ``hello`` with as
 ``resume``; the token is 32 random bytes, stored only as its SHA-256 (as bot tokens are, see
-``server.accounts`` for why a fast hash is right for a random token), and revocable. A guest's
+``server.bot_accounts`` for why a fast hash is right for a random token), and revocable. A guest's
 resume token (an HMAC of its id) does not bring back a player that has become an account:
 only a live session does, so signing out everywhere really signs the account out.
 
