@@ -7,6 +7,7 @@ rooms, commands and events cross nodes, and a node that lost a room can never wr
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
@@ -22,6 +23,7 @@ from server.bot_accounts import Accounts
 from server.bot_limits import BotLimits
 from server.cluster import Cluster, ClusterSettings
 from server.storage import SqlStore, keys
+from server.store import MoveRecord
 from tests.storage.conftest import REDIS_URL, create_database, drop_database
 
 SECRET = b"the cluster test's secret"
@@ -223,6 +225,47 @@ async def test_a_room_whose_node_stopped_is_taken_over_and_its_people_play_on(
             await bob.close()
     finally:
         await drop_database(name)
+
+
+async def test_a_game_won_by_its_last_stored_move_is_finished_by_the_node_taking_it_over(
+    nodes: tuple[Running, Running], prefix: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    one, two = nodes
+    assert one.app.cluster is not None and two.app.cluster is not None
+    ann, bob, room = await _across(one, two)
+    moves = "4455667"  # Ann wins along the bottom row on her fourth move
+    for ply, move in enumerate(moves[:-1]):
+        await _play((ann, bob)[ply % 2], room, ply, move)
+        await (bob, ann)[ply % 2].expect("move_made", ply=ply)
+    # Node one stores Ann's winning move under its lease and dies before it stores the
+    # finished game or tells anyone: it renews its lease no more, which runs out.
+    async def dead() -> None:
+        return None
+
+    monkeypatch.setattr(one.app.cluster, "_renew", dead)
+    await one.app.store.append_move(MoveRecord(
+        f"{room}-1", 6, moves[-1], 0, 1.0, time.time(), epoch=one.app.cluster.owned[room]))
+    redis = aioredis.Redis.from_url(REDIS_URL)
+    await redis.delete(keys.room_owner(prefix, room))
+    await redis.aclose()
+    assert await two.app.cluster.scan() == 1
+    for client in (ann, bob):  # each on its own node
+        over = await client.expect("game_over")
+        assert over["result"] == {"winner": 0, "score": 18, "reason": "end"}
+    loaded = await two.app.store.load_game(f"{room}-1")
+    assert loaded is not None
+    record, stored = loaded
+    assert (record.status, record.result, record.reason) == ("finished", 18, "end")
+    assert record.epoch == two.app.cluster.owned[room]
+    assert [m.move for m in stored] == list(moves)
+    # Bob comes back on the node that runs the room now: the game is over, not stuck.
+    again = await Client.open(two.url, "Bob", resume=bob.welcome["resume"])
+    state = (await again.expect("room_state"))["room"]
+    assert (state["status"], state["result"]["winner"]) == ("finished", 0)
+    assert state["position"]["legal_moves"] == [] and state["position"]["to_move"] is None
+    monkeypatch.undo()
+    for client in (ann, bob, again):
+        await client.close()
 
 
 async def test_after_redis_lost_every_key_the_rooms_are_run_again_from_the_store(
