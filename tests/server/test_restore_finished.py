@@ -160,7 +160,7 @@ async def test_every_kind_of_end_stored_as_the_last_move_is_finished_at_the_rest
         [(going, _)] = await server.app.store.unfinished_games()
         assert going.id == "GOINGON1-1"
 
-        client = await Client.open(server.url, None, resume=server.app.token_for(ann))
+        client = await Client.open(server.url, None, resume=server.app.identity.token_for(ann))
         states = {}
         for _ in range(len(expected) + 1):
             state = (await client.expect("room_state"))["room"]
