@@ -17,25 +17,22 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
 from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import serve
 
 from server import overload
-from server import protocol as p
 from server.account_desk import AccountDesk
 from server.admin import AdminDesk
 from server.arrivals import Arrivals
 from server.bot_desk import BotDesk
 from server.challenge_desk import ChallengeDesk
 from server.cluster import Cluster
-from server.connection import Client
-from server.gateway import Gateway, Handler
+from server.gateway import Gateway
 from server.history_desk import HistoryDesk
 from server.http import HttpSide
 from server.identity import Identity
@@ -47,7 +44,8 @@ from server.overload import LoadGauge
 from server.placement import Placement, SingleNode
 from server.rating_desk import RatingDesk
 from server.reviews import ReviewDesk
-from server.rooms import ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, Lobby, Player
+from server.rooms import ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, Lobby
+from server.routes import Desks, handlers
 from server.runner import RoomRunner
 from server.settings import RECONNECT_REASON, SHUTDOWN_SECONDS, STATIC_DIR, Settings
 from server.shared_challenges import SharedChallengeBook
@@ -130,60 +128,6 @@ class Server:
         await ws_server.wait_closed()
 
 
-def _handlers(outbox: Outbox, runner: RoomRunner, placement: Placement, lobby: Lobby,
-              desks: _Desks) -> dict[type[BaseModel], Handler]:
-    """The gateway's table: the one handler of each client message type but ``hello``."""
-
-    def answer(make: Callable[[Client, Player, Any], Awaitable[BaseModel]]) -> Handler:
-        async def handler(client: Client, player: Player, message: Any) -> None:
-            outbox.send([client], await make(client, player, message))
-        return handler
-
-    async def room_command(client: Client, player: Player, message: Any) -> None:
-        if not await placement.forwarded(client, player, message):
-            await runner.command(player, message)
-
-    async def pong(client: Client, player: Player, message: p.Ping) -> p.Pong:
-        return p.Pong(id=message.id)
-
-    table: dict[type[BaseModel], Handler] = {
-        p.Ping: answer(pong),
-        p.ListRooms: answer(lambda c, pl, m: placement.open_rooms(lobby)),
-        p.CreateRoom: lambda c, pl, m: runner.create(pl, m),
-        p.ListHistory: desks.history.handle,
-        p.GetGame: desks.history.handle,
-        p.GetStats: desks.stats.handle,
-        p.RequestReview: lambda c, pl, m: desks.reviews.handle(c, m),
-        p.Analyse: lambda c, pl, m: desks.reviews.handle(c, m),
-        p.RegisterBot: answer(lambda c, pl, m: desks.bots.register(c, m.name)),
-    }
-    groups: list[tuple[tuple[type[BaseModel], ...], Handler]] = [
-        (p.ROOM_COMMANDS, room_command),
-        (p.CHALLENGE_CLIENT_MESSAGES, desks.challenges.handle),
-        (p.ACCOUNT_MESSAGES, desks.accounts.handle),
-        (p.RATING_MESSAGES, desks.ratings.handle)]
-    groups += [((kind,), (lambda act: lambda c, pl, m: act(c, m))(admin))
-               for kind, admin in desks.admin.handlers().items()]
-    for kinds, handler in groups:
-        for kind in kinds:
-            if kind in table:
-                raise ValueError(f"two handlers for {kind.__name__}")
-            table[kind] = handler
-    return table
-
-
-@dataclass(frozen=True)
-class _Desks:
-    bots: BotDesk
-    challenges: ChallengeDesk
-    accounts: AccountDesk
-    ratings: RatingDesk
-    reviews: ReviewDesk
-    admin: AdminDesk
-    history: HistoryDesk
-    stats: StatsDesk
-
-
 async def build(store: Store, pool: Pool | None, settings: Settings, secret: bytes,
                 cache: Any = None, redis_url: str | None = None,
                 cluster: Cluster | None = None, static_dir: Path = STATIC_DIR) -> Server:
@@ -226,8 +170,8 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
     arrivals = Arrivals(identity, outbox, runner, placement, levels, bots, challenges,
                         settings, stopping, forget=[admin.gone, accounts.forget])
-    desks = _Desks(bots, challenges, accounts, ratings, reviews, admin, history, stats)
-    gateway = Gateway(settings, outbox, gauge, _handlers(outbox, runner, placement, lobby, desks),
+    desks = Desks(bots, challenges, accounts, ratings, reviews, admin, history, stats)
+    gateway = Gateway(settings, outbox, gauge, handlers(outbox, runner, placement, lobby, desks),
                       arrivals.hello, arrivals.gone, now)
     http = HttpSide(static_dir, history.replay, gauge, stopping)
     await levels.open()

@@ -98,6 +98,13 @@ class ClusterPlacement:
     def forget(self, room_id: str) -> None:
         self._published.pop(room_id, None)
 
+    def let_go(self, room: Room) -> None:
+        """This instance of the room may write no more: its lease is given up here (if it
+        is still the one held), without writing anything."""
+        if self.cluster.owned.get(room.id) == room.epoch:
+            self.cluster.owned.pop(room.id, None)
+        self._published.pop(room.id, None)
+
     async def forwarded(self, client: Client, player: Player, message: p.RoomCommand) -> bool:
         """Run a room command on the node that owns the room, if that is another node;
         False if it is to run here (this node owns the room, or just took it over)."""
@@ -272,7 +279,7 @@ class ClusterInbox:
             room = await self._runner.restore(record, moves, epoch,
                                               online=self._cluster.is_online,
                                               watchers=watchers)
-            return room is not None and room.status != "finished"
+            return room is not None
 
     def let_go(self, room_id: str) -> str | None:
         """Another node owns the room now: forget it here without writing anything (its AI

@@ -55,6 +55,9 @@ class Placement(Protocol):
     def holds(self, room: Room) -> bool:
         """Whether this instance of the room may still write (its lease is current)."""
 
+    def let_go(self, room: Room) -> None:
+        """This instance of the room is stale (its write was fenced): it writes no more."""
+
     async def forwarded(self, client: Client, player: Player, message: p.RoomCommand) -> bool:
         """Run the command on the node that owns its room if that is another one (True)."""
 
@@ -113,6 +116,9 @@ class SingleNode:
 
     def holds(self, room: Room) -> bool:
         return True
+
+    def let_go(self, room: Room) -> None:
+        """Alone, nobody takes a room over."""
 
     async def forwarded(self, client: Client, player: Player, message: p.RoomCommand) -> bool:
         return False

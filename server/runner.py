@@ -238,6 +238,7 @@ class RoomRunner:
         its timer; its AI search in flight finds itself stale and is dropped)."""
         if self.lobby.rooms.get(room.id) is not room:
             return
+        self.placement.let_go(room)
         self.forget(room.id)
 
     def forget(self, room_id: str) -> None:

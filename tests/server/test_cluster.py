@@ -413,7 +413,7 @@ async def test_the_admins_room_list_shows_every_nodes_rooms(
     for client in (ann, bob):
         await client.send(type="create_room", game="connect4", opponent={"kind": "friend"})
         made.append((await client.expect("room_state"))["room"]["id"])
-    listed = await two.app.desk._rooms()
+    listed = await two.app.admin._rooms()
     assert {(r.id, r.node) for r in listed.rooms} == {
         (made[0], one.app.cluster.node), (made[1], two.app.cluster.node)}  # type: ignore[union-attr]
     assert listed.players_online == 2
