@@ -133,7 +133,7 @@ def _admins(args: argparse.Namespace) -> int:
 
 
 def _bot(args: argparse.Namespace) -> int:
-    from server.bot import main_bot
+    from clients.bot import main_bot
 
     return main_bot(args)
 

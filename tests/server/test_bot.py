@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator, Sequence
 
 import pytest
 
+from clients.bot import AiEngine, Backoff, BotCore, BotRunner, CreateSpec, RandomEngine
 from server.app import Running, Settings, running
-from server.bot import AiEngine, Backoff, BotCore, BotRunner, CreateSpec, RandomEngine
 from server.store import MemoryStore
 
 

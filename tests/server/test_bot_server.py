@@ -15,8 +15,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
+from clients.bot import Backoff, BotCore, BotRunner, CreateSpec, RandomEngine
 from server.app import Running, Settings, running
-from server.bot import Backoff, BotCore, BotRunner, CreateSpec, RandomEngine
 from server.bot_accounts import Accounts
 from server.bot_limits import BotLimits
 from server.storage import SqlStore
