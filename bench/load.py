@@ -383,7 +383,8 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
 async def redis_totals(url: str) -> dict[str, int]:
     """Redis's own counters since its start (``INFO commandstats`` and ``INFO stats``):
     ``commands``, ``bytes_in``, ``bytes_out`` and ``cmd:<name>`` per command. They count
-    every client of that Redis, the bench's own ``INFO`` calls included (two per run)."""
+    every client of that Redis, the bench's own ``INFO`` calls included (two per run), and
+    the commands Lua scripts run count as well as the ``EVALSHA`` that ran them."""
     import redis.asyncio as aioredis
 
     client = aioredis.Redis.from_url(url)
