@@ -13,7 +13,9 @@ both, the ratios new/old and each against the floor.
 Like for like: the clients, the measurement and the floor are this tree's code for both;
 each server is started by its own tree's ``bench.load --serve`` child from its own checkout
 (working directory and ``PYTHONPATH`` the tree), because that child is the glue to the
-server's internals of its commit. Each run gets a scratch database of its own.
+server's internals of its commit; with ``--via-cli`` each is started as its tree's
+``discus serve`` instead (``python -m server.cli serve``: no internals, the CLI's settings).
+Each run gets a scratch database of its own.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 from bench.load import (
     Server,
     _run,
+    cli_server,
     parser,
     print_against_floor,
     raise_fd_limit,
@@ -80,8 +83,12 @@ def _once(args: argparse.Namespace, tree: Path, name: str) -> dict[str, Any]:
     workers = max(1, args.workers or os.cpu_count() or 1)
     with tempfile.TemporaryDirectory() as scratch:
         url, drop = scratch_database(args.store, scratch)
-        server = Server(server_child(args, workers, url, None), cwd=str(tree),
-                        env=_environment(tree), name=name)
+        if args.via_cli:
+            server = cli_server(args, url, scratch, cwd=str(tree), env=_environment(tree))
+            server.name = f"{name} (discus serve)"
+        else:
+            server = Server(server_child(args, workers, url, None), cwd=str(tree),
+                            env=_environment(tree), name=name)
         try:
             code = _run(args, url, server=server)
         finally:
@@ -129,6 +136,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = options.parse_args(argv)
     if args.nodes or args.serve:
         options.error("--nodes and --serve are bench.load's own")
+    if args.via_cli and args.store == "memory":
+        options.error("discus serve stores every game: --via-cli takes --store sqlite or "
+                      "postgres")
     limit = raise_fd_limit(2 * args.clients + 256)
     if limit < args.clients + 64:
         print(f"open-file limit {limit} is too low for {args.clients} clients")

@@ -22,7 +22,12 @@ websockets settings, answering each move with the frames this run's server sent 
 move, no rooms, storage or AI), and it prints both side by side and "server CPU per client
 move = N × the websockets floor" (``--no-floor`` skips it).
 
-``--nodes N`` (PostgreSQL and Redis at ``$REDIS_URL`` or the local default) runs the same
+The server is ``bench.load``'s own child (``--serve``: ``_serve`` builds it from the server's
+modules, the one place the bench imports them, and tells the measured play's start and end
+to its loop-lag and GC figures); ``--via-cli`` starts ``discus serve`` instead
+(``python -m server.cli serve``, with its own settings), for a bench that needs no internals.
+
+``--nodes N`` (PostgreSQL, and Redis at ``$REDIS_URL`` or one of the run's own) runs the same
 load twice through HAProxy (``deploy/haproxy.cfg``): on one cluster node, then on N nodes
 (``server.cluster``; ``--workers`` split between them), and prints both with the ratios and
 the CPU per client move per node (``bench.load_nodes``).
@@ -42,6 +47,7 @@ import os
 import random
 import resource
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -286,8 +292,11 @@ async def _expect(ws: Any, stats: Stats, kind: str, **fields: Any) -> dict[str, 
 
 async def _drive(url: str, clients: int, seconds: float, think: float,
                  connect_timeout: float, server_pids: Sequence[int],
-                 redis_url: str | None = None) -> tuple[dict[str, Any], Stats]:
-    """Connect the clients, let them play, measure; the report and the clients' stats."""
+                 redis_url: str | None = None, signals: bool = True,
+                 ) -> tuple[dict[str, Any], Stats]:
+    """Connect the clients, let them play, measure; the report and the clients' stats.
+    With ``signals``, the servers are told the measured play's start (SIGUSR1) and end
+    (SIGUSR2)."""
     # The clients are the measuring instrument: keep their own GC pauses out of the figures.
     gc.collect()
     gc.freeze()
@@ -307,7 +316,7 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
     connect_seconds = time.monotonic() - started
     connected_rss = sum(rss_bytes(pid) for pid in server_pids)
     connected = stats.connected
-    for pid in server_pids:
+    for pid in server_pids if signals else ():
         os.kill(pid, signal.SIGUSR1)
     redis_start = await redis_totals(redis_url) if redis_url else None
     cpu_start = [cpu_seconds(pid) for pid in server_pids]
@@ -320,7 +329,7 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
     node_cpu = [cpu_seconds(pid) - start for pid, start in zip(server_pids, cpu_start,
                                                                 strict=True)]
     server_cpu = sum(node_cpu)
-    for pid in server_pids:
+    for pid in server_pids if signals else ():
         os.kill(pid, signal.SIGUSR2)
     redis_delta = None
     if redis_url and redis_start is not None:
@@ -422,6 +431,11 @@ def parser() -> argparse.ArgumentParser:
                         help="print the most common types of what the server's cyclic collector "
                         "freed in its passes (census) and of what only a full pass frees "
                         "(leftover: what freezing survivors would keep until then)")
+    parser.add_argument("--via-cli", action="store_true",
+                        help="start the server as `discus serve` (python -m server.cli serve) "
+                        "instead of bench.load's own child: no server internals imported, but "
+                        "its settings (the AI's move shown 0.45 s after the person's, both "
+                        "games' engines), SQL storage only, and no loop-lag, GC or pool lines")
     parser.add_argument("--no-floor", action="store_true",
                         help="skip the websockets floor run (bench.floor) after the server's")
     parser.add_argument("--nodes", type=int, default=None, metavar="N",
@@ -450,10 +464,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bench.load_nodes import compare
 
         return compare(args, _run)
+    if args.via_cli and args.store == "memory":
+        print("discus serve stores every game: --via-cli takes --store sqlite or postgres")
+        return 2
     with tempfile.TemporaryDirectory() as scratch:
         url, drop = scratch_database(args.store, scratch)
+        server = cli_server(args, url, scratch) if args.via_cli else None
         try:
-            code = _run(args, url)
+            code = _run(args, url, server=server)
         finally:
             if drop is not None:
                 asyncio.run(drop())
@@ -489,6 +507,47 @@ class Server:
     cwd: str | None = None
     env: dict[str, str] | None = None
     name: str = "server"
+    port: int | None = None
+    """Set for a server that says nothing on stdout (``discus serve``): it is ready when
+    ``/readyz`` on this port answers 200, and it is sent no SIGUSR1/SIGUSR2."""
+    log: str | None = None
+    """Where its stderr goes (else this process's)."""
+
+
+def cli_server(args: argparse.Namespace, database_url: str | None, folder: str,
+               cwd: str | None = None, env: dict[str, str] | None = None) -> Server:
+    """``discus serve`` on a free port, with its data directory in ``folder``, storing in
+    ``database_url``, run from ``cwd`` with ``env`` (default: this process's) less
+    ``REDIS_URL`` (one node, not a cluster)."""
+    workers = max(1, args.workers or os.cpu_count() or 1)
+    environment = dict(os.environ if env is None else env, DISCUS_DATA_DIR=folder)
+    environment.pop("REDIS_URL", None)
+    if database_url:
+        environment["DATABASE_URL"] = database_url
+    if args.loop:
+        environment["DISCUS_EVENT_LOOP"] = args.loop
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return Server([sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1",
+                   "--port", str(port), "--workers", str(workers)],
+                  cwd=cwd, env=environment, name="server (discus serve)", port=port,
+                  log=os.path.join(folder, "serve.log"))
+
+
+def _wait_ready(child: subprocess.Popen[str], port: int, timeout: float = 600) -> bool:
+    """Whether ``/readyz`` on ``port`` answered 200 before ``child`` ended or ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while child.poll() is None and time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                sock.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                if b" 200 " in sock.recv(64):
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.2)
+    return False
 
 
 def server_child(args: argparse.Namespace, workers: int, database_url: str | None,
@@ -538,13 +597,23 @@ def _run(args: argparse.Namespace, database_url: str | None, nodes: int = 0,
     workers = max(1, (args.workers or os.cpu_count() or 1) // count)
     if server is None:
         server = Server(server_child(args, workers, database_url, redis_url if nodes else None))
+    if server.port is not None and count > 1:
+        raise ValueError("a server on a fixed port runs alone")
+    log = open(server.log, "w") if server.log else None  # closed below, once they stop
     children = [subprocess.Popen(server.argv, cwd=server.cwd, env=server.env,
-                                 stdout=subprocess.PIPE, text=True) for _ in range(count)]
+                                 stdout=subprocess.PIPE, stderr=log, text=True)
+                for _ in range(count)]
     stop_front = None
     try:
         ports = []
         for child in children:
             assert child.stdout is not None
+            if server.port is not None:
+                if not _wait_ready(child, server.port):
+                    print(f"{server.name} did not start (its log: {server.log})")
+                    return 1
+                ports.append(server.port)
+                continue
             line = child.stdout.readline()
             if not line.startswith("READY"):
                 print(f"{server.name} did not start: {line!r}")
@@ -559,7 +628,8 @@ def _run(args: argparse.Namespace, database_url: str | None, nodes: int = 0,
               f"store {args.store}, loop {args.loop or 'default'}", flush=True)
         report, stats = asyncio.run(_drive(
             f"ws://127.0.0.1:{port}/ws", args.clients, args.seconds, args.think,
-            args.connect_timeout, [c.pid for c in children], redis_url if nodes else None))
+            args.connect_timeout, [c.pid for c in children], redis_url if nodes else None,
+            signals=server.port is None))
     finally:
         outs = []
         for child in children:
@@ -571,6 +641,8 @@ def _run(args: argparse.Namespace, database_url: str | None, nodes: int = 0,
                 child.kill()
                 out, _ = child.communicate()
             outs.append(out)
+        if log is not None:
+            log.close()
         if stop_front is not None:
             stop_front()
     moves = max(1, round(report["client_moves_per_s"] * report["seconds"]))
