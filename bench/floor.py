@@ -30,14 +30,14 @@ from collections.abc import Sequence
 from typing import Any
 
 SETTINGS: dict[str, Any] = {
-    "max_size": 4096 * 4,  # server.app: Settings.max_message_bytes * 4
     "max_queue": 4,
     "compression": None,
     "ping_interval": None,  # as bench.load starts the real server
     "backlog": 4096,
 }
 """``websockets.asyncio.server.serve`` options, as the real server is given them by
-``bench.load``'s server child (``server.app.running`` plus its ``**server_options``)."""
+``bench.load``'s server child (``server.app.running`` plus its ``**server_options``);
+``max_size`` is four times the ``max_message_bytes`` its welcome announced, as there."""
 
 _encode = json.JSONEncoder(separators=(",", ":")).encode  # the server's compact frames
 
@@ -120,7 +120,8 @@ async def _serve(port: int, script: Script) -> None:
         except Exception:  # a client gone mid-frame: the floor has nothing to clean up
             pass
 
-    async with serve(handler, "127.0.0.1", port, **SETTINGS) as server:
+    limit = script.samples["welcome"]["limits"]["max_message_bytes"] * 4
+    async with serve(handler, "127.0.0.1", port, max_size=limit, **SETTINGS) as server:
         sock = next(iter(server.sockets))
         print(f"READY {sock.getsockname()[1]}", flush=True)
         await stop.wait()

@@ -477,11 +477,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 asyncio.run(drop())
         if code or args.no_floor:
             return code
-        server = args.report
+        measured = args.report
         code = run_floor(args, scratch)
         if code:
             return code
-        print_against_floor(server, args.report)
+        print_against_floor(measured, args.report)
     return 0
 
 
