@@ -160,6 +160,9 @@ class Cluster:
         challenges) is built on it before the node joins (``open``)."""
         self._app: Node | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._publisher: asyncio.Task[None] | None = None
+        self._handlers: set[asyncio.Future[None]] = set()
+        """Commands, questions and answers from other nodes being handled."""
         self._waiting: dict[str, asyncio.Future[str | None]] = {}
         self._pubsub: Any = None
         self._outbox: asyncio.Queue[str | None] = asyncio.Queue()
@@ -181,24 +184,35 @@ class Cluster:
 
     def start(self) -> None:
         """Start reading the inbox and the events, renewing leases and taking rooms over."""
+        self._publisher = asyncio.create_task(self._publish())
         self._tasks = [asyncio.create_task(self._read_inbox()),
                        asyncio.create_task(self._read_events()),
-                       asyncio.create_task(self._publish()),
+                       self._publisher,
                        asyncio.create_task(self._keep())]
 
     async def close(self) -> None:
         """Stop, and release every lease this node holds so other nodes take its rooms over
-        at their next look instead of after the lease runs out."""
+        at their next look instead of after the lease runs out.
+
+        Every event published before ``close`` is sent first: the commands from other nodes
+        under way are finished (not cancelled half way, after a move is stored and before it
+        is announced), then the publisher empties its queue up to the stop marker."""
         # redis-py was seen to swallow a cancellation arriving inside a pipeline, so the
-        # loops also stop on a flag (and the publisher on a sentinel), and are waited for
-        # a bounded time only.
+        # loops also stop on a flag (and the publisher on a marker), and are waited for a
+        # bounded time only.
         self._closing = True
-        self._outbox.put_nowait(None)
-        tasks = list(self._tasks)
-        for task in tasks:
+        loops = [t for t in self._tasks if t is not self._publisher]
+        for task in loops:
             task.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=2.0)
+        if loops:
+            await asyncio.wait(loops, timeout=2.0)
+        if self._handlers:
+            await asyncio.wait(list(self._handlers), timeout=self.settings.forward_timeout)
+        self._outbox.put_nowait(None)
+        if self._publisher is not None:
+            await asyncio.wait([self._publisher], timeout=5.0)
+        for left in [*self._tasks, *self._handlers]:
+            left.cancel()
         if self._client is None:
             return
         with contextlib.suppress(RedisError, OSError):
@@ -543,8 +557,8 @@ class Cluster:
 
     def _spawn(self, work: Awaitable[None]) -> None:
         task = asyncio.ensure_future(work)
-        self._tasks.append(task)
-        task.add_done_callback(self._tasks.remove)
+        self._handlers.add(task)
+        task.add_done_callback(self._handlers.discard)
 
     async def _on_entry(self, message: dict[str, Any]) -> None:
         assert self._app is not None
@@ -589,21 +603,26 @@ class Cluster:
 
     async def _publish(self) -> None:
         """One task publishes, each batch in one pipeline on one connection: events reach
-        the channel in the order the rooms made them."""
+        the channel in the order the rooms made them. It stops at the marker ``close`` puts
+        in the queue, once everything queued before it is published."""
         channel = keys.cluster_events(self.prefix)
-        while not self._closing:
+        while True:
             batch = [await self._outbox.get()]
             while not self._outbox.empty():
                 batch.append(self._outbox.get_nowait())
-            if None in batch:
+            stop = None in batch
+            payloads = [e for e in batch if e is not None]  # (and any sent after it)
+            if payloads:
+                try:
+                    async with self._client.pipeline(transaction=False) as pipe:
+                        for payload in payloads:
+                            pipe.publish(channel, payload)
+                        await pipe.execute()
+                except (RedisError, OSError):
+                    log.warning("could not publish %d room events", len(payloads),
+                                exc_info=True)
+            if stop:
                 return
-            try:
-                async with self._client.pipeline(transaction=False) as pipe:
-                    for payload in batch:
-                        pipe.publish(channel, payload)
-                    await pipe.execute()
-            except (RedisError, OSError):
-                log.warning("could not publish %d room events", len(batch), exc_info=True)
 
     async def _read_events(self) -> None:
         assert self._app is not None
