@@ -118,6 +118,28 @@ async def test_people_on_two_nodes_play_a_game_to_its_end_watched_from_a_third_c
         await client.close()
 
 
+async def test_a_game_between_people_on_the_rooms_node_sends_no_event_through_redis(
+    nodes: tuple[Running, Running],
+) -> None:
+    one, two = nodes
+    assert one.app.cluster is not None and two.app.cluster is not None
+    ann = await Client.open(one.url, "Ann")
+    bob = await Client.open(one.url, "Bob")
+    await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
+    room = (await ann.expect("room_state"))["room"]["id"]
+    await bob.send(type="join_room", room=room)
+    await bob.expect("room_state")
+    for ply, move in enumerate("4455667"):
+        await _play((ann, bob)[ply % 2], room, ply, move)
+    for client in (ann, bob):
+        assert (await client.expect("game_over"))["result"]["winner"] == 0
+    assert one.app.cluster.redis_counts()["events_published"] == 0
+    assert one.app.cluster.redis_counts()["events_local"] > 7
+    assert two.app.cluster.redis_counts()["events_received"] == 0
+    await ann.close()
+    await bob.close()
+
+
 async def test_an_error_from_the_rooms_node_reaches_the_client_on_another_node(
     nodes: tuple[Running, Running],
 ) -> None:

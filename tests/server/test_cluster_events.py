@@ -101,3 +101,114 @@ async def test_every_event_published_before_a_node_stops_reaches_the_other_nodes
         assert heard.revoked == [("bob", "s1", None)]
     finally:
         await two.close()
+
+
+async def _room(owner: Cluster, room_id: str, people: list[str]) -> None:
+    """``owner`` runs a room of these people, registered as the server does."""
+    assert await owner.claim(room_id) is not None
+    await owner.register(room_id, f"{room_id}-1", people, [], None)
+
+
+async def test_events_of_a_room_whose_people_are_all_on_its_node_never_reach_redis(
+    prefix: str,
+) -> None:
+    one, _ = await _node(prefix, "one")
+    two, heard = await _node(prefix, "two")
+    try:
+        for player in ("ann", "bob"):
+            await one.connected(player, online=True)
+        await _room(one, "ROOM1", ["ann", "bob"])
+        before = one.redis_counts()
+        for n in range(1000):
+            one.publish(["ann", "bob"], f'{{"type":"move_made","ply":{n},"pad":"{"x" * 80}"}}')
+        await asyncio.sleep(0.3)
+        after = one.redis_counts()
+        assert after["events_local"] - before["events_local"] == 1000
+        assert after["events_published"] == before["events_published"]
+        assert after["lookups"] == before["lookups"]
+        # Whatever else the node sent meanwhile (its inbox reads), not 100 KB of events.
+        assert after["bytes_sent"] - before["bytes_sent"] < 2000
+        assert heard.delivered == []
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_an_event_for_a_player_on_another_node_reaches_that_node_and_no_other(
+    prefix: str,
+) -> None:
+    one, on_one = await _node(prefix, "one")
+    two, on_two = await _node(prefix, "two")
+    three, on_three = await _node(prefix, "three")
+    try:
+        await one.connected("ann", online=True)
+        await two.connected("bob", online=True)
+        await three.connected("cat", online=True)
+        await _room(one, "ROOM1", ["ann", "bob"])
+        for n in range(5):
+            one.publish(["ann", "bob"], f"move {n}")
+        await _until(lambda: len(on_two.delivered) == 5)
+        assert on_two.delivered == [(["ann", "bob"], f"move {n}") for n in range(5)]
+        assert one.redis_counts()["events_published"] == 5  # once each, to node two
+        assert one.redis_counts()["lookups"] == 0  # read when the room was registered
+        # Bob opens a second connection, on node three: the room's owner hears of it, and
+        # sends his events there too; he closes the one on node two: no longer there.
+        await three.connected("bob", online=True)
+        await _until(lambda: "three" in one._where["bob"])
+        one.publish(["ann", "bob"], "move 5")
+        await _until(lambda: on_three.data() == ["move 5"] and len(on_two.delivered) == 6)
+        assert await two.connected("bob", online=False)  # still connected on three
+        await _until(lambda: "two" not in one._where["bob"])
+        one.publish(["ann", "bob"], "move 6")
+        await _until(lambda: on_three.data() == ["move 5", "move 6"])
+        # Cat is in none of node one's rooms: where she is is read for each event to her.
+        one.publish(["cat"], "a challenge")
+        one.publish(["cat"], "another")
+        await _until(lambda: on_three.data()[2:] == ["a challenge", "another"])
+        assert one.redis_counts()["lookups"] == 1  # both in one batch: one read
+        await asyncio.sleep(0.2)
+        assert on_two.data() == [f"move {n}" for n in range(6)]
+        assert on_one.delivered == []
+        assert three.redis_counts()["events_received"] == 4
+    finally:
+        for cluster in (one, two, three):
+            await cluster.close()
+
+
+async def test_a_room_given_up_no_longer_keeps_where_its_people_are(prefix: str) -> None:
+    one, _ = await _node(prefix, "one")
+    two, on_two = await _node(prefix, "two")
+    try:
+        await two.connected("bob", online=True)
+        await _room(one, "ROOM1", ["ann", "bob"])
+        assert one._where["bob"] == {"two"}
+        await one.forget("ROOM1")
+        assert "bob" not in one._where  # presence news of Bob no longer comes here
+        one.publish(["bob"], "rating change")
+        await _until(lambda: on_two.data() == ["rating change"])
+        assert one.redis_counts()["lookups"] == 1
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_after_redis_lost_every_key_events_find_the_players_nodes_again(
+    prefix: str,
+) -> None:
+    one, _ = await _node(prefix, "one")
+    two, on_two = await _node(prefix, "two")
+    try:
+        await two.connected("bob", online=True)
+        await _room(one, "ROOM1", ["ann", "bob"])
+        redis = aioredis.Redis.from_url(REDIS_URL)
+        await redis.delete(*[k async for k in redis.scan_iter(match=f"{prefix}:*", count=500)])
+        await redis.aclose()
+        # Node one runs the room again at once: Bob's presence set is gone when it looks.
+        await one.forget("ROOM1")
+        await _room(one, "ROOM1", ["ann", "bob"])
+        await _until(lambda: one._where.get("bob") == {"two"})  # node two said he is there
+        one.publish(["ann", "bob"], "move 1")
+        await _until(lambda: on_two.data() == ["move 1"])
+    finally:
+        await one.close()
+        await two.close()
