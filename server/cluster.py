@@ -252,6 +252,9 @@ class Cluster:
         self._pubsub: Any = None
         self._outbox: asyncio.Queue[_Event | None] = asyncio.Queue()
         self._closing = False
+        self.draining = False
+        """``drain`` was called: this node takes no room and runs no command for another."""
+        self._keeper: asyncio.Task[None] | None = None
         self._scripts: dict[str, Any] = {}
         self._members: dict[str, frozenset[str]] = {}
         """Room id -> its people and spectators, for the rooms this node registered while
@@ -285,10 +288,31 @@ class Cluster:
     def start(self) -> None:
         """Start reading the inbox and the events, renewing leases and taking rooms over."""
         self._publisher = asyncio.create_task(self._publish())
+        self._keeper = asyncio.create_task(self._keep())
         self._tasks = [asyncio.create_task(self._read_inbox()),
                        asyncio.create_task(self._read_events()),
                        self._publisher,
-                       asyncio.create_task(self._keep())]
+                       self._keeper]
+
+    async def drain(self) -> None:
+        """Hand this node's rooms over before the server closes its clients (then
+        ``close``): from now on it runs no command from another node (each is left to the
+        room's next owner, which the asking node finds when the lease is gone), claims and
+        takes over no room; the commands under way finish, then every lease is released and
+        the node says it is gone, so the other nodes take its rooms over at their next
+        renewal. Its events keep going out until ``close``."""
+        self.draining = True
+        if self._keeper is not None:
+            self._keeper.cancel()
+            await asyncio.wait([self._keeper], timeout=2.0)
+        if self._handlers:
+            await asyncio.wait(list(self._handlers), timeout=self.settings.forward_timeout)
+        if self._client is None:
+            return
+        with contextlib.suppress(RedisError, OSError):
+            for room_id in list(self.owned):
+                await self.release(room_id, unlist=False)
+            await self._client.delete(keys.cluster_node(self.prefix, self.node))
 
     async def close(self) -> None:
         """Stop, and release every lease this node holds so other nodes take its rooms over
@@ -369,7 +393,10 @@ class Cluster:
         return room_id in self.owned
 
     async def claim(self, room_id: str) -> int | None:
-        """Take the room's lease if nobody holds it; the epoch, or None."""
+        """Take the room's lease if nobody holds it; the epoch, or None (also while this
+        node drains)."""
+        if self.draining:
+            return None
         epoch = int(await self._scripts["acquire"](
             keys=[keys.room_owner(self.prefix, room_id), keys.room_epoch(self.prefix, room_id),
                   keys.node_rooms(self.prefix, self.node)],
@@ -733,6 +760,8 @@ class Cluster:
                 if future is not None and not future.done():
                     future.set_result(message["error"])
             elif kind == "command":
+                if self.draining:
+                    return  # not run here: the asking node sends it to the next owner
                 player = tuple(message["player"])
                 error = await self._app.run_forwarded(
                     (str(player[0]), str(player[1]), bool(player[2])), message["message"])

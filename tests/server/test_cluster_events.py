@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterable
 import pytest
 import redis.asyncio as aioredis
 
-from server.cluster import Cluster, ClusterSettings
+from server.cluster import Cluster, ClusterSettings, OwnerGone
 from tests.storage.conftest import REDIS_URL
 
 FAST = ClusterSettings(lease_seconds=1.5, renew_seconds=0.3, forward_timeout=5.0)
@@ -27,8 +27,10 @@ class Recorder:
     def __init__(self) -> None:
         self.delivered: list[tuple[list[str], str]] = []
         self.revoked: list[tuple[str, str | None, str | None]] = []
+        self.ran: list[str] = []
 
     async def run_forwarded(self, player: tuple[str, str, bool], message: str) -> str | None:
+        self.ran.append(message)
         return None
 
     async def presence_changed(self, player_id: str, room_id: str, online: bool) -> None:
@@ -209,6 +211,31 @@ async def test_after_redis_lost_every_key_events_find_the_players_nodes_again(
         await _until(lambda: one._where.get("bob") == {"two"})  # node two said he is there
         one.publish(["ann", "bob"], "move 1")
         await _until(lambda: on_two.data() == ["move 1"])
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_a_draining_node_hands_its_rooms_over_and_runs_no_more_commands_for_them(
+    prefix: str,
+) -> None:
+    one, on_one = await _node(prefix, "one")
+    two, on_two = await _node(prefix, "two")
+    try:
+        await two.connected("bob", online=True)
+        await _room(one, "ROOM1", ["ann", "bob"])
+        await two.forward("one", "ROOM1", ("bob", "Bob", False), "before")
+        assert on_one.ran == ["before"]
+        await one.drain()
+        assert await two.owner("ROOM1") is None and not one.owned
+        assert await two.live_nodes() == ["two"]  # the others take its rooms at once
+        assert await one.claim("ROOM2") is None
+        with pytest.raises(OwnerGone):  # left for the next owner, which two finds
+            await two.forward("one", "ROOM1", ("bob", "Bob", False), "after")
+        one.publish(["ann", "bob"], "said before the clients close")
+        await one.close()
+        await _until(lambda: on_two.data() == ["said before the clients close"])
+        assert on_one.ran == ["before"]
     finally:
         await one.close()
         await two.close()
