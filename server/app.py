@@ -113,8 +113,9 @@ class Server:
         ``SHUTDOWN_SECONDS`` is cancelled as a last resort."""
         self.stopping.set()
         self.runner.stop_timers()
-        await self.placement.drain()  # forwarded commands are refused from now on
+        await self.placement.drain()  # forwarded commands wait for the rooms' next owner
         await self.runner.quiesce()  # commands under way finish, and announce
+        await self.placement.hand_over()  # other nodes take the rooms over from here
         await self.admin.close()  # before the pool: a calibration must not finish on quick moves
         if self.pool is not None:
             await self.pool.close()

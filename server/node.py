@@ -176,7 +176,15 @@ class ClusterPlacement:
         return taken
 
     async def drain(self) -> None:
+        """Commands other nodes forward from now on are not run here: each waits for the
+        room's next owner (the asking node finds it once the lease is given up)."""
         self.draining = True
+        self.cluster.draining = True
+
+    async def hand_over(self) -> None:
+        """Forwarded commands under way finish, every lease is given up and the node says
+        it is gone: the other nodes take its rooms at their next renewal."""
+        await self.cluster.drain()
 
     async def close(self) -> None:
         await self.cluster.close()

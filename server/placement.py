@@ -86,6 +86,9 @@ class Placement(Protocol):
     async def drain(self) -> None:
         """Stop running commands other nodes forward (at shutdown)."""
 
+    async def hand_over(self) -> None:
+        """After the commands under way: let other nodes run this node's rooms."""
+
     async def close(self) -> None:
         """Publish what is queued, then hand every room over to the other nodes."""
 
@@ -153,6 +156,9 @@ class SingleNode:
 
     async def drain(self) -> None:
         """Nothing is forwarded here."""
+
+    async def hand_over(self) -> None:
+        """Nobody to hand over to."""
 
     async def close(self) -> None:
         """Nothing to hand over."""
