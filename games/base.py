@@ -52,7 +52,10 @@ class State(Protocol):
 
 
 class Game(Protocol):
-    """Static facts and text conversions for one game; obtained through ``games.load``."""
+    """Static facts and text conversions for one game; obtained through ``games.load``.
+
+    Everything the server shows or stores about a game comes from here (and the engine's
+    entry in ``ai``), so the server never names a game."""
 
     name: str
     title: str
@@ -60,6 +63,15 @@ class Game(Protocol):
     rows: int
     cols: int
     num_moves: int
+    colours: tuple[str, str]
+    """What people call each seat, seat 0 first (Connect Four: Red, Yellow)."""
+    transcript: str
+    """The name of the compact move text among a stored game's exports (``columns``,
+    ``moves``); ``write_transcript`` makes it."""
+    downloads: tuple[str, ...]
+    """The file formats a stored game is served in (``txt``: the transcript; ``ggf``)."""
+    symmetries: int
+    """How many symmetries of the board ``transform`` knows (1: the identity only)."""
 
     def initial(self) -> State: ...
 
@@ -93,4 +105,19 @@ class Game(Protocol):
 
     def perft(self, state: State, depth: int) -> int:
         """Leaves at ``depth`` (forced pass = one ply, a finished game = one leaf), compiled."""
+        ...
+
+    def write_transcript(self, moves: Sequence[str]) -> str:
+        """The moves (each in this game's notation) as the compact move text people copy
+        (``4453``; ``f5d6`` with passes left out); ``InvalidNotation`` for a bad move."""
+        ...
+
+    def transform(self, cells: int, symmetry: int) -> int:
+        """The image under ``symmetry`` (0 is the identity) of a set of cells, bit ``i`` for
+        ``cells()`` index ``i``."""
+        ...
+
+    def transform_move(self, move: str, symmetry: int, inverse: bool = False) -> str:
+        """A move's text in the image orientation (``inverse``: back from it);
+        ``InvalidNotation`` if it is not a move of this game."""
         ...

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import games
 from server.store import GameRecord, MoveRecord
 
 PASS = "pass"
@@ -220,14 +221,15 @@ def _clean(text: str) -> str:
 def export_formats(
     game: GameRecord, moves: Sequence[MoveRecord], names: tuple[str, str]
 ) -> dict[str, str]:
-    """Every export of ``game`` by format name, for a download menu: ``columns`` for Connect
-    Four; ``moves`` and ``ggf`` for Othello (GGF from the standard start only, unless the
-    caller builds the board itself with ``othello_ggf``)."""
-    if game.game == "connect4":
-        return {"columns": connect4_columns(moves)}
-    if game.game == "othello":
-        out = {"moves": othello_moves(moves)}
-        if not game.start_position:
-            out["ggf"] = othello_ggf(game, moves, names)
-        return out
-    raise ExportError(f"no export formats for game {game.game!r}")
+    """Every export of ``game`` by format name, for a download menu: the game's transcript
+    under its ``Game.transcript`` name (Connect Four ``columns``, Othello ``moves``) and
+    ``ggf`` for a game served as GGF (from the standard start only, unless the caller builds
+    the board itself with ``othello_ggf``)."""
+    try:
+        rules = games.load(game.game)
+        out = {rules.transcript: rules.write_transcript(_texts(moves))}
+    except ValueError as exc:
+        raise ExportError(f"no export of game {game.game!r}: {exc}") from None
+    if "ggf" in rules.downloads and not game.start_position:
+        out["ggf"] = othello_ggf(game, moves, names)
+    return out

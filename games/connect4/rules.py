@@ -94,6 +94,11 @@ class Connect4:
     rows = kernels.HEIGHT
     cols = kernels.WIDTH
     num_moves = kernels.WIDTH
+    colours = ("Red", "Yellow")
+    transcript = "columns"
+    downloads = ("txt",)
+    symmetries = 2
+    """The identity and the mirror (columns reversed)."""
 
     def initial(self) -> Connect4State:
         return _initial()
@@ -167,6 +172,37 @@ class Connect4:
             raise ValueError(f"depth must be at least 0, got {depth}")
         state = _connect4(state)
         return int(kernels.perft(_U(state.current), _U(state.mask), depth))
+
+
+    def write_transcript(self, moves: Sequence[str]) -> str:
+        """Pons' column string, ``"4453"`` (columns 1-7, first player first)."""
+        for text in moves:
+            if len(text) != 1 or text not in "1234567":
+                raise InvalidNotation(f"not a Connect Four column: {text!r}")
+        return "".join(moves)
+
+    def transform(self, cells: int, symmetry: int) -> int:
+        return mirror_columns(cells) if symmetry & 1 else cells
+
+    def transform_move(self, move: str, symmetry: int, inverse: bool = False) -> str:
+        text = move.strip()
+        if len(text) != 1 or text not in "1234567":
+            raise InvalidNotation(f"not a Connect Four column: {move!r}")
+        return str(kernels.WIDTH + 1 - int(text)) if symmetry & 1 else text
+
+
+_COLUMN = [sum(1 << (r * kernels.WIDTH + c) for r in range(kernels.HEIGHT))
+           for c in range(kernels.WIDTH)]
+
+
+def mirror_columns(x: int) -> int:
+    """Cells (bit ``row * 7 + col``, as ``cells`` orders them) with column c moved to 6 - c."""
+    out = 0
+    for c in range(kernels.WIDTH):
+        shift = (kernels.WIDTH - 1 - c) - c
+        part = x & _COLUMN[c]
+        out |= part << shift if shift >= 0 else part >> -shift
+    return out
 
 
 def _connect4(state: object) -> Connect4State:
