@@ -6,7 +6,8 @@ hashable ``State``. Moves are small ints inside the program and text only at the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 
@@ -51,6 +52,26 @@ class State(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class PlayedGame:
+    """A game as played, in plain values, for ``Game.exports`` to write out."""
+
+    names: tuple[str, str]
+    """What the two seats were called (people by name, the AI by its level)."""
+    started_at: float
+    """Seconds since the epoch (UTC)."""
+    start: State
+    """The position the game started from."""
+    moves: tuple[str, ...]
+    """The moves in notation, first to last."""
+    seconds: tuple[float, ...]
+    """The seconds each move took."""
+    result: int | None = None
+    """``State.result`` of a game played out; otherwise only its sign names the winner."""
+    reason: str | None = None
+    """How it ended (``end``, ``resign``, ``time``, ...), None while it goes on."""
+
+
 class Game(Protocol):
     """Static facts and text conversions for one game; obtained through ``games.load``.
 
@@ -65,11 +86,9 @@ class Game(Protocol):
     num_moves: int
     colours: tuple[str, str]
     """What people call each seat, seat 0 first (Connect Four: Red, Yellow)."""
-    transcript: str
-    """The name of the compact move text among a stored game's exports (``columns``,
-    ``moves``); ``write_transcript`` makes it."""
-    downloads: tuple[str, ...]
-    """The file formats a stored game is served in (``txt``: the transcript; ``ggf``)."""
+    downloads: Mapping[str, str]
+    """The files a played game is served as: extension -> the name of the export (of
+    ``exports``) in it (Othello: ``txt`` the move list ``moves``, ``ggf`` the GGF record)."""
     symmetries: int
     """How many symmetries of the board ``transform`` knows (1: the identity only)."""
 
@@ -107,9 +126,10 @@ class Game(Protocol):
         """Leaves at ``depth`` (forced pass = one ply, a finished game = one leaf), compiled."""
         ...
 
-    def write_transcript(self, moves: Sequence[str]) -> str:
-        """The moves (each in this game's notation) as the compact move text people copy
-        (``4453``; ``f5d6`` with passes left out); ``InvalidNotation`` for a bad move."""
+    def exports(self, played: PlayedGame) -> dict[str, str]:
+        """A played game in the game's text formats, by name: its compact move text people
+        copy (Connect Four ``columns`` ``4453``; Othello ``moves`` ``f5d6``, passes left out)
+        and any file format (Othello ``ggf``). ``InvalidNotation`` for a bad move."""
         ...
 
     def transform(self, cells: int, symmetry: int) -> int:

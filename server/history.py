@@ -85,24 +85,17 @@ def seat_names(seats: Sequence[p.PastSeat]) -> tuple[str, str]:
     return out[0], out[1]
 
 
-def downloads(game_name: str) -> tuple[str, ...]:
-    """The file formats ``/games/<id>.<ext>`` serves for the game (``Game.downloads``)."""
+def downloads(game_name: str) -> Mapping[str, str]:
+    """The files ``/games/<id>.<ext>`` serves for the game: extension -> the export in it
+    (``Game.downloads``)."""
     return games.load(game_name).downloads
 
 
 def exports(record: GameRecord, moves: Sequence[MoveRecord],
             names: tuple[str, str]) -> dict[str, str]:
-    """The game as text by format: its transcript under ``Game.transcript`` (``columns``,
-    ``moves``) and, for a game served as GGF, ``ggf`` (from the stored start position)."""
-    game = games.load(record.game)
-    out = {game.transcript: game.write_transcript([m.move for m in moves])}
-    if "ggf" in game.downloads:
-        start = (game.parse_position(record.start_position) if record.start_position
-                 else game.initial())
-        out["ggf"] = export.othello_ggf(record, moves, names,
-                                        board=export.board_from_cells(game.cells(start)),
-                                        to_move=start.to_move)
-    return out
+    """The game as text by format, as the game writes it (``Game.exports``: ``columns``;
+    ``moves`` and ``ggf``), from the stored start position."""
+    return export.export_formats(record, moves, names)
 
 
 def replay(record: GameRecord, moves: Sequence[MoveRecord],
@@ -154,10 +147,9 @@ def download_path(game_id: str, ext: str) -> str:
 
 def download(replayed: p.GameReplay, ext: str) -> str | None:
     """The text of ``/games/<id>.<ext>``, or None if the game has no such format. ``txt`` is
-    the game's transcript (``Game.transcript``: Connect Four columns, an Othello move list)
-    and a newline."""
-    if ext not in downloads(replayed.game):
+    the export its game serves under that extension (``Game.downloads``: ``txt`` the move
+    text, ``ggf`` an Othello GGF record) and a newline."""
+    name = downloads(replayed.game).get(ext)
+    if name is None:
         return None
-    if ext == "ggf":
-        return replayed.exports["ggf"] + "\n"
-    return replayed.exports[games.load(replayed.game).transcript] + "\n"
+    return replayed.exports[name] + "\n"

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
+from games.base import PlayedGame
 from games.connect4 import kernels
 from games.errors import IllegalMove, InvalidNotation
 
@@ -95,8 +97,7 @@ class Connect4:
     cols = kernels.WIDTH
     num_moves = kernels.WIDTH
     colours = ("Red", "Yellow")
-    transcript = "columns"
-    downloads = ("txt",)
+    downloads = MappingProxyType({"txt": "columns"})
     symmetries = 2
     """The identity and the mirror (columns reversed)."""
 
@@ -174,12 +175,12 @@ class Connect4:
         return int(kernels.perft(_U(state.current), _U(state.mask), depth))
 
 
-    def write_transcript(self, moves: Sequence[str]) -> str:
-        """Pons' column string, ``"4453"`` (columns 1-7, first player first)."""
-        for text in moves:
+    def exports(self, played: PlayedGame) -> dict[str, str]:
+        """``columns``: Pons' column string, ``"4453"`` (columns 1-7, first player first)."""
+        for text in played.moves:
             if len(text) != 1 or text not in "1234567":
                 raise InvalidNotation(f"not a Connect Four column: {text!r}")
-        return "".join(moves)
+        return {"columns": "".join(played.moves)}
 
     def transform(self, cells: int, symmetry: int) -> int:
         return mirror_columns(cells) if symmetry & 1 else cells

@@ -15,11 +15,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
+from games.base import PlayedGame
 from games.errors import IllegalMove, InvalidNotation
-from games.othello import kernels
+from games.othello import ggf, kernels
 from games.othello.symmetry import othello_transform, square_image
 
 PASS = kernels.PASS
@@ -131,8 +133,7 @@ class Othello:
     cols = 8
     num_moves = 65
     colours = ("Black", "White")
-    transcript = "moves"
-    downloads = ("txt", "ggf")
+    downloads = MappingProxyType({"txt": "moves", "ggf": "ggf"})
     symmetries = 8
     """The symmetries of the square (``games.othello.symmetry``)."""
     PASS = PASS
@@ -235,18 +236,21 @@ class Othello:
         return int(kernels.perft(_U(player), _U(opponent), depth))
 
 
-    def write_transcript(self, moves: Sequence[str]) -> str:
-        """``"f5d6c3..."``: squares in order, passes left out (they are forced), as in every
-        published transcript."""
+    def exports(self, played: PlayedGame) -> dict[str, str]:
+        """``moves``: ``"f5d6c3..."``, squares in order, passes left out (they are forced),
+        as in every published transcript; ``ggf``: the GGF record (``games.othello.ggf``)."""
         out = []
-        for text in moves:
+        for text in played.moves:
             square = text.strip().lower()
             if square == "pass":
                 continue
             if not _SQUARE_RE.fullmatch(square):
                 raise InvalidNotation(f"not an Othello move: {text!r}")
             out.append(square)
-        return "".join(out)
+        start = _othello(played.start)
+        board = ggf.board_from_cells(self.cells(start))
+        return {"moves": "".join(out),
+                "ggf": ggf.write_ggf(played, board=board, to_move=start.to_move)}
 
     def transform(self, cells: int, symmetry: int) -> int:
         return othello_transform(cells, symmetry)

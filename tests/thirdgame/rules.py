@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
+from games.base import PlayedGame
 from games.errors import IllegalMove, InvalidNotation
 
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
@@ -94,8 +96,7 @@ class TicTacToe:
     cols = 3
     num_moves = 9
     colours = ("Crosses", "Noughts")
-    transcript = "moves"
-    downloads = ("txt",)
+    downloads = MappingProxyType({"txt": "moves"})
     symmetries = 1
 
     def initial(self) -> TicTacToeState:
@@ -145,8 +146,8 @@ class TicTacToe:
             return 1
         return sum(self.perft(state.play(m), depth - 1) for m in state.legal_moves())
 
-    def write_transcript(self, moves: Sequence[str]) -> str:
-        return "".join(_name(_cell(m)) for m in moves)
+    def exports(self, played: PlayedGame) -> dict[str, str]:
+        return {"moves": "".join(_name(_cell(m)) for m in played.moves)}
 
     def transform(self, cells: int, symmetry: int) -> int:
         return cells
