@@ -43,19 +43,29 @@ class Engine:
     - ``measured``: level name -> (Elo over the weakest level, its standard error), as
       ``discus calibrate`` found for exactly these levels (``server.level_calibration``).
     - ``review``: how its positions are valued and its moves judged (``ai.review``).
+    - ``openings``: short opening lines (moves back to back, in notation) ``discus
+      calibrate`` plays before the levels take over, so a pair's games differ.
     """
 
     module: str
     levels: tuple[Level, ...]
     measured: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     review: _review.ReviewRules = field(default_factory=_review.ReviewRules)
+    openings: tuple[str, ...] = ("",)
 
 
 _ENGINES: dict[str, Engine] = {
-    "connect4": Engine("ai.connect4", _levels.CONNECT4_LEVELS, _levels.CONNECT4_MEASURED,
-                       _review.CONNECT4),
-    "othello": Engine("ai.othello", _levels.OTHELLO_LEVELS, _levels.OTHELLO_MEASURED,
-                      _review.OTHELLO),
+    "connect4": Engine(
+        "ai.connect4", _levels.CONNECT4_LEVELS, _levels.CONNECT4_MEASURED, _review.CONNECT4,
+        # Two plies each, no line the mirror image of another (the mirror is the same game).
+        openings=("44", "43", "34", "33", "35", "42", "24", "32"),
+    ),
+    "othello": Engine(
+        "ai.othello", _levels.OTHELLO_LEVELS, _levels.OTHELLO_MEASURED, _review.OTHELLO,
+        # The three second moves after f5 (perpendicular, diagonal, parallel) and replies.
+        openings=("f5d6c3", "f5d6c4", "f5d6c5", "f5f6e6", "f5f6d3", "f5f4e3", "f5f4f3",
+                  "f5d6c3d3"),
+    ),
 }
 ENGINES: Mapping[str, Engine] = MappingProxyType(_ENGINES)
 """Every registered engine by game name (read-only; ``register`` adds one)."""
