@@ -24,7 +24,7 @@ SLOW = 60.0
 
 @pytest.fixture
 async def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> AsyncIterator[Running]:
-    monkeypatch.setenv(ai.PLUGINS_VARIABLE, "tests.thirdgame")
+    monkeypatch.setenv(ai.PLUGINS_VARIABLE, thirdgame.PLUGIN)
     thirdgame.register()
     # Two workers: the review runs on the pool's idle one, which knows the game as well.
     pool = AiPool(processes=2, games=(thirdgame.NAME,))

@@ -1,7 +1,9 @@
 """The third game, a plug-in defined only under ``tests/``: tic-tac-toe's rules
 (``rules``), its negamax engine (``engine``) and its entries in the ``games`` and ``ai``
-registries (``register``). Importing this module registers it, so listing it in
-``$DISCUS_PLUGINS`` makes every process that imports ``ai`` (the AI workers too) know it."""
+registries (``register``). Importing ``tests.thirdgame.plugin`` registers it, so listing
+that module in ``$DISCUS_PLUGINS`` makes every process that imports ``ai`` (the AI workers
+too) know it; importing this package alone registers nothing (test collection must not see
+a game only some tests register)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import games
 from ai.levels import Level
 
 NAME = "tictactoe"
+PLUGIN = "tests.thirdgame.plugin"
+"""The module to list in ``$DISCUS_PLUGINS``."""
 
 LEVELS = (
     Level("beginner", 0, "Plays any move that does not lose at once.", 1, 0.05, 0.2, None,
@@ -28,6 +32,3 @@ def register() -> None:
 def unregister() -> None:
     games.unregister(NAME)
     ai.unregister(NAME)
-
-
-register()

@@ -77,6 +77,23 @@ class TicTacToeState:
         return (self.x, self.o)
 
 
+def _image(cell: int, symmetry: int) -> int:
+    """Where a cell goes under ``symmetry``: transpose if bit 0, then flip the rows if bit 1,
+    then the columns if bit 2 (Othello's convention, on three by three)."""
+    row, col = divmod(cell, 3)
+    if symmetry & 1:
+        row, col = col, row
+    if symmetry & 2:
+        row = 2 - row
+    if symmetry & 4:
+        col = 2 - col
+    return row * 3 + col
+
+
+_IMAGES = tuple(tuple(_image(cell, s) for cell in range(9)) for s in range(8))
+_SOURCES = tuple(tuple(images.index(cell) for cell in range(9)) for images in _IMAGES)
+
+
 def _name(cell: int) -> str:
     return "abc"[cell % 3] + str(cell // 3 + 1)
 
@@ -97,7 +114,7 @@ class TicTacToe:
     num_moves = 9
     colours = ("Crosses", "Noughts")
     downloads = MappingProxyType({"txt": "moves"})
-    symmetries = 1
+    symmetries = 8
 
     def initial(self) -> TicTacToeState:
         return TicTacToeState()
@@ -150,10 +167,11 @@ class TicTacToe:
         return {"moves": "".join(_name(_cell(m)) for m in played.moves)}
 
     def transform(self, cells: int, symmetry: int) -> int:
-        return cells
+        return sum(1 << _IMAGES[symmetry][i] for i in range(9) if cells >> i & 1)
 
     def transform_move(self, move: str, symmetry: int, inverse: bool = False) -> str:
-        return _name(_cell(move))
+        table = _SOURCES if inverse else _IMAGES
+        return _name(table[symmetry][_cell(move)])
 
 
 GAME = TicTacToe()
