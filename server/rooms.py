@@ -18,7 +18,7 @@ can never disagree about what is legal.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -29,11 +29,26 @@ from server import protocol as p
 from server.clocks import TIME_CONTROLS, Clocks, TimeControl
 from server.store import GameRecord, GameStatus, MoveRecord
 
-COLOURS: Mapping[str, tuple[str, str]] = {
-    "connect4": ("Red", "Yellow"),
-    "othello": ("Black", "White"),
-}
-"""What people call each seat, per game (seat 0 first)."""
+
+class _Colours(Mapping[str, tuple[str, str]]):
+    """Every registered game's ``Game.colours``, by game name."""
+
+    def __getitem__(self, name: str) -> tuple[str, str]:
+        try:
+            return games.load(name).colours
+        except ValueError:
+            raise KeyError(name) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(games.names())
+
+    def __len__(self) -> int:
+        return len(games.names())
+
+
+COLOURS: Mapping[str, tuple[str, str]] = _Colours()
+"""What people call each seat, per game (seat 0 first): read from each game's
+``Game.colours``; kept for callers that look colours up by name (use ``game.colours``)."""
 
 ROOM_CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 """Room codes are read aloud and typed from a friend's message: upper case only, and none of
@@ -295,7 +310,7 @@ class Room:
         )
 
     def seat_views(self) -> list[p.SeatView]:
-        colours = COLOURS.get(self.game.name, self.game.players)
+        colours = self.game.colours
         return [
             p.SeatView(
                 seat=i,  # type: ignore[arg-type]
@@ -823,7 +838,7 @@ class Room:
                        ai=ai)
 
     def _colour(self, seat: int) -> str:
-        return COLOURS.get(self.game.name, self.game.players)[seat]
+        return self.game.colours[seat]
 
 
 def level_key(level: str) -> str:
