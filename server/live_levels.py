@@ -20,7 +20,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 import games
 from ai.levels import DEFAULT_LEVELS, Level, levels_of
 from server import protocol as p
-from server.rooms import COLOURS
 from server.storage.levels import LevelBook
 
 log = logging.getLogger("discus.levels")
@@ -65,7 +64,7 @@ class LiveLevels:
         for name in games.names():
             game = games.load(name)
             infos.append(p.GameInfo(
-                name=name, title=game.title, players=list(COLOURS.get(name, game.players)),
+                name=name, title=game.title, players=list(game.colours),
                 rows=game.rows, cols=game.cols,
                 levels=[p.LevelInfo(name=lv.name, order=lv.order, description=lv.description)
                         for lv in levels_of(name, self.current)]))

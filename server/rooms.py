@@ -18,7 +18,7 @@ can never disagree about what is legal.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -28,27 +28,6 @@ from server import errors
 from server import protocol as p
 from server.clocks import TIME_CONTROLS, Clocks, TimeControl
 from server.store import GameRecord, GameStatus, MoveRecord
-
-
-class _Colours(Mapping[str, tuple[str, str]]):
-    """Every registered game's ``Game.colours``, by game name."""
-
-    def __getitem__(self, name: str) -> tuple[str, str]:
-        try:
-            return games.load(name).colours
-        except ValueError:
-            raise KeyError(name) from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(games.names())
-
-    def __len__(self) -> int:
-        return len(games.names())
-
-
-COLOURS: Mapping[str, tuple[str, str]] = _Colours()
-"""What people call each seat, per game (seat 0 first): read from each game's
-``Game.colours``; kept for callers that look colours up by name (use ``game.colours``)."""
 
 ROOM_CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 """Room codes are read aloud and typed from a friend's message: upper case only, and none of
