@@ -42,6 +42,8 @@ PLAY_AFTER = 6.0
 """Seconds of play through B after A has exited."""
 AWAY_MARGIN = 1.0
 """Seconds around a page's time away within which a stored move may miss it."""
+SETTLE_SECONDS = 10.0
+"""How long announcements still on their way may take once play stopped."""
 PAUSE = 0.15
 """Between a person's moves: games must still be going when the SIGTERM comes."""
 
@@ -133,6 +135,19 @@ def _check(table: Table, stored: tuple[str, list[StoredMove]] | None,
     return wrong
 
 
+async def _settled(nodes: Nodes, tables: list[Table], term: float,
+                   timeout: float = SETTLE_SECONDS) -> dict[str, tuple[str, list[StoredMove]]]:
+    """The stored games, once every page was told all it must be (announcements still on
+    their way arrive), or after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        stored = await stored_games(nodes.database_url)
+        if time.monotonic() > deadline or not any(
+                _check(t, stored.get(t.game_id), term) for t in tables):
+            return stored
+        await asyncio.sleep(0.5)
+
+
 @pytest.mark.timeout(240)
 async def test_a_node_stopped_with_sigterm_announces_every_move_it_stored(
     nodes: Nodes,
@@ -152,14 +167,14 @@ async def test_a_node_stopped_with_sigterm_announces_every_move_it_stored(
         term = time.time()
         nodes.terminate(a)
         code = await nodes.wait_exit(a, 60)
+        assert code == 0, f"{a} did not stop cleanly within 60 s of SIGTERM ({code})"
         await asyncio.sleep(PLAY_AFTER)
         stop.set()
         await asyncio.gather(*drivers)
-        await asyncio.sleep(1.5)  # announcements still on their way
+        stored = await _settled(nodes, tables, term)
         for table in tables:
             for page in table.pages:
                 await page.close()
-        stored = await stored_games(nodes.database_url)
         for table in tables:
             wrong.extend(_check(table, stored.get(table.game_id), term))
         errors = [e.get("code") for t in tables for _, e in t.errors]
