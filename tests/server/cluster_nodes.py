@@ -183,12 +183,13 @@ async def stored_games(database_url: str) -> dict[str, tuple[str, list[StoredMov
     return found
 
 
-async def stored_plies(database_url: str, game_id: str) -> int:
-    """How many moves of ``game_id`` are stored now."""
+async def stored_plies(database_url: str, game_id: str) -> tuple[int, str]:
+    """How many moves of ``game_id`` are stored now, and the game's stored status."""
     dsn = database_url.replace("postgresql+asyncpg://", "postgresql://")
     conn = await asyncpg.connect(dsn)
     try:
-        return int(await conn.fetchval("SELECT count(*) FROM moves WHERE game_id = $1",
-                                       game_id))
+        count = await conn.fetchval("SELECT count(*) FROM moves WHERE game_id = $1", game_id)
+        status = await conn.fetchval("SELECT status FROM games WHERE id = $1", game_id)
+        return int(count), str(status)
     finally:
         await conn.close()

@@ -216,15 +216,16 @@ class Table:
         self.changed.set()
 
 
-StaleHook = Callable[[Table, int, dict[str, Any]], Awaitable[None]]
+RefusedHook = Callable[[Table, int, dict[str, Any]], Awaitable[None]]
 
 
 async def drive(table: Table, until: asyncio.Event, pause: float = 0.0,
-                on_stale: StaleHook | None = None, silence: float = 4.0) -> None:
+                on_refused: RefusedHook | None = None, silence: float = 4.0) -> None:
     """Play random legal moves for the people of ``table`` until its game ends or ``until``
     is set: the mover sends, then waits for the position to move on; an error or
     ``silence`` seconds without news sends the same move again (a ``stale_ply`` resyncs the
-    mover's connection first, as the page does, after ``on_stale`` looked at it)."""
+    mover's connection first, as the page does). ``on_refused`` sees each error the mover
+    got for its move first."""
     while not until.is_set() and not table.finished:
         ply = table.position["ply"]
         seat = table.position["to_move"]
@@ -240,9 +241,11 @@ async def drive(table: Table, until: asyncio.Event, pause: float = 0.0,
         await _changed(table, until, lambda p=ply, e=errors_before: table.position["ply"] > p
                        or len(table.errors) > e, silence)
         for who, error in table.errors[errors_before:]:
-            if error.get("code") == "stale_ply" and who == page.name:
-                if on_stale is not None:
-                    await on_stale(table, ply, error)
+            if who != page.name:
+                continue
+            if on_refused is not None:
+                await on_refused(table, ply, error)
+            if error.get("code") == "stale_ply":
                 await page.resync()
                 await asyncio.sleep(0.3)
         if len(table.errors) > errors_before and table.position["ply"] == ply:
