@@ -220,12 +220,15 @@ RefusedHook = Callable[[Table, int, dict[str, Any]], Awaitable[None]]
 
 
 async def drive(table: Table, until: asyncio.Event, pause: float = 0.0,
-                on_refused: RefusedHook | None = None, silence: float = 4.0) -> None:
-    """Play random legal moves for the people of ``table`` until its game ends or ``until``
+                on_refused: RefusedHook | None = None, silence: float = 4.0,
+                start_after: float = 0.0) -> None:
+    """Play random legal moves (or those ``table.chosen`` holds for their ply) for the
+    people of ``table``, from ``start_after`` seconds on, until its game ends or ``until``
     is set: the mover sends, then waits for the position to move on; an error or
     ``silence`` seconds without news sends the same move again (a ``stale_ply`` resyncs the
     mover's connection first, as the page does). ``on_refused`` sees each error the mover
     got for its move first."""
+    await asyncio.sleep(start_after)
     while not until.is_set() and not table.finished:
         ply = table.position["ply"]
         seat = table.position["to_move"]
