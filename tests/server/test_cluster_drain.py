@@ -137,7 +137,7 @@ def _check(table: Table, stored: tuple[str, list[StoredMove]] | None,
             wrong.append(f"{table.room}: {page.name} never got move_made for ply "
                          f"{', '.join(missing)}; {len(moves)} stored, game {status}; "
                          f"its reconnections: {[round(c - term, 2) for c, _ in page.gaps]}; "
-                         f"errors: {[(w, e.get('code')) for w, e in table.errors]}")
+                         f"errors: {dict(Counter((w, e.get('code')) for w, e in table.errors))}")
         if (status == "finished" and not seen.over
                 and not page.away(moves[-1][3], AWAY_MARGIN)):
             wrong.append(f"{table.room}: {page.name} never got game_over; the stored game "
