@@ -44,6 +44,8 @@ class Page:
         self.token: str | None = None
         self.player_id = ""
         self.ws: ClientConnection | None = None
+        self.url = ""
+        """Where it is connected (or last tried to)."""
         self.connection = 0
         self.closes: list[int | None] = []
         self.gaps: list[tuple[float, float]] = []
@@ -73,7 +75,14 @@ class Page:
         self._reader = asyncio.create_task(self._read())
         await asyncio.wait_for(self.welcomed.wait(), 30)
 
+    def leaving(self, since: float) -> None:
+        """Count it as away from ``since`` (wall clock) until it is welcomed again: its node
+        was told to stop, so it is about to be closed and to come back elsewhere."""
+        if self._closed_at is None:
+            self._closed_at = since
+
     async def _connect(self, url: str) -> None:
+        self.url = url
         self.welcomed.clear()
         self.ws = await connect(url, max_size=None, open_timeout=10)
         self.connection += 1

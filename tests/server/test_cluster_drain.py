@@ -10,10 +10,11 @@ move comes), and play goes on through B, which takes the rooms over. Five rounds
 a fresh A.
 
 What must hold, per room, against the moves table: every stored move reached every player
-connected to B as ``move_made`` with the stored move (and ``game_over`` if the stored game
-is finished); a player who came back from A saw every move stored after it came back, and
-everything it was told agrees with the store; nobody got ``unknown_room`` for a room of
-theirs.
+as ``move_made`` with the stored move (and ``game_over`` if the stored game is finished),
+but for a player that was away when it was stored (from the SIGTERM of its node until it
+was welcomed back through B, or while it resynced), which gets it in the ``room_state`` it
+comes back to; everything anyone was told agrees with the store; nobody got
+``unknown_room`` for a room of theirs.
 """
 
 from __future__ import annotations
@@ -180,6 +181,10 @@ async def test_a_node_stopped_with_sigterm_announces_every_move_it_stored(
         await asyncio.sleep(PLAY_BEFORE)
         plies_at_term = sum(t.position["ply"] for t in tables)
         term = time.time()
+        for table in tables:
+            for page in table.pages:
+                if page.url == nodes.url(a):
+                    page.leaving(term)
         nodes.terminate(a)
         code = await nodes.wait_exit(a, 60)
         assert code == 0, f"{a} did not stop cleanly within 60 s of SIGTERM ({code})"
