@@ -15,7 +15,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
-from server import admin as admin_module
+from server import live_levels
 from server.admin_accounts import Admins
 from server.app import Settings, running
 from server.bot_accounts import Accounts
@@ -179,7 +179,7 @@ async def _ai_reply(person: Client, room: str, ply: int, move: str) -> tuple[dic
 async def test_an_edit_on_one_server_limits_the_next_ai_move_on_another(
     database_url: str, pool: AiPool, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(admin_module, "POLL_SECONDS", 0.2)
+    monkeypatch.setattr(live_levels, "POLL_SECONDS", 0.2)
     _, token = await _make_admin(database_url)
     playing_store = SqlStore(database_url)
     async with (
