@@ -36,6 +36,10 @@ RECONNECT_CLOSE = 1012
 """Service restart: another node runs this node's rooms now; the page reconnects at once."""
 
 
+MAX_ROUNDS_LOOKED_UP = 1000
+"""Rematches of one room looked through for its unfinished game when Redis forgot the room."""
+
+
 class ClusterPlacement:
     """Where rooms run, on a node of ``cluster``."""
 
@@ -114,10 +118,16 @@ class ClusterPlacement:
             return False
         room_id = code.upper()
         owner = await self.cluster.owner(room_id)
+        if (owner is None or owner == self.cluster.node) and not self.draining:
+            # A room whose owner died, or one Redis forgot (it restarted empty): take it
+            # over now, from the registry or from the store; else ``unknown_room`` here.
+            if not await self._take(room_id) and await self._adopt_stored(room_id):
+                owner = await self.cluster.owner(room_id)
+                if owner is None:
+                    raise errors.InternalError(f"room {room_id} is moving to another server; "
+                                               "send that again")
+            owner = await self.cluster.owner(room_id)
         if owner is None or owner == self.cluster.node:
-            # A room whose owner died: take it over now; else ``unknown_room`` here.
-            if not self.draining:
-                await self.cluster.take_if_ownerless(room_id)
             return False
         try:
             error = await self.cluster.forward(owner, room_id,
@@ -132,6 +142,34 @@ class ClusterPlacement:
         if error is not None:
             self._outbox.write([client.ws], error)
         return True
+
+    async def _adopt_stored(self, room_id: str) -> bool:
+        """The registry does not know the room (Redis lost it): if the store holds an
+        unfinished game of it, register that game and try to take the room over (or leave
+        it to the node that wins the lease); whether there is such a game. One read per
+        round the room played."""
+        latest = None
+        for round in range(1, MAX_ROUNDS_LOOKED_UP + 1):
+            loaded = await self._store.load_game(f"{room_id}-{round}")
+            if loaded is None:
+                break
+            latest = loaded[0]
+        if latest is None or latest.status in history.PAST_STATUSES:
+            return False
+        await self.cluster.adopt(room_id, latest.id)
+        await self._take(room_id)
+        return True
+
+    async def _take(self, room_id: str) -> bool:
+        """Take the room over if it is registered and nobody holds it. Tried twice: after
+        Redis lost its epoch counters the first lease can repeat the game's epoch, which the
+        store refuses (and the counter is raised past it, so the second is newer)."""
+        for _ in range(2):
+            if await self.cluster.take_if_ownerless(room_id):
+                return True
+            if await self.cluster.owner(room_id) is not None:
+                return False
+        return False
 
     async def settled(self, code: str) -> None:
         """Wait while this node is taking the room ``code`` names over (it holds the lease,

@@ -139,7 +139,11 @@ class RoomRunner:
     async def _run(self, room: Room, player: Player, message: p.RoomCommand,
                    now: float) -> Outcome:
         if isinstance(message, p.Move):
-            plan = room.check_move(player.id, message.ply, message.move, now)
+            try:
+                plan = room.check_move(player.id, message.ply, message.move, now)
+            except (errors.StalePly, errors.NotYourTurn, errors.GameFinished):
+                await self._check_current(room)
+                raise
             try:
                 await self.store.append_move(self.fenced(room, plan.record))
             except DuplicateMove:
@@ -227,6 +231,20 @@ class RoomRunner:
     def fenced(self, room: Room, record: Any) -> Any:
         """``record`` (a game or a move) as this instance of the room writes it."""
         return replace(record, epoch=room.epoch)
+
+    async def _check_current(self, room: Room) -> None:
+        """Before refusing a move as out of turn: if the store holds more of the game than
+        this instance (another node took the room over and played on; this one has not
+        noticed yet), the instance is stale: it goes, and the sender is told to send again
+        (to the room's real owner), not that its correct move is wrong."""
+        loaded = await self.store.load_game(room.game_id)
+        if loaded is None:
+            return
+        record, moves = loaded
+        if record.epoch > room.epoch or len(moves) > len(room.moves):
+            self.let_go(room)
+            raise errors.InternalError(f"room {room.id} is run by another server now; send "
+                                       "that again")
 
     def is_current(self, room: Room) -> bool:
         """Whether ``room`` is still the instance this node runs (not closed, not replaced

@@ -212,8 +212,10 @@ class Store(Protocol):
 
     async def fence(self, game_id: str, epoch: int) -> None:
         """Raise the game's epoch to ``epoch``: from then on, writes carrying an older one
-        are refused. ``Fenced`` if the game already holds a newer one. Call before reading a
-        game one takes over, so every write of the former owner is either read or refused."""
+        are refused. ``Fenced`` if the game already holds this epoch or a newer one (two
+        owners under one epoch could both write: after Redis lost its epoch counters, a new
+        lease can repeat an old epoch). Call before reading a game one takes over, so every
+        write of the former owner is either read or refused."""
         ...
 
     async def load_game(self, game_id: str) -> tuple[GameRecord, list[MoveRecord]] | None: ...
@@ -344,11 +346,17 @@ class MemoryStore:
         return self._players.get(player_id)
 
     async def save_game(self, game: GameRecord) -> None:
-        await self.fence(game.id, game.epoch)
+        await self._hold(game.id, game.epoch)
         self._games[game.id] = replace(game, epoch=self._epochs.get(game.id, 0))
         self._moves.setdefault(game.id, [])
 
     async def fence(self, game_id: str, epoch: int) -> None:
+        if epoch and game_id in self._epochs and self._epochs[game_id] >= epoch:
+            raise Fenced(f"game {game_id} is held at epoch {self._epochs[game_id]}, "
+                         f"not {epoch}")
+        await self._hold(game_id, epoch)
+
+    async def _hold(self, game_id: str, epoch: int) -> None:
         held = self._epochs.get(game_id, 0)
         if epoch and held > epoch:
             raise Fenced(f"game {game_id} is held at epoch {held}, not {epoch}")
@@ -358,7 +366,7 @@ class MemoryStore:
 
     async def append_move(self, move: MoveRecord) -> None:
         if move.game_id in self._games:
-            await self.fence(move.game_id, move.epoch)
+            await self._hold(move.game_id, move.epoch)
         moves = self._moves.setdefault(move.game_id, [])
         if any(m.ply == move.ply for m in moves):
             raise DuplicateMove(f"game {move.game_id} already has a move at ply {move.ply}")
@@ -386,7 +394,7 @@ class MemoryStore:
         return {game_id: len(self._moves.get(game_id, ())) for game_id in game_ids}
 
     async def take_back(self, game_id: str, plies: int, epoch: int = 0) -> None:
-        await self.fence(game_id, epoch)
+        await self._hold(game_id, epoch)
         self._moves[game_id] = [m for m in self._moves.get(game_id, []) if m.ply < plies]
 
 

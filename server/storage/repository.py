@@ -193,9 +193,10 @@ def write_game(conn: Connection, game: GameRecord) -> None:
     _upsert_sync(conn, games, _game_values(game), ["id"])
 
 
-def hold_epoch(conn: Connection, game_id: str, epoch: int) -> None:
+def hold_epoch(conn: Connection, game_id: str, epoch: int, newer: bool = False) -> None:
     """Raise the game's epoch to ``epoch`` (nothing for 0, or for a game not stored yet), or
-    raise ``Fenced`` if it holds a newer one. The game's row is read ``FOR UPDATE`` (on
+    raise ``Fenced`` if it holds a newer one (``newer``, a takeover's fence: one as new too,
+    since two owners under one epoch could both write). The game's row is read ``FOR UPDATE`` (on
     PostgreSQL), so it stays locked until the transaction ends: a takeover's fence and a
     former owner's write are ordered, the write either committed before the fence (the new
     owner reads it) or refused. (Moves are checked by the ``moves_fence`` trigger.)"""
@@ -205,7 +206,7 @@ def hold_epoch(conn: Connection, game_id: str, epoch: int) -> None:
                         .with_for_update()).scalar()
     if held is None:
         return
-    if held > epoch:
+    if held > epoch or (newer and held == epoch):
         raise Fenced(f"game {game_id} is held at epoch {held}, not {epoch}")
     if held < epoch:
         conn.execute(update(games).where(games.c.id == game_id).values(epoch=epoch))

@@ -108,7 +108,7 @@ class SqlStore:
         await self._writes().run(move)
 
     async def fence(self, game_id: str, epoch: int) -> None:
-        await self._writes().run(lambda conn: repo.hold_epoch(conn, game_id, epoch))
+        await self._writes().run(lambda conn: repo.hold_epoch(conn, game_id, epoch, newer=True))
 
     async def take_back(self, game_id: str, plies: int, epoch: int = 0) -> None:
         def write(conn: Connection) -> None:

@@ -233,6 +233,17 @@ async def test_a_fence_never_goes_back_and_unfenced_writes_keep_it(store: Store)
     assert loaded is not None and (loaded[0].status, loaded[0].epoch) == ("finished", 3)
 
 
+async def test_a_takeover_under_the_games_own_epoch_is_refused(store: Store) -> None:
+    # Redis restarted empty: a new lease can repeat the epoch the running owner writes with.
+    await store.save_game(a_game("g1", epoch=1))
+    with pytest.raises(Fenced):
+        await store.fence("g1", 1)
+    await store.append_move(a_move("g1", 1, epoch=1))  # the owner still writes
+    await store.fence("g1", 2)  # a newer lease takes over
+    with pytest.raises(Fenced):
+        await store.append_move(a_move("g1", 2, epoch=1))
+
+
 async def test_a_stale_move_in_a_group_commit_fails_alone(store: Store) -> None:
     await store.save_game(a_game("g1", epoch=1))
     await store.save_game(a_game("g2", epoch=1))
