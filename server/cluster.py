@@ -536,7 +536,11 @@ class Cluster:
             return room_id in self.owned
         return await self._take(room_id, entry)
 
-    async def _take(self, room_id: str, entry: str) -> bool:
+    async def _take(self, room_id: str, entry: str, again: bool = True) -> bool:
+        """Claim the room and run it here. A claim the store refuses (Redis lost the epoch
+        counter, so the new epoch was not newer than the game's: ``catch_up`` raised it) is
+        made once more at once, rather than leaving the room without an owner until the
+        next full scan."""
         assert self._app is not None
         epoch = await self.claim(room_id)
         if epoch is None:
@@ -549,7 +553,7 @@ class Cluster:
             log.warning("taking room %s over at epoch %d was refused (%s)", room_id, epoch,
                         exc)
             await self.release(room_id)
-            return False
+            return again and await self._take(room_id, entry, again=False)
         except Exception:
             log.exception("taking room %s over failed", room_id)
             await self.release(room_id)

@@ -148,6 +148,15 @@ class ClusterPlacement:
         unfinished game of it, register that game and try to take the room over (or leave
         it to the node that wins the lease); whether there is such a game. One read per
         round the room played."""
+        latest = await self._unfinished_game(room_id)
+        if latest is None:
+            return False
+        await self.cluster.adopt(room_id, latest.id)
+        await self._take(room_id)
+        return True
+
+    async def _unfinished_game(self, room_id: str) -> GameRecord | None:
+        """The room's game in the store if it is unfinished: one read per round played."""
         latest = None
         for round in range(1, MAX_ROUNDS_LOOKED_UP + 1):
             loaded = await self._store.load_game(f"{room_id}-{round}")
@@ -155,21 +164,12 @@ class ClusterPlacement:
                 break
             latest = loaded[0]
         if latest is None or latest.status in history.PAST_STATUSES:
-            return False
-        await self.cluster.adopt(room_id, latest.id)
-        await self._take(room_id)
-        return True
+            return None
+        return latest
 
     async def _take(self, room_id: str) -> bool:
-        """Take the room over if it is registered and nobody holds it. Tried twice: after
-        Redis lost its epoch counters the first lease can repeat the game's epoch, which the
-        store refuses (and the counter is raised past it, so the second is newer)."""
-        for _ in range(2):
-            if await self.cluster.take_if_ownerless(room_id):
-                return True
-            if await self.cluster.owner(room_id) is not None:
-                return False
-        return False
+        """Take the room over if it is registered and nobody holds it."""
+        return await self.cluster.take_if_ownerless(room_id)
 
     async def settled(self, code: str) -> None:
         """Wait while this node is taking the room ``code`` names over (it holds the lease,
@@ -178,6 +178,11 @@ class ClusterPlacement:
         if self.cluster.holds(room_id) and room_id not in self._lobby.rooms:
             async with self._locks(room_id):
                 pass
+        if room_id not in self._lobby.rooms and await self._unfinished_game(room_id):
+            # Between owners (a takeover under way or refused, Redis just back): the room
+            # exists, so not ``unknown_room``: the sender tries again in a moment.
+            raise errors.InternalError(f"room {room_id} is moving to another server; send "
+                                       "that again")
 
     async def check_room_limit(self, player_id: str) -> None:
         await unfinished_limit(self._store, player_id, self._max_rooms)
