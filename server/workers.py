@@ -61,6 +61,7 @@ from typing import Any, Protocol
 import numpy as np
 
 import games
+from ai.cached import cached_iteration, learned, wants_lookup
 from ai.connect4.evaluation import MAX_EVAL, WIN
 from ai.levels import Level, choose_move
 from ai.limits import Iteration, Limits
@@ -109,9 +110,6 @@ TASK_SECONDS = 600.0
 
 TASK_POLL_SECONDS = 0.01
 """How often a worker running a task looks whether the parent wants it back."""
-
-EXACT = 3
-"""``bound`` of a score exact at its depth (``ai.tt.EXACT``)."""
 
 COUNTED = ("lookups", "hot_hits", "durable_hits", "misses")
 """The cache counters each ``done`` message carries, in this order."""
@@ -366,14 +364,9 @@ def _open_cache(settings: CacheSettings | None) -> Any:
 
 
 def _save(cache: Any, state: State, last: Iteration, candidates: int) -> None:
-    """Save the search's root and principal variation and, for a level choosing among
-    ``candidates`` moves, every root move's child: one call to the cache."""
-    from server.storage import child_results, pv_results
-
-    learned = child_results(state, last, candidates) if candidates > 1 else []
+    """Save what the search taught (``ai.cached.learned``): one call to the cache."""
     try:
-        # The PV last: its child entry carries a best move, which wins a tie (better_than).
-        cache.save([*learned, *pv_results(state, last)], timeout=CACHE_SAVE_SECONDS)
+        cache.save(learned(state, last, candidates), timeout=CACHE_SAVE_SECONDS)
     except Exception:
         log.exception("saving to the position cache failed")
 
@@ -442,23 +435,11 @@ def _score_of(it: Iteration, move: int) -> int | None:
 def _cached_answer(cache: Any, state: State, limits: Limits
                    ) -> tuple[Iteration | None, tuple[int, ...]]:
     """One lookup of ``state`` and its children (never one per node): the iteration a search
-    with ``limits`` would end with, when the cache can stand in for it, and the lookup's
-    counters.
-
-    A level that plays the single best move (``multipv`` 1) takes the cached root result if
-    ``usable_answer`` accepts it, else one proven from the children when every child is
-    solved. A level that chooses among several moves needs exact scores for its candidates
-    and bounds for the rest, at exactly its depth: ``multipv_answer`` rebuilds them from the
-    children's results, which a search for that level saved (``child_results``). Levels
-    bounded only by time choose among several moves nowhere (no such level ships): they
-    always search.
-    """
-    from server.storage import CachedResult, multipv_answer, usable_answer
-
-    if limits.multipv > 1 and limits.depth is None:
+    with ``limits`` would end with when the cache can stand in for it (``ai.cached`` decides),
+    and the lookup's counters."""
+    if not wants_lookup(limits):
         return None, (0, 0, 0, 0)
-    legal = state.legal_moves()
-    children = [state.play(m) for m in legal]
+    children = [state.play(m) for m in state.legal_moves()]
     before = cache.stats()
     try:
         found = cache.lookup([state, *children], timeout=CACHE_LOOKUP_SECONDS)
@@ -467,24 +448,7 @@ def _cached_answer(cache: Any, state: State, limits: Limits
         found = [None] * (1 + len(children))
     after = cache.stats()
     counts = tuple(int(after[k] - before[k]) for k in COUNTED)
-    if limits.multipv > 1:
-        assert limits.depth is not None
-        return multipv_answer(state, found[0], legal, found[1:], limits.depth,
-                              limits.multipv), counts
-    answer = usable_answer(found[0], limits)
-    if answer is None and found[1:] and all(
-        hit is not None and hit.exact and not child.is_over()
-        for hit, child in zip(found[1:], children, strict=True)
-    ):
-        # Every child solved: the root is solved too (negamax), best move included.
-        score, move = max((-hit.score, m) for hit, m in zip(found[1:], legal, strict=True)
-                          if hit is not None)
-        depth = 1 + max(hit.depth for hit in found[1:] if hit is not None)
-        answer = usable_answer(CachedResult(depth, score, EXACT, move, True), limits)
-    if answer is None or answer.move is None:
-        return None, counts
-    return Iteration(answer.depth, answer.score, answer.move, (answer.move,), 0, 0.0,
-                     answer.exact), counts
+    return cached_iteration(state, limits, found[0], found[1:]), counts
 
 
 # --- the parent side ----------------------------------------------------------------------------
