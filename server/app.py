@@ -5,7 +5,7 @@ protocol on the websocket at ``/ws``. This module is glue, and the map of the se
 
 - ``server.connection``: one websocket and its rate limits; ``server.protocol``: messages;
 - ``server.rooms``: the rules of rooms (sans-I/O), run here under each room's lock;
-- ``server.workers`` (local processes) or ``server.ai_queue`` (``discus worker`` anywhere,
+- ``server.engines`` (local processes, or ``discus worker`` processes anywhere,
   through Redis): AI moves; ``server.store`` / ``server.storage``: durability;
 - ``server.admin``, ``server.bot_desk``: the admin's and the bots' messages;
 - ``server.cluster`` (leases, inboxes, events in Redis) and ``server.node`` (what a node
@@ -58,6 +58,15 @@ from server.bot_limits import (
 from server.clocks import TIME_CONTROLS, TimeControl
 from server.cluster import Cluster
 from server.connection import Client, TokenBucket
+from server.engines.local import (
+    COUNTED,
+    AiJob,
+    AiPool,
+    Pool,
+    Progress,
+    quick_move_off_loop,
+    win_in,
+)
 from server.gc_policy import Collector, release_transport
 from server.http import HttpSide
 from server.node import ClusterNode
@@ -87,15 +96,6 @@ from server.store import (
     MoveRecord,
     PlayerRecord,
     Store,
-)
-from server.workers import (
-    COUNTED,
-    AiJob,
-    AiPool,
-    Pool,
-    Progress,
-    quick_move_off_loop,
-    win_in,
 )
 
 log = logging.getLogger("discus.server")
@@ -1123,9 +1123,9 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
     store the server is a node of a cluster (``server.cluster``) sharing both: leases of
     ``lease`` seconds (default ``ClusterSettings``), renewed three times as often.
     """
+    from server.engines.local import CacheSettings
     from server.storage import SqlStore, open_cache
     from server.storage import redis_url as resolve_redis_url
-    from server.workers import CacheSettings
 
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -1141,7 +1141,7 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
         if shared is None:
             raise ValueError("a server without AI workers needs Redis (REDIS_URL or "
                              "--redis-url), where `discus worker` processes take its AI moves")
-        from server.ai_queue import QueuedPool
+        from server.engines.queued import QueuedPool
 
         pool = QueuedPool(shared, database_url=sql_url)
     else:

@@ -25,8 +25,8 @@ from ai import review as engine_review
 from server import errors
 from server import protocol as p
 from server.connection import Client
+from server.engines.local import AiPool
 from server.store import GameRecord, MoveRecord, ReviewRecord
-from server.workers import AiPool
 
 log = logging.getLogger(__name__)
 

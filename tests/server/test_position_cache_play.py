@@ -24,9 +24,7 @@ from ai.levels import DEFAULT_LEVELS, Level, choose_move, find
 from ai.limits import Limits
 from games.base import State
 from server.app import running
-from server.storage import CachedResult, SqlStore, keys, open_cache, open_sync_cache
-from server.store import MemoryStore
-from server.workers import (
+from server.engines.local import (
     IDLE_FLUSH_SECONDS,
     AiAnswer,
     AiJob,
@@ -35,6 +33,8 @@ from server.workers import (
     _cached_answer,
     _save,
 )
+from server.storage import CachedResult, SqlStore, keys, open_cache, open_sync_cache
+from server.store import MemoryStore
 from tests.storage.conftest import (  # noqa: F401 - fixtures
     REDIS_URL,
     pg_url,

@@ -13,7 +13,7 @@ import pytest
 import games
 from ai.connect4.evaluation import WIN
 from ai.levels import Level
-from server.workers import PROGRESS_EVERY, AiJob, AiPool, Progress, quick_move, win_in
+from server.engines.local import PROGRESS_EVERY, AiJob, AiPool, Progress, quick_move, win_in
 
 HANGS = f"{__name__}:hang_while_warming_up"
 """Loaded by path in the worker process (which inherits this run's ``sys.path``)."""
@@ -226,7 +226,7 @@ def test_an_opening_book_answer_is_not_kept_in_the_position_cache() -> None:
     """Else the cache would answer for the book, always with the same one of its moves."""
     import ai
     from ai.levels import DEFAULT_LEVELS
-    from server.workers import _answer
+    from server.engines.local import _answer
 
     class Pipe:
         def send(self, message: object) -> None:

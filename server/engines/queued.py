@@ -3,7 +3,7 @@
 A node started with ``--workers 0`` (and ``REDIS_URL``) keeps no engine processes of its own:
 ``QueuedPool`` has ``AiPool``'s interface (``start``, ``think``, ``snapshot``, ``close``), so
 the rooms cannot tell the difference, but each job is one entry on a stream every worker
-reads through one consumer group (``server.ai_worker``), and the answer comes back on a
+reads through one consumer group (``server.engines.remote_worker``), and the answer comes back on a
 stream of the node's own.
 
 Why Streams and not pub/sub or a list: a consumer group hands each job to exactly one
@@ -40,9 +40,7 @@ from typing import Any
 from redis.exceptions import RedisError, ResponseError
 
 import games
-from server.storage import keys
-from server.storage.config import async_redis
-from server.workers import (
+from server.engines.local import (
     COUNTED,
     DEFAULT_MARGIN,
     DEFAULT_QUEUE_TIMEOUT,
@@ -53,6 +51,8 @@ from server.workers import (
     Progress,
     quick_move_off_loop,
 )
+from server.storage import keys
+from server.storage.config import async_redis
 
 log = logging.getLogger(__name__)
 

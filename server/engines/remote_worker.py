@@ -2,7 +2,7 @@
 
 A worker is a local ``AiPool`` (its engine processes, watchdog and quick fallback, exactly
 as a single server runs them) fed from the Redis job stream through the consumer group
-(``server.ai_queue`` says why Streams). It reads at most as many jobs as it has idle
+(``server.engines.queued`` says why Streams). It reads at most as many jobs as it has idle
 processes, so a busy worker leaves the rest of the stream to others.
 
 A worker that dies holds its jobs unacknowledged. Every live worker renews the entries it
@@ -30,10 +30,10 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from ai.levels import Level
-from server.ai_queue import REPLIES_MAXLEN, REPLIES_TTL_SECONDS, decode, encode, ensure_group
+from server.engines.local import AiJob, AiPool, CacheSettings, Progress
+from server.engines.queued import REPLIES_MAXLEN, REPLIES_TTL_SECONDS, decode, encode, ensure_group
 from server.storage import keys
 from server.storage.config import async_redis
-from server.workers import AiJob, AiPool, CacheSettings, Progress
 
 log = logging.getLogger(__name__)
 

@@ -517,7 +517,7 @@ class PoolStats:
 
 class Pool(Protocol):
     """What the server needs of its AI: ``AiPool`` (engine processes of its own) and
-    ``server.ai_queue.QueuedPool`` (a cluster's ``discus worker`` processes) both are one."""
+    ``server.engines.queued.QueuedPool`` (a cluster's ``discus worker`` processes) both are one."""
 
     @property
     def size(self) -> int:
