@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 
 from ai.levels import Level
-from server.engines.local import AiJob, AiPool
+from server.engines import AiJob, AiPool
 from server.engines.queued import QueuedPool, live_workers
 from server.engines.remote_worker import DEFAULT_CLAIM_IDLE, Worker
 
@@ -58,7 +58,7 @@ async def _takeover(prefix: str) -> float:
     node = QueuedPool(REDIS_URL, games=("connect4",), prefix=prefix, queue_timeout=60.0)
     await node.start()
     code = (
-        "import asyncio\nfrom server.engines.local import AiPool\n"
+        "import asyncio\nfrom server.engines import AiPool\n"
         "from server.engines.remote_worker import Worker\n"
         "pool = AiPool(processes=1, games=('connect4',), search='scripted_engines:stuck',"
         " warm_up='scripted_engines:warm_up')\n"

@@ -58,7 +58,7 @@ from server.bot_limits import (
 from server.clocks import TIME_CONTROLS, TimeControl
 from server.cluster import Cluster
 from server.connection import Client, TokenBucket
-from server.engines.local import (
+from server.engines import (
     COUNTED,
     AiJob,
     AiPool,
@@ -1123,7 +1123,7 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
     store the server is a node of a cluster (``server.cluster``) sharing both: leases of
     ``lease`` seconds (default ``ClusterSettings``), renewed three times as often.
     """
-    from server.engines.local import CacheSettings
+    from server.engines import CacheSettings
     from server.storage import SqlStore, open_cache
     from server.storage import redis_url as resolve_redis_url
 
@@ -1141,7 +1141,7 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
         if shared is None:
             raise ValueError("a server without AI workers needs Redis (REDIS_URL or "
                              "--redis-url), where `discus worker` processes take its AI moves")
-        from server.engines.queued import QueuedPool
+        from server.engines import QueuedPool
 
         pool = QueuedPool(shared, database_url=sql_url)
     else:

@@ -33,7 +33,7 @@ from ai.calibrate import (
     run_calibration,
 )
 from ai.levels import Level
-from server.engines.local import AiJob, Pool
+from server.engines import AiJob, Pool
 from server.storage import repository as repo
 
 OnProgress = Callable[[int, int, GameResult], None]

@@ -25,7 +25,7 @@ from ai import review as engine_review
 from server import errors
 from server import protocol as p
 from server.connection import Client
-from server.engines.local import AiPool
+from server.engines import AiPool
 from server.store import GameRecord, MoveRecord, ReviewRecord
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from server import admin as admin_module
 from server.accounts import Accounts
 from server.admin_accounts import Admins
 from server.app import Settings, running
-from server.engines.local import AiPool
+from server.engines import AiPool
 from server.rooms import game_id_of
 from server.storage import SqlStore
 from tests.storage.conftest import create_database, drop_database

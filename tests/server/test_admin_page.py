@@ -19,7 +19,7 @@ from wsclient import Client
 
 from server.admin_accounts import Admins
 from server.app import running
-from server.engines.local import AiPool
+from server.engines import AiPool
 from server.storage import SqlStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]

@@ -21,7 +21,7 @@ import ai
 from ai.connect4.engine import clear as clear_connect4_tables
 from ai.levels import Level, choose_move
 from games.connect4 import GAME as C4
-from server.engines.local import AiJob, AiPool, Progress
+from server.engines import AiJob, AiPool, Progress
 from server.engines.queued import QueuedPool, live_workers
 from server.engines.remote_worker import Worker
 from tests.storage.conftest import (  # noqa: F401 - fixtures
@@ -129,7 +129,7 @@ def _spawn_stuck_worker(prefix: str) -> subprocess.Popen[bytes]:
     code = (
         "import asyncio\n"
         "from server.engines.remote_worker import Worker\n"
-        "from server.engines.local import AiPool\n"
+        "from server.engines import AiPool\n"
         f"pool = AiPool(processes=1, games=('connect4',), search='scripted_engines:stuck',\n"
         "              warm_up='scripted_engines:warm_up')\n"
         f"asyncio.run(Worker({REDIS_URL!r}, prefix={prefix!r}, pool=pool, renew=0.2).run())\n"

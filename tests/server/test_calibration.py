@@ -18,7 +18,7 @@ from server.calibration import (
     run_calibration_on_pool,
 )
 from server.cli import main
-from server.engines.local import AiPool
+from server.engines import AiPool
 from server.storage import SqlStore
 from server.storage import repository as repo
 

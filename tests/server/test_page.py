@@ -29,7 +29,7 @@ from playwright.async_api import Browser, BrowserContext, Page, expect
 from wsclient import Client
 
 from server.app import Settings, running
-from server.engines.local import AiPool
+from server.engines import AiPool
 from server.store import MemoryStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]

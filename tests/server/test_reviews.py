@@ -14,7 +14,7 @@ import games
 from ai import review, tt
 from ai.connect4 import solver
 from server.app import Running, Settings, running
-from server.engines.local import AiPool
+from server.engines import AiPool
 from server.storage import open_store
 from server.store import MemoryStore, Store
 

@@ -14,7 +14,7 @@ import pytest
 from wsclient import Client, friends_game
 
 from server.app import Running, Settings, running
-from server.engines.local import AiPool
+from server.engines import AiPool
 from server.store import MemoryStore
 
 VERTICAL_WIN = ["1", "2", "1", "2", "1", "2", "1"]
