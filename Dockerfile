@@ -9,6 +9,7 @@ COPY pyproject.toml README.md ./
 COPY games games
 COPY ai ai
 COPY server server
+COPY clients clients
 COPY bench bench
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
 

@@ -25,7 +25,7 @@ import multiprocessing
 import random
 import time
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Literal
@@ -38,23 +38,24 @@ from ai.levels import Level, choose_move
 
 PairMode = Literal["adjacent", "all"]
 
-OPENINGS: Mapping[str, tuple[str, ...]] = {
-    # Two plies each, no line the mirror image of another (the mirror is the same game).
-    "connect4": ("44", "43", "34", "33", "35", "42", "24", "32"),
-    # The three second moves after f5 (perpendicular, diagonal, parallel) and common replies.
-    "othello": (
-        "f5d6c3",
-        "f5d6c4",
-        "f5d6c5",
-        "f5f6e6",
-        "f5f6d3",
-        "f5f4e3",
-        "f5f4f3",
-        "f5d6c3d3",
-    ),
-}
-"""Short opening lines per game, in the game's notation, played before the levels take over
-so that a pair's games are not all the same game."""
+class _Openings(Mapping[str, tuple[str, ...]]):
+    def __getitem__(self, game: str) -> tuple[str, ...]:
+        try:
+            return ai.engine(game).openings
+        except ValueError:
+            raise KeyError(game) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(ai.names())
+
+    def __len__(self) -> int:
+        return len(ai.names())
+
+
+OPENINGS: Mapping[str, tuple[str, ...]] = _Openings()
+"""Short opening lines per game (each engine's ``ai.Engine.openings``), in the game's
+notation, played before the levels take over so that a pair's games are not all the same
+game."""
 
 ELO_PER_NATURAL = 400 / math.log(10)  # Elo points per unit of the logistic's natural scale
 
@@ -234,20 +235,28 @@ def play_game(game_name: str, levels: Mapping[str, Level], match: MatchGame) -> 
 
 
 def opening_moves(game: games.Game, line: str) -> list[int]:
-    """The moves of an opening line, as ints."""
+    """The moves of an opening line (moves back to back, ``"44"``, ``"f5d6"``), as ints:
+    each move is the shortest text from where the last ended that is a legal move."""
     state = game.initial()
-    moves = []
-    for text in _split(game, line):
-        move = game.parse_move(state, text)
+    moves: list[int] = []
+    pos = 0
+    while pos < len(line):
+        for end in range(pos + 1, min(len(line), pos + MAX_MOVE_TEXT) + 1):
+            try:
+                move = game.parse_move(state, line[pos:end])
+            except ValueError:
+                continue
+            break
+        else:
+            raise games.InvalidNotation(f"no move of {game.name} at {pos + 1} of {line!r}")
         moves.append(move)
         state = state.play(move)
+        pos = end
     return moves
 
 
-def _split(game: games.Game, line: str) -> list[str]:
-    """A move string cut into single moves (Connect Four: one digit, Othello: two chars)."""
-    step = 1 if game.name == "connect4" else 2
-    return [line[i : i + step] for i in range(0, len(line), step)]
+MAX_MOVE_TEXT = 8
+"""The longest move text (the protocol's ``move`` field holds at most 8 characters)."""
 
 
 _WORKER_LEVELS: dict[str, Level] = {}

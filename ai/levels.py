@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import typing
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, ValidationError, model_validator
@@ -182,8 +182,7 @@ def _level(name: str, order: int, description: str, depth: int | None, soft: flo
 
 # Score units are each engine's: Connect Four scores follow Pons (a win is worth 1..21, more
 # for a quicker one), Othello scores are the evaluation's disc-like units.
-DEFAULT_LEVELS: Mapping[str, tuple[Level, ...]] = {
-    "connect4": (
+CONNECT4_LEVELS = (
         # Depth alone barely separates the weak levels (pure depth 2 scored 55% against pure
         # depth 8 over 20 games: shallow searches reach the same parity-decided endings), so
         # their margins, in evaluation units (a threat is worth 10), do most of the weakening.
@@ -197,8 +196,10 @@ DEFAULT_LEVELS: Mapping[str, tuple[Level, ...]] = {
                16, 0.5, 1.5, candidates=2, margin=2, rails=True),
         _level("expert", 4, "Best move found in its time, solving endgames exactly.",
                None, 1.5, 3.0, candidates=1, margin=0, rails=True),
-    ),
-    "othello": (
+)
+"""Connect Four's default levels (its entry in ``ai``)."""
+
+OTHELLO_LEVELS = (
         _level("beginner", 0, "Looks one move ahead and often picks a lesser move.",
                1, 0.05, 0.2, candidates=8, margin=12, rails=False),
         _level("easy", 1, "A short look ahead with plenty of variety.",
@@ -209,9 +210,53 @@ DEFAULT_LEVELS: Mapping[str, tuple[Level, ...]] = {
                10, 0.8, 2.0, candidates=2, margin=1, rails=True),
         _level("expert", 4, "Best move found in its time, solving endgames exactly.",
                None, 2.0, 4.0, candidates=1, margin=0, rails=True),
-    ),
+)
+"""Othello's default levels (its entry in ``ai``)."""
+
+# What ``discus calibrate`` found for the levels above on the project's 2-core machine: Elo
+# relative to the game's weakest level and its standard error (``server.level_calibration``
+# says when they stand). Measure again whenever the default levels or the engines change:
+#     discus calibrate connect4 --pairs all --games-per-pair 24 --seed 7
+#     discus calibrate othello --games-per-pair 16 --seed 7
+CONNECT4_MEASURED: Mapping[str, tuple[float, float]] = {
+    # 240 games (every pair) in 5.5 min, 2026-11-26.
+    "beginner": (0.0, 0.0), "easy": (451.0, 115.0), "medium": (641.0, 123.0),
+    "hard": (931.0, 134.0), "expert": (1130.0, 142.0),
 }
-"""The levels a fresh server offers; the storage layer seeds its table from these."""
+OTHELLO_MEASURED: Mapping[str, tuple[float, float]] = {
+    # 64 games (adjacent pairs) in 9 min, 2026-11-26; medium-hard went 16-0, so hard's
+    # figure rests on a wide error.
+    "beginner": (0.0, 0.0), "easy": (406.0, 149.0), "medium": (673.0, 185.0),
+    "hard": (1281.0, 311.0), "expert": (1586.0, 333.0),
+}
+
+
+class _DefaultLevels(Mapping[str, tuple[Level, ...]]):
+    """Every registered engine's default levels, by game (read at each use, so a game
+    registered later is in it)."""
+
+    def __getitem__(self, game: str) -> tuple[Level, ...]:
+        import ai
+
+        try:
+            return ai.engine(game).levels
+        except ValueError:
+            raise KeyError(game) from None
+
+    def __iter__(self) -> Iterator[str]:
+        import ai
+
+        return iter(ai.names())
+
+    def __len__(self) -> int:
+        import ai
+
+        return len(ai.names())
+
+
+DEFAULT_LEVELS: Mapping[str, tuple[Level, ...]] = _DefaultLevels()
+"""The levels a fresh server offers, by game (each engine's ``ai.Engine.levels``); the
+storage layer seeds its table from these."""
 
 
 def levels_of(game: str, table: Mapping[str, Sequence[Level]] = DEFAULT_LEVELS) -> list[Level]:

@@ -17,6 +17,7 @@ earlier ones are solved.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -118,6 +119,39 @@ def _no_check() -> None:
     return None
 
 
+@dataclass(frozen=True)
+class ReviewRules:
+    """How one game's positions are valued and its moves judged: part of its engine's entry
+    in ``ai`` (``ai.Engine.review``). The defaults suit a small game its engine solves
+    outright: every position searched exactly, values shown as signed numbers, a move
+    judged by the outcome it gives away.
+
+    - ``solver``: a module proving positions (``exact_value(state, seconds, stop)`` and
+      ``value_at_most(state, value, seconds, stop)``; Connect Four's), used instead of search.
+    - ``exact``: whether ``ai.best(state, Limits(exact=True))`` solves ``state`` in good time.
+    - ``depth``: plies of the search that values a position ``exact`` refuses, every root
+      move searched alike so their scores compare.
+    - ``label``: ``(ply, value, exact, mover)`` as people read it (see ``label``).
+    - ``verdict``: ``(before, after)``, ``after < before``, to a verdict past ``best``.
+    - ``win_in``: ``(ply, score, exact)`` of a search to the ``ai_thinking`` message's
+      ``win_in`` (None: nothing proven, or the game gives no length).
+    """
+
+    solver: str | None = None
+    exact: Callable[[State], bool] = lambda state: True
+    depth: Callable[[State], int] = lambda state: 1
+    label: Callable[[int, int, bool, bool], str] = (
+        lambda ply, value, exact, mover: f"{value:+d}" + (" exact" if exact else ""))
+    verdict: Callable[[int, int], str] = lambda before, after: _verdict_by_outcome(
+        before, after, 0)
+    win_in: Callable[[int, int, bool], int | None] = lambda ply, score, exact: None
+
+
+def rules_of(game_name: str) -> ReviewRules:
+    """The review rules of ``game_name``'s engine; ``ValueError`` if it has no engine."""
+    return ai.engine(game_name).review
+
+
 def review(game_name: str, moves: Sequence[int], solve_seconds: float = C4_SOLVE_SECONDS,
            check: Check = _no_check, stop: np.ndarray | None = None) -> Review:
     """Review the game reached by ``moves`` (ints) from the start; it need not be finished.
@@ -160,14 +194,15 @@ def analyse(state: State, check: Check = _no_check, stop: np.ndarray | None = No
     legal = state.legal_moves()
     if not legal:
         raise ValueError("the game is over: there is no move to analyse")
-    if state.game_name == "connect4":
+    rules = rules_of(state.game_name)
+    if rules.solver is not None:
         found = []
         for move in legal:
             _ready(check, stop)
-            found.append(_child_value(state.play(move), move, seconds, stop))
+            found.append(_child_value(rules.solver, state.play(move), move, seconds, stop))
         check()
     else:
-        found = _othello_moves(state, legal)
+        found = _searched_moves(rules, state, legal)
     order = {m: i for i, m in enumerate(legal)}
     return sorted(found, key=lambda mv: (mv.value is None, -(mv.value or 0), order[mv.move]))
 
@@ -179,8 +214,11 @@ def label(game_name: str, ply: int, value: int | None, exact: bool, mover: bool 
     move at ``ply``, or with ``mover`` false from the other side (the one that just moved)."""
     if value is None:
         return "unknown"
-    if game_name != "connect4":
-        return f"{value:+d}" + (" exact" if exact else "")
+    return rules_of(game_name).label(ply, value, exact, mover)
+
+
+def connect4_label(ply: int, value: int, exact: bool, mover: bool) -> str:
+    """Connect Four's ``label``: Pons' scores as wins and losses in so many own moves."""
     if value == 0:
         return "draw"
     stones = 22 - abs(value)  # the winner's stones when the game ends
@@ -193,16 +231,30 @@ def label(game_name: str, ply: int, value: int | None, exact: bool, mover: bool 
 
 def verdict(game_name: str, before: int, after: int) -> str:
     """The verdict on a move that took the mover's value from ``before`` to ``after``."""
-    loss = max(0, before - after)
-    if loss == 0:
+    if max(0, before - after) == 0:
         return "best"
-    if game_name == "connect4":
-        drop = _sign(before) - _sign(after)
-        if drop >= 2:
-            return "blunder"
-        if drop == 1:
-            return "mistake"
-        return "good" if loss <= C4_GOOD_UNITS else "inaccuracy"
+    return rules_of(game_name).verdict(before, after)
+
+
+def _verdict_by_outcome(before: int, after: int, good_units: int) -> str:
+    """A win given up for a loss is a ``blunder``, for a draw (or a draw for a loss) a
+    ``mistake``; a loss of at most ``good_units`` keeping the outcome is ``good``."""
+    drop = _sign(before) - _sign(after)
+    if drop >= 2:
+        return "blunder"
+    if drop == 1:
+        return "mistake"
+    return "good" if before - after <= good_units else "inaccuracy"
+
+
+def connect4_verdict(before: int, after: int) -> str:
+    """Connect Four's verdict: by the outcome given away, then by ``C4_GOOD_UNITS``."""
+    return _verdict_by_outcome(before, after, C4_GOOD_UNITS)
+
+
+def othello_verdict(before: int, after: int) -> str:
+    """Othello's verdict: by the discs lost (``OTHELLO_THRESHOLDS``)."""
+    loss = before - after
     for name, most in zip(VERDICTS[1:], OTHELLO_THRESHOLDS, strict=False):
         if loss <= most:
             return name
@@ -250,10 +302,10 @@ def _kept(state: State, move: int, after: _Valued, solve_seconds: float,
     does better, so most moves of a game cost one search, not a full solve. None: a move does
     better (solve the position); unknown when even that search ran out of time (a full solve
     would take longer still)."""
-    if state.game_name != "connect4" or after.value is None or not after.exact:
+    solver = rules_of(state.game_name).solver
+    if solver is None or after.value is None or not after.exact:
         return None
-    from ai.connect4 import engine
-
+    engine = importlib.import_module(solver)
     kept = -after.value
     at_most = engine.value_at_most(state, kept, solve_seconds, stop)  # type: ignore[arg-type]
     if at_most is None:
@@ -269,46 +321,44 @@ def _terminal(state: State) -> _Valued:
 def _value(state: State, solve_seconds: float, stop: np.ndarray | None = None) -> _Valued:
     if state.is_over():
         return _terminal(state)
-    if state.game_name == "connect4":
-        from ai.connect4 import engine
-
-        found = engine.exact_value(state, solve_seconds, stop)  # type: ignore[arg-type]
+    rules = rules_of(state.game_name)
+    if rules.solver is not None:
+        engine = importlib.import_module(rules.solver)
+        found = engine.exact_value(state, solve_seconds, stop)
         if found is None:
             return _Valued(None, None, False)
         return _Valued(found[0], found[1], True)
     legal = state.legal_moves()
-    if _empties(state) <= OTHELLO_EXACT_EMPTIES:
+    if rules.exact(state):
         it = ai.best(state, Limits(exact=True))
         return _Valued(it.score, it.move, it.exact)
-    scores = _othello_scores(state, legal)
+    scores = _searched_scores(rules, state, legal)
     best = max(legal, key=lambda m: (scores[m], -legal.index(m)))
     return _Valued(scores[best], best, False, scores)
 
 
-def _othello_scores(state: State, legal: list[int]) -> dict[int, int]:
-    """Every legal move's score at ``OTHELLO_DEPTH``, from one search."""
-    depth = min(OTHELLO_DEPTH, max(1, _empties(state) - 1))
-    it = ai.best(state, Limits(depth=depth, multipv=len(legal)))
+def _searched_scores(rules: ReviewRules, state: State, legal: list[int]) -> dict[int, int]:
+    """Every legal move's score at the rules' depth, from one search."""
+    it = ai.best(state, Limits(depth=rules.depth(state), multipv=len(legal)))
     return dict(it.root_scores)
 
 
-def _othello_moves(state: State, legal: list[int]) -> list[MoveValue]:
-    if _empties(state) <= OTHELLO_EXACT_EMPTIES:
+def _searched_moves(rules: ReviewRules, state: State, legal: list[int]) -> list[MoveValue]:
+    if rules.exact(state):
         it = ai.best(state, Limits(exact=True, multipv=len(legal)))
         return [MoveValue(m, s, it.exact) for m, s in it.root_scores]
-    return [MoveValue(m, s, False) for m, s in _othello_scores(state, legal).items()]
+    return [MoveValue(m, s, False) for m, s in _searched_scores(rules, state, legal).items()]
 
 
-def _child_value(child: State, move: int, seconds: float,
+def _child_value(solver: str, child: State, move: int, seconds: float,
                  stop: np.ndarray | None = None) -> MoveValue:
-    """A Connect Four move's exact value from its child position, negated."""
+    """A move's exact value from its child position (proved by ``solver``), negated."""
     if child.is_over():
         done = _terminal(child)
         assert done.value is not None
         return MoveValue(move, -done.value, True)
-    from ai.connect4 import engine
-
-    found = engine.exact_value(child, seconds, stop)  # type: ignore[arg-type]
+    engine = importlib.import_module(solver)
+    found = engine.exact_value(child, seconds, stop)
     if found is None:
         return MoveValue(move, None, False)
     return MoveValue(move, -found[0], True)
@@ -318,6 +368,41 @@ def _empties(state: State) -> int:
     """Empty squares of an Othello position."""
     P, O = state.mover_boards()  # type: ignore[attr-defined]
     return 64 - (P | O).bit_count()
+
+
+def connect4_win_in(ply: int, score: int, exact: bool) -> int | None:
+    """A proven Connect Four result as the ``ai_thinking`` message's ``win_in``, from the
+    search's ``score`` for the side to move at ``ply``: exact scores are Pons' (22 minus the
+    winner's stones), and the heuristic search scores a win it found as ``WIN`` plus Pons'.
+    None when nothing is proven, and for a draw."""
+    from ai.connect4.evaluation import MAX_EVAL, WIN
+
+    if exact:
+        pons = score
+    elif abs(score) > MAX_EVAL:
+        pons = score - WIN if score > 0 else score + WIN
+    else:
+        return None
+    if pons == 0:
+        return None
+    mine = ply // 2  # the stones the side to move has played (it moves at even or odd plies)
+    if pons > 0:
+        return 22 - pons - mine
+    return -(22 + pons - (ply - mine))
+
+
+CONNECT4 = ReviewRules(
+    solver="ai.connect4.engine", label=connect4_label, verdict=connect4_verdict,
+    win_in=connect4_win_in,
+)
+"""Connect Four: every position proved (book, else solver), values in Pons' units."""
+
+OTHELLO = ReviewRules(
+    exact=lambda state: _empties(state) <= OTHELLO_EXACT_EMPTIES,
+    depth=lambda state: min(OTHELLO_DEPTH, max(1, _empties(state) - 1)),
+    verdict=othello_verdict,
+)
+"""Othello: discs, exact over the last ``OTHELLO_EXACT_EMPTIES`` squares, else searched."""
 
 
 def review_moves(game_name: str, moves: Sequence[int], check: Check = _no_check,

@@ -16,7 +16,18 @@ a person), and prints:
   relays), its event-loop lag p99 (a timer every 50 ms, how late it fires) and its GC
   pauses, both over the measured play only.
 
-``--nodes N`` (PostgreSQL and Redis at ``$REDIS_URL`` or the local default) runs the same
+Then, in the same run, the same clients play against the websockets floor
+(``bench.floor``: a bare websockets server in a process of its own, with the server's
+websockets settings, answering each move with the frames this run's server sent per client
+move, no rooms, storage or AI), and it prints both side by side and "server CPU per client
+move = N × the websockets floor" (``--no-floor`` skips it).
+
+The server is ``bench.load``'s own child (``--serve``: ``_serve`` builds it from the server's
+modules, the one place the bench imports them, and tells the measured play's start and end
+to its loop-lag and GC figures); ``--via-cli`` starts ``discus serve`` instead
+(``python -m server.cli serve``, with its own settings), for a bench that needs no internals.
+
+``--nodes N`` (PostgreSQL, and Redis at ``$REDIS_URL`` or one of the run's own) runs the same
 load twice through HAProxy (``deploy/haproxy.cfg``): on one cluster node, then on N nodes
 (``server.cluster``; ``--workers`` split between them), and prints both with the ratios and
 the CPU per client move per node (``bench.load_nodes``).
@@ -36,6 +47,7 @@ import os
 import random
 import resource
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -57,6 +69,31 @@ class Stats:
     errors: list[str] = field(default_factory=list)
     connected: int = 0
     measuring: bool = False
+    frames: collections.Counter[str] = field(default_factory=collections.Counter)
+    """Frames the clients received over the measured play, by type."""
+    frame_bytes: int = 0
+    samples: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """One frame of each type the clients received (``ack``: a client's own ``move_made``,
+    ``reply``: the AI's), for the floor to answer with (``bench.floor``)."""
+
+    def received(self, text: str | bytes, message: dict[str, Any]) -> None:
+        kind = message["type"]
+        if kind != "move_made":
+            self.samples.setdefault(kind, message)
+        if self.measuring:
+            self.frames[kind] += 1
+            self.frame_bytes += len(text)
+
+    def script(self) -> dict[str, Any]:
+        """What ``bench.floor`` needs to answer as this run's server did (``--frames``)."""
+        moves = max(1, self.human_moves)
+        protocol = {"move_made", "room_state", "welcome"}
+        return {
+            "samples": self.samples,
+            "extra_per_client_move": {k: n / moves for k, n in self.frames.items()
+                                      if k not in protocol},
+            "client_moves_per_game": moves / max(1, self.games),
+        }
 
 
 def raise_fd_limit(wanted: int) -> int:
@@ -116,9 +153,17 @@ async def _serve(port: int, workers: int, database_url: str | None, census: bool
     gc.callbacks.append(timed)
     lags: list[float] = []
 
+    counted: list[dict[str, float]] = []
+
     def measure(on: bool) -> None:
         """SIGUSR1: the measured play starts (forget the connecting phase); SIGUSR2: it ends."""
         measuring[0] = on
+        counts = getattr(cluster, "redis_counts", None)  # server.cluster's own, where it has them
+        if callable(counts):
+            if on:
+                counted.clear()
+            counted.append({k: v for k, v in dict(counts()).items()
+                            if isinstance(v, int | float)})
         if on:
             pauses.clear()
             cpu.clear()
@@ -173,6 +218,9 @@ async def _serve(port: int, workers: int, database_url: str | None, census: bool
         if cluster is not None:
             print(f"CLUSTER rooms={len(cluster.owned)} takeovers={cluster.takeovers}",
                   flush=True)
+        if len(counted) == 2:
+            print("REDIS_COUNTS " + " ".join(f"{k}={v - counted[0].get(k, 0):g}"
+                                             for k, v in counted[1].items()), flush=True)
         print(f"GC collections={len(pauses)} longest_ms={max(pauses, default=0) * 1000:.1f} "
               f"total_ms={sum(pauses) * 1000:.0f} longest_cpu_ms={max(cpu, default=0) * 1000:.1f} "
               "longest_ms_by_generation="
@@ -191,10 +239,10 @@ async def _player(index: int, url: str, stats: Stats, stop_at: list[float], thin
         ws = await connect(url, max_size=None, compression=None, open_timeout=120,
                            ping_interval=None)
         await ws.send(json.dumps({"type": "hello", "version": 1, "name": f"load{index}"}))
-        await _expect(ws, "welcome")
+        await _expect(ws, stats, "welcome")
         await ws.send(json.dumps({"type": "create_room", "game": "connect4",
                                   "opponent": {"kind": "ai", "level": LEVEL}, "seat": 0}))
-        state = await _expect(ws, "room_state")
+        state = await _expect(ws, stats, "room_state")
     stats.connected += 1
     await ready.wait()
     room = state["room"]["id"]
@@ -205,7 +253,7 @@ async def _player(index: int, url: str, stats: Stats, stop_at: list[float], thin
         if status == "finished":
             stats.games += 1
             await ws.send(json.dumps({"type": "offer_rematch", "room": room}))
-            state = await _expect(ws, "room_state")
+            state = await _expect(ws, stats, "room_state")
             me, position, status = state["you"], state["room"]["position"], "active"
             continue
         if position["to_move"] == me:
@@ -217,21 +265,25 @@ async def _player(index: int, url: str, stats: Stats, stop_at: list[float], thin
             sent = time.perf_counter()
             await ws.send(json.dumps({"type": "move", "room": room, "ply": ply,
                                       "move": rng.choice(position["legal_moves"])}))
-            made = await _expect(ws, "move_made", ply=ply)
+            made = await _expect(ws, stats, "move_made", ply=ply)
+            stats.samples.setdefault("ack", made)
             if stats.measuring:
                 stats.latencies.append(time.perf_counter() - sent)
                 stats.human_moves += 1
         else:
-            made = await _expect(ws, "move_made")
+            made = await _expect(ws, stats, "move_made")
+            stats.samples.setdefault("reply", made)
             if stats.measuring:
                 stats.ai_moves += 1
         position, status = made["position"], made["status"]
     return ws
 
 
-async def _expect(ws: Any, kind: str, **fields: Any) -> dict[str, Any]:
+async def _expect(ws: Any, stats: Stats, kind: str, **fields: Any) -> dict[str, Any]:
     while True:
-        message: dict[str, Any] = json.loads(await ws.recv())
+        text = await ws.recv()
+        message: dict[str, Any] = json.loads(text)
+        stats.received(text, message)
         if message["type"] == "error":
             raise RuntimeError(f"{message['code']}: {message['message']}")
         if message["type"] == kind and all(message.get(k) == v for k, v in fields.items()):
@@ -239,7 +291,12 @@ async def _expect(ws: Any, kind: str, **fields: Any) -> dict[str, Any]:
 
 
 async def _drive(url: str, clients: int, seconds: float, think: float,
-                 connect_timeout: float, server_pids: Sequence[int]) -> dict[str, Any]:
+                 connect_timeout: float, server_pids: Sequence[int],
+                 redis_url: str | None = None, signals: bool = True,
+                 ) -> tuple[dict[str, Any], Stats]:
+    """Connect the clients, let them play, measure; the report and the clients' stats.
+    With ``signals``, the servers are told the measured play's start (SIGUSR1) and end
+    (SIGUSR2)."""
     # The clients are the measuring instrument: keep their own GC pauses out of the figures.
     gc.collect()
     gc.freeze()
@@ -259,8 +316,9 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
     connect_seconds = time.monotonic() - started
     connected_rss = sum(rss_bytes(pid) for pid in server_pids)
     connected = stats.connected
-    for pid in server_pids:
+    for pid in server_pids if signals else ():
         os.kill(pid, signal.SIGUSR1)
+    redis_start = await redis_totals(redis_url) if redis_url else None
     cpu_start = [cpu_seconds(pid) for pid in server_pids]
     stats.measuring = True
     measure_start = time.monotonic()
@@ -271,8 +329,12 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
     node_cpu = [cpu_seconds(pid) - start for pid, start in zip(server_pids, cpu_start,
                                                                 strict=True)]
     server_cpu = sum(node_cpu)
-    for pid in server_pids:
+    for pid in server_pids if signals else ():
         os.kill(pid, signal.SIGUSR2)
+    redis_delta = None
+    if redis_url and redis_start is not None:
+        redis_end = await redis_totals(redis_url)
+        redis_delta = {k: redis_end[k] - redis_start.get(k, 0) for k in redis_end}
     held = 0
     for result in done:
         if isinstance(result, BaseException):
@@ -286,7 +348,8 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
     def pct(q: float) -> float:
         return lat[min(len(lat) - 1, int(q * len(lat)))] * 1000 if lat else float("nan")
 
-    return {
+    moves = max(1, stats.human_moves)
+    report: dict[str, Any] = {
         "clients": clients,
         "connected": connected,
         "connect_seconds": round(connect_seconds, 2),
@@ -306,12 +369,49 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
                                         for c in node_cpu],
         "server_kb_per_connection": round((connected_rss - idle_rss) / max(1, connected) / 1024,
                                           1),
+        "frames_per_client_move": round(sum(stats.frames.values()) / moves, 2),
+        "received_bytes_per_client_move": round(stats.frame_bytes / moves),
         "errors": len(stats.errors),
         "first_errors": stats.errors[:3],
     }
+    if redis_delta is not None:
+        per_node = moves * len(server_pids)
+        report["redis_commands_per_client_move_per_node"] = round(
+            redis_delta["commands"] / per_node, 2)
+        report["redis_bytes_in_per_client_move_per_node"] = round(
+            redis_delta["bytes_in"] / per_node)
+        report["redis_bytes_out_per_client_move_per_node"] = round(
+            redis_delta["bytes_out"] / per_node)
+        busiest = sorted(((n, k) for k, n in redis_delta.items() if k.startswith("cmd:")),
+                         reverse=True)[:8]
+        report["redis_commands_per_client_move_per_node_by_name"] = ", ".join(
+            f"{k[4:]}={n / per_node:.2f}" for n, k in busiest)
+    return report, stats
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+async def redis_totals(url: str) -> dict[str, int]:
+    """Redis's own counters since its start (``INFO commandstats`` and ``INFO stats``):
+    ``commands``, ``bytes_in``, ``bytes_out`` and ``cmd:<name>`` per command. They count
+    every client of that Redis, the bench's own ``INFO`` calls included (two per run), and
+    the commands Lua scripts run count as well as the ``EVALSHA`` that ran them."""
+    import redis.asyncio as aioredis
+
+    client = aioredis.Redis.from_url(url)
+    try:
+        commands = await client.info("commandstats")
+        traffic = await client.info("stats")
+    finally:
+        await client.aclose()
+    totals = {f"cmd:{name.removeprefix('cmdstat_')}": int(v["calls"])
+              for name, v in commands.items()}
+    totals["commands"] = sum(totals.values())
+    totals["bytes_in"] = int(traffic["total_net_input_bytes"])
+    totals["bytes_out"] = int(traffic["total_net_output_bytes"])
+    return totals
+
+
+def parser() -> argparse.ArgumentParser:
+    """``bench.load``'s options (``bench.before_after`` takes the same load options)."""
     parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=int, default=1000)
@@ -331,6 +431,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="print the most common types of what the server's cyclic collector "
                         "freed in its passes (census) and of what only a full pass frees "
                         "(leftover: what freezing survivors would keep until then)")
+    parser.add_argument("--via-cli", action="store_true",
+                        help="start the server as `discus serve` (python -m server.cli serve) "
+                        "instead of bench.load's own child: no server internals imported, but "
+                        "its settings (the AI's move shown 0.45 s after the person's, both "
+                        "games' engines), SQL storage only, and no loop-lag, GC or pool lines")
+    parser.add_argument("--no-floor", action="store_true",
+                        help="skip the websockets floor run (bench.floor) after the server's")
     parser.add_argument("--nodes", type=int, default=None, metavar="N",
                         help="compare one cluster node with N behind HAProxy (PostgreSQL, "
                         "Redis)")
@@ -338,10 +445,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--redis-url", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     limit = raise_fd_limit(2 * args.clients + 256)
     if args.serve:
-        from server.app import run_loop
+        from server.serve import run_loop
 
         run_loop(_serve(args.port, args.workers or os.cpu_count() or 1, args.database_url,
                         args.gc_census, args.redis_url), args.loop)
@@ -353,16 +464,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bench.load_nodes import compare
 
         return compare(args, _run)
+    if args.via_cli and args.store == "memory":
+        print("discus serve stores every game: --via-cli takes --store sqlite or postgres")
+        return 2
     with tempfile.TemporaryDirectory() as scratch:
-        url, drop = _scratch_database(args.store, scratch)
+        url, drop = scratch_database(args.store, scratch)
+        server = cli_server(args, url, scratch) if args.via_cli else None
         try:
-            return _run(args, url)
+            code = _run(args, url, server=server)
         finally:
             if drop is not None:
                 asyncio.run(drop())
+        if code or args.no_floor:
+            return code
+        measured = args.report
+        code = run_floor(args, scratch)
+        if code:
+            return code
+        print_against_floor(measured, args.report)
+    return 0
 
 
-def _scratch_database(kind: str, folder: str) -> tuple[str | None, Any]:
+def scratch_database(kind: str, folder: str) -> tuple[str | None, Any]:
     """The server's database URL for ``--store`` and how to drop it afterwards."""
     if kind == "sqlite":
         return f"sqlite+aiosqlite:///{folder}/discus.sqlite3", None
@@ -373,43 +496,140 @@ def _scratch_database(kind: str, folder: str) -> tuple[str | None, Any]:
     return None, None
 
 
+@dataclass
+class Server:
+    """How to start one server under test: its command line, the directory it runs from
+    and its environment (``None``: this process's). It prints ``READY <port>`` once it
+    listens, takes SIGUSR1/SIGUSR2 as the start/end of the measured play and stops on
+    SIGTERM, printing its report lines (``POOL``, ``GC``, ``LAG``, …)."""
+
+    argv: list[str]
+    cwd: str | None = None
+    env: dict[str, str] | None = None
+    name: str = "server"
+    port: int | None = None
+    """Set for a server that says nothing on stdout (``discus serve``): it is ready when
+    ``/readyz`` on this port answers 200, and it is sent no SIGUSR1/SIGUSR2."""
+    log: str | None = None
+    """Where its stderr goes (else this process's)."""
+
+
+def cli_server(args: argparse.Namespace, database_url: str | None, folder: str,
+               cwd: str | None = None, env: dict[str, str] | None = None) -> Server:
+    """``discus serve`` on a free port, with its data directory in ``folder``, storing in
+    ``database_url``, run from ``cwd`` with ``env`` (default: this process's) less
+    ``REDIS_URL`` (one node, not a cluster)."""
+    workers = max(1, args.workers or os.cpu_count() or 1)
+    environment = dict(os.environ if env is None else env, DISCUS_DATA_DIR=folder)
+    environment.pop("REDIS_URL", None)
+    if database_url:
+        environment["DATABASE_URL"] = database_url
+    if args.loop:
+        environment["DISCUS_EVENT_LOOP"] = args.loop
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return Server([sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1",
+                   "--port", str(port), "--workers", str(workers)],
+                  cwd=cwd, env=environment, name="server (discus serve)", port=port,
+                  log=os.path.join(folder, "serve.log"))
+
+
+def _wait_ready(child: subprocess.Popen[str], port: int, timeout: float = 600) -> bool:
+    """Whether ``/readyz`` on ``port`` answered 200 before ``child`` ended or ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while child.poll() is None and time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                sock.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                if b" 200 " in sock.recv(64):
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def server_child(args: argparse.Namespace, workers: int, database_url: str | None,
+                 redis_url: str | None, python: str = sys.executable) -> list[str]:
+    """The command line of ``bench.load``'s server child (``--serve``, which runs ``_serve``
+    in whichever tree it is started from)."""
+    return ([python, "-m", "bench.load", "--serve", "--clients", str(args.clients),
+             "--workers", str(workers)]
+            + (["--loop", args.loop] if args.loop else [])
+            + (["--gc-census"] if args.gc_census else [])
+            + (["--database-url", database_url] if database_url else [])
+            + (["--redis-url", redis_url] if redis_url else []))
+
+
+def run_floor(args: argparse.Namespace, folder: str) -> int:
+    """Run the same load against ``bench.floor``, answering with the frames the last run's
+    server sent (``args.script``); its report in ``args.report``."""
+    frames = os.path.join(folder, "frames.json")
+    with open(frames, "w", encoding="utf-8") as file:
+        json.dump(args.script, file)
+    loop = args.loop or os.environ.get("DISCUS_EVENT_LOOP") or "uvloop"
+    floor = Server([sys.executable, "-m", "bench.floor", "--frames", frames, "--loop", loop],
+                   name="websockets floor")
+    return _run(args, None, server=floor)
+
+
+def print_against_floor(server: dict[str, Any], floor: dict[str, Any]) -> None:
+    print("\n== the server against the websockets floor (same clients, same frames)")
+    print(f"{'':<34} {'server':>10} {'floor':>10}")
+    for key in ("held_to_end", "client_moves_per_s", "ack_p50_ms", "ack_p99_ms",
+                "frames_per_client_move", "received_bytes_per_client_move",
+                "server_cpu_ms_per_client_move"):
+        print(f"{key:<34} {server[key]:>10} {floor[key]:>10}")
+    base = floor["server_cpu_ms_per_client_move"]
+    times = server["server_cpu_ms_per_client_move"] / base if base else float("nan")
+    print(f"server CPU per client move = {times:.1f} × the websockets floor")
+
+
 def _run(args: argparse.Namespace, database_url: str | None, nodes: int = 0,
-         redis_url: str | None = None, front: Any = None) -> int:
+         redis_url: str | None = None, front: Any = None, server: Server | None = None) -> int:
     """One load run. With ``nodes``, that many cluster nodes on ``redis_url`` behind the
     load balancer ``front`` starts (given the nodes' ports, it returns its own port and a
-    way to stop it); else one server, reached directly. Prints the report; returns it in
-    ``args.report``."""
+    way to stop it); else one server, reached directly: ``server``, or by default this
+    tree's server child. Prints the report; returns it in ``args.report`` and the frames
+    the clients received in ``args.script`` (``bench.floor``'s ``--frames``)."""
     count = max(1, nodes)
     workers = max(1, (args.workers or os.cpu_count() or 1) // count)
-    children = [subprocess.Popen(
-        [sys.executable, "-m", "bench.load", "--serve", "--clients", str(args.clients),
-         "--workers", str(workers)]
-        + (["--loop", args.loop] if args.loop else [])
-        + (["--gc-census"] if args.gc_census else [])
-        + (["--database-url", database_url] if database_url else [])
-        + (["--redis-url", redis_url] if nodes else []),
-        stdout=subprocess.PIPE, text=True,
-    ) for _ in range(count)]
+    if server is None:
+        server = Server(server_child(args, workers, database_url, redis_url if nodes else None))
+    if server.port is not None and count > 1:
+        raise ValueError("a server on a fixed port runs alone")
+    log = open(server.log, "w") if server.log else None  # closed below, once they stop
+    children = [subprocess.Popen(server.argv, cwd=server.cwd, env=server.env,
+                                 stdout=subprocess.PIPE, stderr=log, text=True)
+                for _ in range(count)]
     stop_front = None
     try:
         ports = []
         for child in children:
             assert child.stdout is not None
+            if server.port is not None:
+                if not _wait_ready(child, server.port):
+                    print(f"{server.name} did not start (its log: {server.log})")
+                    return 1
+                ports.append(server.port)
+                continue
             line = child.stdout.readline()
             if not line.startswith("READY"):
-                print(f"server did not start: {line!r}")
+                print(f"{server.name} did not start: {line!r}")
                 return 1
             ports.append(int(line.split()[1]))
         port = ports[0]
         if front is not None:
             port, stop_front = front(ports)
-        print(f"server pids {[c.pid for c in children]} on ports {ports}"
+        print(f"{server.name} pids {[c.pid for c in children]} on ports {ports}"
               + (f" behind port {port}" if front is not None else "")
               + f"; {args.clients} clients, {args.seconds:g}s of play, think {args.think:g}s, "
               f"store {args.store}, loop {args.loop or 'default'}", flush=True)
-        report = asyncio.run(_drive(f"ws://127.0.0.1:{port}/ws", args.clients, args.seconds,
-                                    args.think, args.connect_timeout,
-                                    [c.pid for c in children]))
+        report, stats = asyncio.run(_drive(
+            f"ws://127.0.0.1:{port}/ws", args.clients, args.seconds, args.think,
+            args.connect_timeout, [c.pid for c in children], redis_url if nodes else None,
+            signals=server.port is None))
     finally:
         outs = []
         for child in children:
@@ -421,19 +641,29 @@ def _run(args: argparse.Namespace, database_url: str | None, nodes: int = 0,
                 child.kill()
                 out, _ = child.communicate()
             outs.append(out)
+        if log is not None:
+            log.close()
         if stop_front is not None:
             stop_front()
+    moves = max(1, round(report["client_moves_per_s"] * report["seconds"]))
     for index, out in enumerate(outs):
         for line in out.splitlines():
             if line.startswith(("POOL", "GC", "LAG", "CENSUS", "LEFTOVER", "CLUSTER")):
                 name = line.split()[0].lower() + (f"_{index + 1}" if count > 1 else "")
                 report[name] = line.split(" ", 1)[1]
+            elif line.startswith("REDIS_COUNTS "):  # the node's own counts (server.cluster)
+                name = "node_redis_per_client_move" + (f"_{index + 1}" if count > 1 else "")
+                report[name] = ", ".join(
+                    f"{k}={float(v) / moves:.2f}"
+                    for k, v in (pair.split("=", 1) for pair in line.split()[1:]))
     width = max(len(k) for k in report)
+    print(f"-- {server.name}")
     for key, value in report.items():
         print(f"{key:<{width}}  {value}")
     target = report["held_to_end"] >= args.clients and report["ack_p99_ms"] < 50
     print(f"target (all {args.clients} held, p99 < 50 ms): {'met' if target else 'NOT met'}")
     args.report = report
+    args.script = stats.script()
     return 0
 
 

@@ -6,6 +6,13 @@ a Redis key prefix of their own (deleted afterwards), so the only difference is 
 of nodes. HAProxy spreads connections by least connections, so with N nodes most games
 have players on another node than the room's owner: their moves go through the owner's
 inbox and its events through pub/sub, which is what the comparison measures.
+
+Redis's cost is counted per client move and per node: the commands and bytes of Redis's own
+``INFO commandstats`` and ``INFO stats`` over the measured play, divided by the client moves
+and the nodes, and, where a node has them (``Cluster.redis_counts()``), its own counts per
+client move. Unless ``$REDIS_URL`` names one, the runs use a Redis of their own
+(``redis-server`` on a free port, nothing saved), so that Redis's counts are the nodes'
+alone; on a shared Redis they include every other client's commands.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+LOCAL_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 def _free_port() -> int:
@@ -74,19 +81,52 @@ def _ready(port: int) -> bool:
         return False
 
 
-async def _forget(prefix: str) -> None:
+def _redis(folder: Path) -> tuple[str, Callable[[], None]]:
+    """``$REDIS_URL``, else a Redis of this run's own on a free port, else the local one:
+    (its URL, how to stop it)."""
+    binary = shutil.which("redis-server")
+    if "REDIS_URL" in os.environ or binary is None:
+        return os.environ.get("REDIS_URL", LOCAL_REDIS_URL), lambda: None
+    port = _free_port()
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no", "--dir", str(folder)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not _pong(port):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError("redis-server did not start")
+        time.sleep(0.1)
+
+    def stop() -> None:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+    return f"redis://127.0.0.1:{port}/0", stop
+
+
+def _pong(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+async def _forget(url: str, prefix: str) -> None:
     import redis.asyncio as aioredis
 
-    client = aioredis.Redis.from_url(REDIS_URL)
+    client = aioredis.Redis.from_url(url)
     names = [k async for k in client.scan_iter(match=f"{prefix}:*", count=1000)]
     for start in range(0, len(names), 1000):
         await client.delete(*names[start:start + 1000])
     await client.aclose()
 
 
-async def _after(drop: Callable[[], Any], prefix: str) -> None:
+async def _after(drop: Callable[[], Any], url: str, prefix: str) -> None:
     await drop()
-    await _forget(prefix)
+    await _forget(url, prefix)
 
 
 def compare(args: argparse.Namespace, run: Callable[..., int]) -> int:
@@ -100,21 +140,27 @@ def compare(args: argparse.Namespace, run: Callable[..., int]) -> int:
         os.environ["DISCUS_REDIS_PREFIX"] = prefix  # the nodes inherit it
         url, drop = asyncio.run(scratch_postgres())
         print(f"\n== {nodes} node(s)", flush=True)
-        try:
-            with tempfile.TemporaryDirectory() as folder:
-                code = run(args, url, nodes=nodes, redis_url=REDIS_URL,
+        with tempfile.TemporaryDirectory() as folder:
+            redis_url, stop_redis = _redis(Path(folder))
+            try:
+                code = run(args, url, nodes=nodes, redis_url=redis_url,
                            front=_haproxy(Path(folder)))
-            if code:
-                return code
-            reports[nodes] = args.report
-        finally:
-            asyncio.run(_after(drop, prefix))
+                if code:
+                    return code
+                reports[nodes] = args.report
+            finally:
+                asyncio.run(_after(drop, redis_url, prefix))
+                stop_redis()
     one, many = reports[1], reports[args.nodes]
     print(f"\n== 1 node against {args.nodes}")
     for key in ("client_moves_per_s", "ack_p50_ms", "ack_p99_ms",
-                "server_cpu_ms_per_client_move"):
+                "server_cpu_ms_per_client_move", "redis_commands_per_client_move_per_node",
+                "redis_bytes_in_per_client_move_per_node",
+                "redis_bytes_out_per_client_move_per_node"):
         ratio = many[key] / one[key] if one[key] else float("nan")
-        print(f"{key:<32} {one[key]:>10} {many[key]:>10}   x{ratio:.2f}")
-    print(f"{'cpu ms per client move per node':<32} {one['node_cpu_ms_per_client_move']} "
-          f"{many['node_cpu_ms_per_client_move']}")
+        print(f"{key:<42} {one[key]:>10} {many[key]:>10}   x{ratio:.2f}")
+    for key in ("node_cpu_ms_per_client_move", "redis_commands_per_client_move_per_node_by_name"):
+        print(f"{key}:\n  1 node:  {one[key]}\n  {args.nodes} nodes: {many[key]}")
+    for key in sorted(k for k in many if k.startswith("node_redis_per_client_move")):
+        print(f"{key} ({args.nodes} nodes, the node's own counts): {many[key]}")
     return 0

@@ -6,7 +6,8 @@ hashable ``State``. Moves are small ints inside the program and text only at the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 
@@ -51,8 +52,31 @@ class State(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class PlayedGame:
+    """A game as played, in plain values, for ``Game.exports`` to write out."""
+
+    names: tuple[str, str]
+    """What the two seats were called (people by name, the AI by its level)."""
+    started_at: float
+    """Seconds since the epoch (UTC)."""
+    start: State
+    """The position the game started from."""
+    moves: tuple[str, ...]
+    """The moves in notation, first to last."""
+    seconds: tuple[float, ...]
+    """The seconds each move took."""
+    result: int | None = None
+    """``State.result`` of a game played out; otherwise only its sign names the winner."""
+    reason: str | None = None
+    """How it ended (``end``, ``resign``, ``time``, ...), None while it goes on."""
+
+
 class Game(Protocol):
-    """Static facts and text conversions for one game; obtained through ``games.load``."""
+    """Static facts and text conversions for one game; obtained through ``games.load``.
+
+    Everything the server shows or stores about a game comes from here (and the engine's
+    entry in ``ai``), so the server never names a game."""
 
     name: str
     title: str
@@ -60,6 +84,13 @@ class Game(Protocol):
     rows: int
     cols: int
     num_moves: int
+    colours: tuple[str, str]
+    """What people call each seat, seat 0 first (Connect Four: Red, Yellow)."""
+    downloads: Mapping[str, str]
+    """The files a played game is served as: extension -> the name of the export (of
+    ``exports``) in it (Othello: ``txt`` the move list ``moves``, ``ggf`` the GGF record)."""
+    symmetries: int
+    """How many symmetries of the board ``transform`` knows (1: the identity only)."""
 
     def initial(self) -> State: ...
 
@@ -93,4 +124,20 @@ class Game(Protocol):
 
     def perft(self, state: State, depth: int) -> int:
         """Leaves at ``depth`` (forced pass = one ply, a finished game = one leaf), compiled."""
+        ...
+
+    def exports(self, played: PlayedGame) -> dict[str, str]:
+        """A played game in the game's text formats, by name: its compact move text people
+        copy (Connect Four ``columns`` ``4453``; Othello ``moves`` ``f5d6``, passes left out)
+        and any file format (Othello ``ggf``). ``InvalidNotation`` for a bad move."""
+        ...
+
+    def transform(self, cells: int, symmetry: int) -> int:
+        """The image under ``symmetry`` (0 is the identity) of a set of cells, bit ``i`` for
+        ``cells()`` index ``i``."""
+        ...
+
+    def transform_move(self, move: str, symmetry: int, inverse: bool = False) -> str:
+        """A move's text in the image orientation (``inverse``: back from it);
+        ``InvalidNotation`` if it is not a move of this game."""
         ...

@@ -1,17 +1,16 @@
 """Admin actions over the protocol: levels and their audit, live rooms, pool and cache
-figures, calibration. ``server.app`` hands every ``admin_*`` message to ``AdminDesk.handle``.
+figures, calibration, bot accounts. The gateway hands every ``admin_*`` message to the
+handler ``AdminDesk.handlers`` names for its type.
 
 A connection becomes an admin's with ``admin_login`` (a token from ``discus admins create``,
 checked by ``server.admin_accounts``); before that every admin message is refused with
 ``forbidden`` and changes nothing. A revoked token ends the session: before any change the
 token is checked again, and the sweeper ends revoked sessions every few seconds.
 
-Levels are kept by a ``LevelBook`` on the store's database. ``refresh_levels`` runs before
-every AI move, so an edit made on any server is played from the next AI move here, with no
-restart; the book's change listener also rebuilds the levels the lobby advertises and pushes
-``admin_levels`` to this server's admin connections. A server without a database
-(``MemoryStore``) plays ``ai.levels.DEFAULT_LEVELS``, has no admin accounts, and so no admin
-can log in to it.
+Levels are the server's ``LiveLevels`` (``server.live_levels``): an edit is played from the
+next AI move on every server; each change pushes ``admin_levels`` to this server's admin
+connections. A server without a database (``MemoryStore``) plays
+``ai.levels.DEFAULT_LEVELS``, has no admin accounts, and so no admin can log in to it.
 """
 
 from __future__ import annotations
@@ -20,10 +19,11 @@ import asyncio
 import contextlib
 import logging
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 import games
 from ai.calibrate import GameResult, pairings
@@ -32,13 +32,14 @@ from server import errors
 from server import protocol as p
 from server.admin_accounts import AdminAccount, Admins, UnknownAdminToken
 from server.calibration import calibrate_and_store, load_levels_for_calibration
+from server.connection import Client
+from server.engines import Pool
+from server.live_levels import LiveLevels
+from server.outbox import Outbox
+from server.rooms import Room
 from server.storage import repository as repo
-from server.storage.levels import AuditEntry, LevelBook
-
-if TYPE_CHECKING:
-    from sqlalchemy.ext.asyncio import AsyncEngine
-
-    from server.app import DiscusServer
+from server.storage.levels import AuditEntry
+from server.store import Store
 
 log = logging.getLogger("discus.admin")
 
@@ -54,126 +55,128 @@ def _revoked() -> errors.BadAdminToken:
     return errors.BadAdminToken("your admin token was revoked: you are no longer logged in "
                                 "as an admin")
 
-POLL_SECONDS = 5.0
-"""How often a server checks the levels' version between AI moves, so the lobby's advertised
-levels and admin pages follow another server's edit even when Redis (whose announcement
-reloads at once) is absent or lost a message."""
+class BotAccounts(Protocol):
+    """The bot desk's admin side."""
+
+    async def list_accounts(self) -> p.AdminBots: ...
+
+    async def create_account(self, name: str) -> p.AdminBotCreated: ...
+
+    async def revoke_account(self, name_or_id: str) -> p.AdminBotRevoked: ...
+
+
+class RoomsHere(Protocol):
+    """This node's rooms (``Lobby.rooms``)."""
+
+    @property
+    def rooms(self) -> Mapping[str, Room]: ...
 
 
 class AdminDesk:
     """The admin side of one server. ``engine`` is the SQL store's (None: no database, the
-    built-in levels, no admins). Call ``open()`` before serving and ``close()`` after."""
+    built-in levels, no admins). ``elsewhere`` asks the other nodes of a cluster for their
+    rooms (nothing on a single node); ``node`` names this one. Call ``close()`` after the
+    server's ``stopping`` is set."""
 
-    def __init__(self, app: DiscusServer, engine: AsyncEngine | None,
-                 redis_url: str | None = None) -> None:
-        self.app = app
+    def __init__(self, engine: AsyncEngine | None, levels: LiveLevels, store: Store,
+                 outbox: Outbox, pool: Pool | None, bots: BotAccounts, lobby: RoomsHere,
+                 stats: Callable[[], Awaitable[p.Stats]],
+                 elsewhere: Callable[[], Awaitable[list[p.AdminRooms]]],
+                 node: str | None = None) -> None:
         self.engine = engine
-        self.book = LevelBook(engine, redis_url) if engine is not None else None
+        self.levels = levels
+        self.book = levels.book
+        self.store = store
+        self.outbox = outbox
+        self.pool = pool
+        self.bots = bots
+        self.lobby = lobby
+        self.stats = stats
+        self.elsewhere = elsewhere
+        self.node = node
         self.admins = Admins(engine) if engine is not None else None
         self.calibration: asyncio.Task[None] | None = None
-        self._poller: asyncio.Task[None] | None = None
         self._sessions: set[Any] = set()
-        """Connections (``app._Client``) logged in as an admin, until they close or the
-        admin's token is revoked."""
-
-    async def open(self) -> None:
-        """Read the stored levels and play them from now on."""
-        if self.book is None:
-            return
-        await self.book.open()
-        self.book.on_change(self._levels_changed)
-        if self.book.snapshot():
-            self.app.set_levels(self.book.snapshot())
-        self._poller = asyncio.create_task(self._poll())
-
-    async def _poll(self) -> None:
-        """Refresh the levels every ``POLL_SECONDS`` until the server is stopping (told, not
-        cancelled: a cancelled database read can wedge the driver's connection)."""
-        stopping = self.app.stopping
-        while not stopping.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stopping.wait(), POLL_SECONDS)
-                return
-            await self.refresh_levels()
+        """Connections logged in as an admin, until they close or the admin's token is
+        revoked."""
+        levels.on_change(self._levels_changed)
 
     async def close(self) -> None:
-        """After the server has set ``stopping``: the poller ends by itself, a calibration
-        under way is cancelled (it records itself as failed)."""
-        if self._poller is not None:
-            self.app.stopping.set()
-            with contextlib.suppress(Exception):
-                await self._poller
+        """A calibration under way is cancelled (it records itself as failed)."""
         if self.calibration is not None:
             self.calibration.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.calibration
-        if self.book is not None:
-            await self.book.close()
 
-    async def refresh_levels(self) -> None:
-        """Before each AI move: take up any server's edit since the last one. A database
-        that fails now leaves the levels as they were (the move is still played)."""
-        if self.book is None:
-            return
-        try:
-            levels = await self.book.levels()
-        except Exception:
-            log.warning("could not check the levels; playing the ones held", exc_info=True)
-            return
-        if levels and levels is not self.app.levels:
-            self.app.set_levels(levels)
-
-    def _levels_changed(self, version: int) -> None:
-        assert self.book is not None
-        if self.book.snapshot():
-            self.app.set_levels(self.book.snapshot())
+    def _levels_changed(self) -> None:
         # Soon, not now: an editor hears ``admin_level_edited`` before the new levels.
-        asyncio.get_running_loop().call_soon(self._to_admins, self._levels_message(None))
+        with contextlib.suppress(RuntimeError):  # no loop: nobody to tell
+            asyncio.get_running_loop().call_soon(self._to_admins, self._levels_message(None))
 
     # --- messages ----------------------------------------------------------------------
 
-    async def handle(self, client: Any, message: Any) -> None:
-        """Answer one admin message from ``client`` (a connection that said hello)."""
-        if isinstance(message, p.AdminLogin):
-            await self._login(client, message.token)
-            return
-        account: AdminAccount | None = client.admin
-        if account is None:
-            raise errors.Forbidden(
-                f"{message.type} is for admins: log in with admin_login and an admin token first"
-            )
-        if isinstance(message, _CHANGES):
-            await self._check_live(client, account)
-        if isinstance(message, p.AdminListLevels):
-            if self.book is not None:
-                await self.refresh_levels()
-            self._send(client, self._levels_message(message.game))
-        elif isinstance(message, p.AdminEditLevel):
-            self._send(client, await self._edit(account, message))
-        elif isinstance(message, p.AdminListAudit):
-            self._send(client, await self._audit(message.game, message.limit))
-        elif isinstance(message, p.AdminListRooms):
-            self._send(client, await self._rooms())
-        elif isinstance(message, p.AdminGetStats):
-            self._send(client, await self._stats())
-        elif isinstance(message, p.AdminStartCalibration):
-            await self._start_calibration(account, message)
-        elif isinstance(message, p.AdminListCalibrations):
-            self._send(client, p.AdminCalibrations(
-                runs=await self._runs(message.game, message.limit)))
-        elif isinstance(message, p.AdminListBots):
-            self._send(client, await self.app.bots.list_accounts())
-        elif isinstance(message, p.AdminCreateBot):
-            created = await self.app.bots.create_account(message.name)
-            log.info("admin %s created bot %s", account.name, created.bot.name)
-            self._send(client, created)
-        elif isinstance(message, p.AdminRevokeBot):
-            revoked = await self.app.bots.revoke_account(message.bot)
-            log.info("admin %s revoked bot %s (%d connections closed)", account.name,
-                     message.bot, revoked.closed)
-            self._send(client, revoked)
-        else:  # pragma: no cover - ADMIN_MESSAGES is exhaustive
-            raise errors.UnknownType(f"unhandled admin message {type(message).__name__}")
+    def handlers(self) -> dict[type[BaseModel], Callable[[Client, Any], Awaitable[None]]]:
+        """The handler of each admin message type (the gateway's table takes them)."""
+        answers: dict[type[BaseModel], Callable[[AdminAccount, Any], Awaitable[BaseModel]]] = {
+            p.AdminListLevels: self._list_levels,
+            p.AdminEditLevel: self._edit,
+            p.AdminListAudit: lambda _, m: self._audit(m.game, m.limit),
+            p.AdminListRooms: lambda _, m: self._rooms(),
+            p.AdminGetStats: lambda _, m: self._stats(),
+            p.AdminListCalibrations: self._calibrations,
+            p.AdminListBots: lambda _, m: self.bots.list_accounts(),
+            p.AdminCreateBot: self._create_bot,
+            p.AdminRevokeBot: self._revoke_bot,
+        }
+        table: dict[type[BaseModel], Callable[[Client, Any], Awaitable[None]]] = {
+            kind: self._answering(answer) for kind, answer in answers.items()}
+        table[p.AdminLogin] = lambda client, m: self._login(client, m.token)
+        table[p.AdminStartCalibration] = self._as_admin(self._start_calibration)
+        return table
+
+    def _as_admin(self, act: Callable[[AdminAccount, Any], Awaitable[None]]
+                  ) -> Callable[[Client, Any], Awaitable[None]]:
+        """``act`` for a logged-in admin only (its token checked again before a change)."""
+        async def handler(client: Client, message: Any) -> None:
+            account: AdminAccount | None = client.admin
+            if account is None:
+                raise errors.Forbidden(f"{message.type} is for admins: log in with "
+                                       "admin_login and an admin token first")
+            if isinstance(message, _CHANGES):
+                await self._check_live(client, account)
+            await act(account, message)
+        return handler
+
+    def _answering(self, answer: Callable[[AdminAccount, Any], Awaitable[BaseModel]]
+                   ) -> Callable[[Client, Any], Awaitable[None]]:
+        async def act(account: AdminAccount, message: Any, client: Client) -> None:
+            self._send(client, await answer(account, message))
+
+        async def handler(client: Client, message: Any) -> None:
+            await self._as_admin(lambda account, m: act(account, m, client))(client, message)
+        return handler
+
+    async def _list_levels(self, account: AdminAccount, message: p.AdminListLevels
+                           ) -> p.AdminLevels:
+        await self.levels.refresh()
+        return self._levels_message(message.game)
+
+    async def _calibrations(self, account: AdminAccount, message: p.AdminListCalibrations
+                            ) -> p.AdminCalibrations:
+        return p.AdminCalibrations(runs=await self._runs(message.game, message.limit))
+
+    async def _create_bot(self, account: AdminAccount, message: p.AdminCreateBot
+                          ) -> p.AdminBotCreated:
+        created = await self.bots.create_account(message.name)
+        log.info("admin %s created bot %s", account.name, created.bot.name)
+        return created
+
+    async def _revoke_bot(self, account: AdminAccount, message: p.AdminRevokeBot
+                          ) -> p.AdminBotRevoked:
+        revoked = await self.bots.revoke_account(message.bot)
+        log.info("admin %s revoked bot %s (%d connections closed)", account.name,
+                 message.bot, revoked.closed)
+        return revoked
 
     async def _login(self, client: Any, token: str) -> None:
         if self.admins is None:
@@ -215,7 +218,7 @@ class AdminDesk:
         for client in doomed:
             self._sessions.discard(client)
             client.admin = None
-            self.app.refuse(client, _revoked(), None)
+            self.outbox.refuse(client, _revoked(), None)
         return len(doomed)
 
     def _levels_message(self, game: str | None) -> p.AdminLevels:
@@ -224,9 +227,9 @@ class AdminDesk:
             _check_game(game)
             names = [game]
         return p.AdminLevels(
-            version=self.book.version if self.book is not None else -1,
+            version=self.levels.version,
             games=[p.GameLevels(game=name, levels=[_settings(lv) for lv in
-                                                   levels_of(name, self.app.levels)])
+                                                   levels_of(name, self.levels.current)])
                    for name in names],
         )
 
@@ -264,7 +267,7 @@ class AdminDesk:
         names: dict[str, str] = {}
         for actor in set(actors):
             with contextlib.suppress(Exception):
-                record = await self.app.store.load_player(actor)
+                record = await self.store.load_player(actor)
                 if record is not None:
                     names[actor] = record.name
         return names
@@ -272,7 +275,7 @@ class AdminDesk:
     def local_rooms(self, node: str | None = None) -> p.AdminRooms:
         """This server's rooms and players, newest room first (``node``: its name in a
         cluster)."""
-        rooms = sorted(self.app.lobby.rooms.values(), key=lambda r: -r.created_at)
+        rooms = sorted(self.lobby.rooms.values(), key=lambda r: -r.created_at)
         return p.AdminRooms(
             rooms=[
                 p.AdminRoom(
@@ -283,27 +286,22 @@ class AdminDesk:
                 )
                 for room in rooms
             ],
-            players_online=len(self.app.clients),
+            players_online=self.outbox.players_online(),
         )
 
     async def _rooms(self) -> p.AdminRooms:
         """Every room: of this server, or in a cluster of every node that answers within
         2 s (each room names its node; players connected to two nodes count twice)."""
-        cluster = self.app.cluster
-        if cluster is None:
-            return self.local_rooms()
-        views = [self.local_rooms(cluster.node)] + [
-            p.AdminRooms.model_validate_json(answer)
-            for answer in (await cluster.ask_all("admin_rooms")).values()]
+        views = [self.local_rooms(self.node), *await self.elsewhere()]
         rooms = sorted((r for v in views for r in v.rooms), key=lambda r: -r.created_at)
         return p.AdminRooms(rooms=rooms, players_online=sum(v.players_online for v in views))
 
     async def _stats(self) -> p.AdminStats:
         return p.AdminStats(
-            stats=await self.app.stats(),
-            rooms=len(self.app.lobby.rooms),
-            players_online=len(self.app.clients),
-            levels_version=self.book.version if self.book is not None else -1,
+            stats=await self.stats(),
+            rooms=len(self.lobby.rooms),
+            players_online=self.outbox.players_online(),
+            levels_version=self.levels.version,
         )
 
     # --- calibration -------------------------------------------------------------------
@@ -317,8 +315,8 @@ class AdminDesk:
         if self.engine is None:
             raise errors.Forbidden("calibration stores its results: this server keeps no "
                                    "database")
-        await self.refresh_levels()
-        known = [lv.name for lv in levels_of(message.game, self.app.levels)]
+        await self.levels.refresh()
+        known = [lv.name for lv in levels_of(message.game, self.levels.current)]
         wanted = list(dict.fromkeys(message.levels)) if message.levels else known
         unknown = [name for name in wanted if name not in known]
         if unknown:
@@ -351,8 +349,8 @@ class AdminDesk:
         try:
             run_id, _ = await calibrate_and_store(
                 self.engine, game, ladder, message.games_per_pair, message.seed,
-                message.pairs, message.concurrency or (None if self.app.pool else 1),
-                actor=account.player_id, on_progress=progress, pool=self.app.pool,
+                message.pairs, message.concurrency or (None if self.pool else 1),
+                actor=account.player_id, on_progress=progress, pool=self.pool,
             )  # fmt: skip
             run = next(r for r in await self._runs(game, 20) if r.id == run_id)
         except asyncio.CancelledError:
@@ -375,13 +373,12 @@ class AdminDesk:
     # --- sending -----------------------------------------------------------------------
 
     def _send(self, client: Any, message: BaseModel) -> None:
-        self.app.send_to([client], message)
+        self.outbox.send([client], message)
 
     def _to_admins(self, message: BaseModel) -> None:
         """To every admin connection of this server."""
-        admins = [c for conns in self.app.clients.values() for c in conns
-                  if c.admin is not None]
-        self.app.send_to(admins, message)
+        admins = [c for c in self.outbox.everyone() if c.admin is not None]
+        self.outbox.send(admins, message)
 
 
 # --- views ---------------------------------------------------------------------------------

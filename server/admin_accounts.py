@@ -1,6 +1,6 @@
 """Admin accounts: a player of kind ``admin`` and its secret token, shown once, stored hashed.
 
-The same machinery as bot accounts (``server.accounts``: 32 random bytes, stored as
+The same machinery as bot accounts (``server.bot_accounts``: 32 random bytes, stored as
 ``hash_token``'s SHA-256, revocable, a row in ``tokens``), under the scope ``admin`` and a
 token prefix of its own, so a bot token never opens the admin page and an admin token never
 plays as a bot. ``discus admins create NAME`` prints the token; the admin page sends it in
@@ -16,7 +16,7 @@ from typing import Literal
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.accounts import (
+from server.bot_accounts import (
     TOKEN_BYTES,
     AccountError,
     BotAccount,

@@ -1,12 +1,10 @@
-"""What the server does for bots: token logins, their published limits, and challenges.
+"""What the server does for bots: token logins, their published limits, bot accounts.
 
-``server.app`` hands this desk the few moments that concern bots: a ``hello`` with a token
-(``login``), a connection's end (``gone``), a room command or room creation by a player
-(``check_command``, ``check_games``), the ``challenge`` messages (``handle``), a player's
-(re)connection (``greet``, which sends the challenges waiting for them after their room
-states) and ``register_bot`` (``register``, when the server lets bots register themselves).
-The rules of limits are ``server.bot_limits``'s and of challenges ``server.challenges``'s;
-this module is the glue between them, the rooms and the sockets.
+The server hands this desk the few moments that concern bots: a ``hello`` with a token
+(``login``, through ``server.identity``), a connection's end (``gone``), a room command or
+room creation by a player (``check_command``, ``check_games``, from the room runner) and
+``register_bot`` (``register``, when the server lets bots register themselves). The rules of
+limits are ``server.bot_limits``'s; this module is the glue between them and the sockets.
 
 A player is a bot for the limits when it said hello with its bot token (on this server, or
 on the node of a cluster its command came from); a bot cannot come back by ``resume``
@@ -19,14 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-import games
+from sqlalchemy.ext.asyncio import AsyncEngine
+
 from server import errors
 from server import protocol as p
-from server.accounts import (
+from server.bot_accounts import (
     Accounts,
     BadBotName,
     BotAccount,
@@ -35,18 +33,20 @@ from server.accounts import (
     UnknownBot,
     UnknownToken,
 )
-from server.bot_limits import BotLimiter, BotLimits, LimitExceeded, RegistrationLimiter
-from server.challenges import ChallengeBook, Pending
-from server.rooms import Outcome, Player, Room
-from server.shared_challenges import SharedChallengeBook
+from server.bot_limits import BotLimiter, LimitExceeded, RegistrationLimiter
+from server.outbox import Outbox
+from server.rooms import Player, Room
+from server.settings import Settings
 from server.shared_limits import SharedBotLimiter
-
-if TYPE_CHECKING:
-    from sqlalchemy.ext.asyncio import AsyncEngine
-
-    from server.app import DiscusServer
+from server.store import Store
 
 log = logging.getLogger("discus.bots")
+
+
+class RoomsOf(Protocol):
+    """The rooms a player is in on this node (``Lobby.rooms_of``)."""
+
+    def rooms_of(self, player_id: str) -> list[Room]: ...
 
 
 def _connection_id(client: Any) -> str:
@@ -54,7 +54,7 @@ def _connection_id(client: Any) -> str:
     return f"{id(client):x}"
 
 
-def _refusal(exc: LimitExceeded, close: bool = False) -> errors.LimitExceeded:
+def refusal(exc: LimitExceeded, close: bool = False) -> errors.LimitExceeded:
     """The protocol error for a limiter's refusal (``detail``: limit, allowed, retry_after)."""
     refused = errors.LimitExceeded(exc.message, **exc.detail())
     if close:
@@ -66,22 +66,21 @@ class BotDesk:
     """The bot side of one server. ``engine`` is the SQL store's (None: a ``MemoryStore``,
     which keeps no bot accounts, so every token is refused with ``bad_token``)."""
 
-    def __init__(self, app: DiscusServer, engine: AsyncEngine | None,
-                 limits: BotLimits | None = None) -> None:
-        self.app = app
+    def __init__(self, store: Store, outbox: Outbox, rooms: RoomsOf, settings: Settings,
+                 engine: AsyncEngine | None, shared: SharedBotLimiter | None = None) -> None:
+        self.store = store
+        self.outbox = outbox
+        self.rooms = rooms
+        self.settings = settings
         self.accounts = Accounts(engine) if engine is not None else None
-        self.limiter = BotLimiter(limits or app.settings.bots)
+        self.limiter = BotLimiter(settings.bots)
         self.bots: set[str] = set()
         """Player ids that said hello with a bot token in this process."""
         self._tokens: dict[Any, str] = {}
         """Connection (``app._Client``) -> the token id it logged in with."""
-        self.shared: SharedBotLimiter | None = None
-        """Set on a node of a cluster: the limits counted for every node."""
-        self.shared_challenges: SharedChallengeBook | None = None
-        """Set on a node of a cluster: the challenges of every node."""
-        self.challenges = ChallengeBook(ids=lambda: "c" + secrets.token_hex(4),
-                                        per_challenger=app.settings.max_challenges)
-        self.registrations = RegistrationLimiter(app.settings.bot_registration_limits)
+        self.shared = shared
+        """On a node of a cluster: the limits counted for every node."""
+        self.registrations = RegistrationLimiter(settings.bot_registration_limits)
         self._creating = asyncio.Lock()
         """Held while an account is made, so two requests for one name on this server
         cannot both pass ``Accounts.create``'s check for a live bot of that name."""
@@ -106,11 +105,10 @@ class BotDesk:
             else:
                 self.limiter.open_connection(account.token_id)
         except LimitExceeded as exc:
-            raise _refusal(exc, close=True) from None
+            raise refusal(exc, close=True) from None
         self._tokens[client] = account.token_id
         self.bots.add(record.id)
-        player = self.app.players[record.id] = Player(record.id, record.name, bot=True)
-        return player
+        return Player(record.id, record.name, bot=True)
 
     async def gone(self, client: Any) -> None:
         """A connection ended: it no longer counts against its token."""
@@ -157,7 +155,7 @@ class BotDesk:
     def registration_open(self) -> bool:
         """Whether ``register_bot`` may make accounts here: the setting is on and the server
         keeps a database (a ``MemoryStore`` has no bot accounts)."""
-        return self.app.settings.bot_registration and self.accounts is not None
+        return self.settings.bot_registration and self.accounts is not None
 
     async def register(self, client: Any, name: str) -> p.BotRegistered:
         """``register_bot``: a bot account made exactly as an admin's, its token in the answer
@@ -165,7 +163,7 @@ class BotDesk:
         (``registrations_per_connection``, ``registrations_per_minute`` with its
         ``retry_after``) past a registration limit; ``bad_bot_name`` as for admins. A refused
         request makes nothing and counts against no limit."""
-        if not self.app.settings.bot_registration:
+        if not self.settings.bot_registration:
             raise errors.RegistrationDisabled(
                 "this server does not let bots register themselves; ask its admin for a "
                 "bot account")
@@ -176,7 +174,7 @@ class BotDesk:
         try:
             self.registrations.take(client, now)
         except LimitExceeded as exc:
-            raise _refusal(exc) from None
+            raise refusal(exc) from None
         try:
             made = await self._create(self.accounts, name)
         except BaseException:
@@ -207,7 +205,7 @@ class BotDesk:
         doomed = [c for c, token_id in self._tokens.items() if token_id in token_ids]
         for client in doomed:
             exc = errors.RevokedToken("an admin revoked this bot token; ask for a new one")
-            self.app.refuse(client, exc, None)
+            self.outbox.refuse(client, exc, None)
             client.close(exc.close_code, exc.code)
         return len(doomed)
 
@@ -215,7 +213,7 @@ class BotDesk:
         """A bot comes back by its token only (its limits are keyed on it)."""
         if player_id not in self.bots and self.accounts is None:
             return
-        record = await self.app.store.load_player(player_id)
+        record = await self.store.load_player(player_id)
         if player_id in self.bots or (record is not None and record.kind == "bot"):
             raise errors.BadResumeToken(
                 "a bot account comes back with its bot token (hello.token), not resume")
@@ -234,44 +232,44 @@ class BotDesk:
 
     # --- limits ----------------------------------------------------------------------------
 
-    def _unfinished(self, player_id: str) -> list[Room]:
-        return [r for r in self.app.lobby.rooms_of(player_id)
+    def unfinished(self, player_id: str) -> list[Room]:
+        return [r for r in self.rooms.rooms_of(player_id)
                 if r.status != "finished" and r.seat_of(player_id) is not None]
 
-    def _is_bot(self, player_id: str) -> bool:
-        known = self.app.players.get(player_id)
-        return player_id in self.bots or (known is not None and known.bot)
+    def _is_bot(self, player: Player) -> bool:
+        return player.bot or player.id in self.bots
 
     async def _playing(self, player_id: str) -> int:
         """Unfinished games the player sits in: on this server, or in a cluster on every
         node (the database holds them all)."""
         if self.shared is None:
-            return len(self._unfinished(player_id))
-        records = await self.app.store.games_of_player(
-            player_id, self.limiter.limits.concurrent_games + self.app.settings.max_rooms)
+            return len(self.unfinished(player_id))
+        records = await self.store.games_of_player(
+            player_id, self.limiter.limits.concurrent_games + self.settings.max_rooms)
         return sum(1 for r in records if r.status in ("waiting", "active"))
 
-    async def check_games(self, player_id: str) -> None:
+    async def check_games(self, player: Player) -> None:
         """Before a bot takes a seat in a new game: ``limit_exceeded`` (``concurrent_games``,
         retry once a game ends) if it already plays the most allowed. Counted from the rooms
         themselves, so games ending any way (played out, resigned, claimed, swept) free a
         place at once."""
-        if not self._is_bot(player_id):
+        if not self._is_bot(player):
             return
         allowed = self.limiter.limits.concurrent_games
-        playing = await self._playing(player_id)
+        playing = await self._playing(player.id)
         if playing >= allowed:
-            raise _refusal(LimitExceeded(
+            raise refusal(LimitExceeded(
                 "concurrent_games", allowed, None,
                 f"a bot may play at most {allowed} games at once and this one plays "
                 f"{playing}; finish, resign or leave one first"))
 
-    async def check_command(self, player_id: str, message: Any, room: Room) -> None:
+    async def check_command(self, player: Player, message: Any, room: Room) -> None:
         """Before a room command runs: a bot's move counts against ``moves_per_minute`` (even
         one then refused, so refusals cannot be spammed); a join, and a rematch (which starts
         a new game in a finished room), must fit ``concurrent_games``."""
-        if not self._is_bot(player_id):
+        if not self._is_bot(player):
             return
+        player_id = player.id
         if isinstance(message, p.Move):
             try:
                 if self.shared is not None:
@@ -279,136 +277,9 @@ class BotDesk:
                 else:
                     self.limiter.take_move(player_id, time.monotonic())
             except LimitExceeded as exc:
-                raise _refusal(exc) from None
+                raise refusal(exc) from None
         elif (isinstance(message, p.JoinRoom) and room.status == "waiting"
               and room.seat_of(player_id) is None) or (
                 isinstance(message, p.OfferRematch | p.AcceptRematch)
                 and room.status == "finished"):
-            await self.check_games(player_id)
-
-    # --- challenges ------------------------------------------------------------------------
-
-    async def handle(self, client: Any, player: Player,
-                     message: p.Challenge | p.AcceptChallenge | p.DeclineChallenge) -> None:
-        now = self.app.now()
-        if isinstance(message, p.Challenge):
-            target = await self._find(message.player)
-            if target.id == player.id:
-                raise errors.BadMessage("you cannot challenge yourself", field="player")
-            if message.game not in games.names():
-                raise errors.UnknownGame(f"unknown game {message.game!r}; known games: "
-                                         f"{', '.join(games.names())}")
-            control = self.app.lobby.time_control(message.time_control)
-            seat = self.app.lobby.rng.randrange(2) if message.seat is None else message.seat
-            if self.shared_challenges is not None:
-                made = await self.shared_challenges.make(player, target, message.game, seat,
-                                                         now, control)
-            else:
-                made = self.challenges.make(player, target, message.game, seat, now, control)
-            self.app.send_to([client], p.ChallengeSent(
-                challenge=made.id, to=target.view(), game=made.game, seat=seat,  # type: ignore[arg-type]
-                time_control=made.time_control.view() if made.time_control else None))
-            self.app.to_players([target.id], self._offer(made))
-        elif isinstance(message, p.AcceptChallenge):
-            made = await self._for_target(message.challenge, player.id, now)
-            await self._start(made, player)
-        else:
-            made = await self._for_target(message.challenge, player.id, now)
-            await self._take(made)
-            self.app.to_players([made.challenger.id], p.ChallengeDeclined(
-                challenge=made.id, by=player.view(), reason=message.reason))
-
-    async def _for_target(self, challenge_id: str, player_id: str, now: float) -> Pending:
-        if self.shared_challenges is not None:
-            return await self.shared_challenges.for_target(challenge_id, player_id, now)
-        return self.challenges.for_target(challenge_id, player_id, now)
-
-    async def _take(self, made: Pending) -> None:
-        """Remove the challenge being answered (in a cluster, only one answer may)."""
-        if self.shared_challenges is not None:
-            await self.shared_challenges.take(made)
-        else:
-            self.challenges.remove(made.id)
-
-    async def greet(self, client: Any, player_id: str) -> None:
-        """After a (re)connection's room states: every challenge still waiting for the player."""
-        now = self.app.now()
-        waiting = (self.challenges.waiting_for(player_id, now) if self.shared_challenges is None
-                   else await self.shared_challenges.waiting_for(player_id, now))
-        for made in waiting:
-            self.app.send_to([client], self._offer(made))
-
-    @staticmethod
-    def _offer(made: Pending) -> p.ChallengeOffer:
-        control = made.time_control
-        return p.ChallengeOffer(challenge=made.id, challenger=made.challenger.view(),
-                                game=made.game, seat=1 - made.seat,  # type: ignore[arg-type]
-                                time_control=control.view() if control else None)
-
-    async def _find(self, name_or_id: str) -> Player:
-        """A player id, a live bot's name, or the name of exactly one player online."""
-        app = self.app
-        known = app.players.get(name_or_id)
-        if known is not None:
-            return known
-        if self.accounts is not None:
-            for bot in await self.accounts.list_bots():
-                if not bot.revoked and name_or_id in (bot.name, bot.player_id):
-                    return (app.players.get(bot.player_id)
-                            or Player(bot.player_id, bot.name, bot=True))
-        online = [app.players[pid] for pid in app.clients
-                  if pid in app.players and app.players[pid].name == name_or_id]
-        if len(online) > 1:
-            raise errors.UnknownPlayer(
-                f"{len(online)} players online are called {name_or_id!r}; use the player id")
-        if online:
-            return online[0]
-        record = await app.store.load_player(name_or_id)
-        if record is not None:
-            return Player(record.id, record.name, bot=record.kind == "bot")
-        raise errors.UnknownPlayer(
-            f"nobody here is called {name_or_id!r} (give a player id, a bot's name, or the "
-            "name of a player online)")
-
-    async def _start(self, made: Pending, accepter: Player) -> None:
-        """The accepted challenge's game: both players seated, both sent its ``room_state``.
-        Limits of both sides are checked first; a refusal leaves the challenge standing."""
-        app = self.app
-        challenger = app.players.get(made.challenger.id, made.challenger)
-        await self.check_games(accepter.id)
-        try:
-            await self.check_games(challenger.id)
-        except errors.LimitExceeded as exc:
-            raise errors.LimitExceeded(
-                f"{challenger.name} plays as many games as a bot may now; accept later",
-                **exc.detail) from None
-        if len(self._unfinished(challenger.id)) >= app.settings.max_rooms:
-            raise errors.TooManyRooms(
-                f"{challenger.name} already plays in {app.settings.max_rooms} unfinished "
-                "rooms; accept later", limit=app.settings.max_rooms)
-        now = app.now()
-        await self._take(made)
-        try:
-            room, _ = app.lobby.create(
-                challenger, made.game, p.FriendOpponent(), made.seat, now,
-                None if made.time_control is None else made.time_control.name)
-            try:
-                app.lobby.join(accepter, room.id, now)
-            except errors.ProtocolError:
-                app.lobby.close(room.id)
-                raise
-        except errors.ProtocolError:
-            if self.shared_challenges is not None:
-                await self.shared_challenges.put_back(made)
-            else:
-                self.challenges.put_back(made)
-            raise
-        await app.show_ratings(room)
-        out = Outcome(sends=[room.state_for(challenger.id), room.state_for(accepter.id)],
-                      save_game=True)
-        online = (bool(app.clients.get(challenger.id)) if app.cluster is None
-                  else await app.cluster.is_online(challenger.id))
-        if not online:
-            out.extend(room.disconnect(challenger.id, now))  # away: the grace period runs
-        async with app.lock(room.id):
-            await app.carry(room, out)
+            await self.check_games(player)

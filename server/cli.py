@@ -12,6 +12,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import games
+
 
 def _perft(args: argparse.Namespace) -> int:
     import games
@@ -35,7 +37,7 @@ def _analyse(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from server.app import run
+    from server.serve import run
     from server.storage import redis_url
 
     if args.workers == 0 and redis_url(args.redis_url) is None:
@@ -100,7 +102,7 @@ def _warm_up(args: argparse.Namespace) -> int:
     import ai
     from ai.jit import cache_counts
 
-    for game in ("connect4", "othello"):
+    for game in ai.names():
         ai.warm_up(game)
     loaded, compiled = cache_counts()
     print(f"engines in {Path(ai.__file__).parent}: {loaded} kernels loaded from numba's "
@@ -121,7 +123,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _bots(args: argparse.Namespace) -> int:
-    from server.accounts import main_bots
+    from server.bot_accounts import main_bots
 
     return main_bots(args.action, getattr(args, "name", None), args.database_url)
 
@@ -133,7 +135,7 @@ def _admins(args: argparse.Namespace) -> int:
 
 
 def _bot(args: argparse.Namespace) -> int:
-    from server.bot import main_bot
+    from clients.bot import main_bot
 
     return main_bot(args)
 
@@ -158,12 +160,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("perft", help="count leaves of the move tree from the start position")
-    p.add_argument("game", choices=["connect4", "othello"])
+    p.add_argument("game", choices=games.names())
     p.add_argument("depth", type=int)
     p.set_defaults(func=_perft)
 
     p = sub.add_parser("analyse", help="search positions and print one JSON object per position")
-    p.add_argument("game", choices=["connect4", "othello"])
+    p.add_argument("game", choices=games.names())
     p.add_argument(
         "position", nargs="?", default=None,
         help="Connect Four: moves like 4453; Othello: moves like f5d6 or a 64-square board "
@@ -272,7 +274,7 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_bot)
 
     p = sub.add_parser("calibrate", help="play levels against each other and rate them (Elo)")
-    p.add_argument("game", choices=["connect4", "othello"])
+    p.add_argument("game", choices=games.names())
     p.add_argument("--games-per-pair", type=int, default=8, help="default: 8")
     p.add_argument("--levels", default=None, help="comma-separated names; default: all")
     p.add_argument("--seed", type=int, default=1)

@@ -46,7 +46,7 @@ class Client:
         self.admin: Any = None
         """The ``AdminAccount`` once ``admin_login`` succeeded (``server.admin``)."""
         self.account: Any = None
-        """The ``SessionRecord`` this connection said hello with (``server.players``)."""
+        """The ``SessionRecord`` this connection said hello with (``server.account_desk``)."""
 
     def close(self, code: int, reason: str) -> None:
         """Start the closing handshake; the handler keeps reading (and ignoring) frames so

@@ -325,7 +325,7 @@ class UnknownChallenge(ProtocolError):
     code = "unknown_challenge"
 
 
-# --- people's accounts (``server.players``) ----------------------------------------------------
+# --- people's accounts (``server.account_desk``) ---------------------------------------
 
 
 class WrongNameOrPassword(ProtocolError):

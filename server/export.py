@@ -1,233 +1,46 @@
-"""Finished (or running) games in the formats people already use, and back.
-
-Pure text functions, no I/O: Connect Four as a column string (``4453``, Pons' notation),
-Othello as a move list (``f5d6c3``; passes implied, as in every published transcript) and as
-GGF, the Generic Game Format of GGS (``(;GM[Othello]...B[F5]W[D6]...;)``). GGF boards are
-64 characters, row 1 first (``*`` black, ``O`` white, ``-`` empty), then the colour to move;
-moves are squares in capitals or ``PA`` for a pass, optionally ``/eval/seconds``; ``RE`` is
-the disc difference from black's side with ``:r`` after a resignation and ``:t`` after a
-loss on time.
+"""Stored games in the formats people already use: each game writes its own
+(``Game.exports``: Connect Four's column string, Othello's move list and GGF record); this
+module only turns stored records into the plain ``games.base.PlayedGame`` it writes from.
+Pure, no I/O.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
+import games
+from games.base import PlayedGame
 from server.store import GameRecord, MoveRecord
-
-PASS = "pass"
-GGF_PASS = "PA"
-START_BOARD = "-" * 27 + "O*" + "-" * 6 + "*O" + "-" * 27  # d4 white, e4 black, d5 black, e5 white
-_PROPERTY = re.compile(r"([A-Z]{1,2})\[([^\]]*)\]")
-_SQUARE = re.compile(r"[a-h][1-8]")
 
 
 class ExportError(ValueError):
-    """The text is not a game in the format it claims to be."""
+    """The stored game cannot be written out (an unknown game, a move not in its notation)."""
 
 
-def _texts(moves: Sequence[MoveRecord] | Sequence[str]) -> list[str]:
-    return [m if isinstance(m, str) else m.move for m in moves]
-
-
-# -- Connect Four ----------------------------------------------------------------------------
-
-
-def connect4_columns(moves: Sequence[MoveRecord] | Sequence[str]) -> str:
-    """The game as a column string, ``"4453"`` (columns 1-7, first player first)."""
-    texts = _texts(moves)
-    for text in texts:
-        if text not in {"1", "2", "3", "4", "5", "6", "7"}:
-            raise ExportError(f"not a Connect Four column: {text!r}")
-    return "".join(texts)
-
-
-def parse_connect4_columns(text: str) -> list[str]:
-    """The moves of a column string, one column (``"1"``-``"7"``) each."""
-    stripped = text.strip()
-    if not re.fullmatch(r"[1-7]*", stripped):
-        raise ExportError(f"not a Connect Four column string: {text!r}")
-    return list(stripped)
-
-
-# -- Othello move list -----------------------------------------------------------------------
-
-
-def othello_moves(moves: Sequence[MoveRecord] | Sequence[str]) -> str:
-    """The game as ``"f5d6c3..."``: squares in order, passes left out (they are forced)."""
-    out = []
-    for text in _texts(moves):
-        square = text.strip().lower()
-        if square == PASS:
-            continue
-        if not _SQUARE.fullmatch(square):
-            raise ExportError(f"not an Othello move: {text!r}")
-        out.append(square)
-    return "".join(out)
-
-
-def parse_othello_moves(text: str) -> list[str]:
-    """The squares of a move list (case and spaces ignored); passes are not written."""
-    compact = re.sub(r"\s+", "", text).lower()
-    squares = [compact[i : i + 2] for i in range(0, len(compact), 2)]
-    if any(not _SQUARE.fullmatch(sq) for sq in squares):
-        raise ExportError(f"not an Othello move list: {text!r}")
-    return squares
-
-
-# -- GGF -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GgfGame:
-    """What a GGF Othello record says. ``board``: 64 of ``*``/``O``/``-``, row 1 first;
-    ``to_move``: 0 black, 1 white; ``moves``: squares in lower case or ``"pass"``."""
-
-    black: str
-    white: str
-    board: str
-    to_move: int
-    moves: list[str]
-    result: float | None = None
-    result_flag: str | None = None
-    seconds: list[float | None] = field(default_factory=list)
-    date: str | None = None
-    place: str | None = None
-
-
-def board_from_cells(cells: Sequence[int | None]) -> str:
-    """A GGF board from ``Game.cells`` (owner 0 black, 1 white, row 1 first)."""
-    if len(cells) != 64:
-        raise ExportError(f"an Othello board has 64 cells, got {len(cells)}")
-    return "".join("-" if c is None else "*" if c == 0 else "O" for c in cells)
-
-
-def othello_ggf(
-    game: GameRecord,
-    moves: Sequence[MoveRecord],
-    names: tuple[str, str],
-    *,
-    board: str = START_BOARD,
-    to_move: int = 0,
-    place: str = "Discus",
-) -> str:
-    """One game as a GGF record. ``names``: black's then white's display names; ``board`` and
-    ``to_move``: the start position (default: the standard one, black to move), e.g. from
-    ``board_from_cells(GAME.cells(GAME.parse_position(game.start_position)))``."""
-    if len(board) != 64 or set(board) - set("*O-"):
-        raise ExportError("a GGF board is 64 of '*', 'O', '-'")
-    when = datetime.fromtimestamp(game.created_at, UTC).strftime("%Y.%m.%d_%H:%M:%S.UTC")
-    parts = [
-        "(;GM[Othello]",
-        f"PC[{_clean(place)}]",
-        f"DT[{when}]",
-        f"PB[{_clean(names[0])}]",
-        f"PW[{_clean(names[1])}]",
-    ]
-    if game.result is not None:
-        parts.append(f"RE[{game.result:+.2f}{_flag(game.reason)}]")
-    parts.append("TY[8]")
-    parts.append(f"BO[8 {' '.join(board[r * 8 : r * 8 + 8] for r in range(8))} "
-                 f"{'*' if to_move == 0 else 'O'}]")
-    for move in sorted(moves, key=lambda m: m.ply):
-        square = move.move.strip().lower()
-        if square != PASS and not _SQUARE.fullmatch(square):
-            raise ExportError(f"not an Othello move: {move.move!r}")
-        colour = "B" if (to_move + move.ply) % 2 == 0 else "W"
-        text = GGF_PASS if square == PASS else square.upper()
-        parts.append(f"{colour}[{text}//{move.seconds:.2f}]")
-    parts.append(";)")
-    return "".join(parts)
-
-
-def parse_ggf(text: str) -> GgfGame:
-    """An Othello GGF record (one game); ``ExportError`` if it is not one."""
-    body = text.strip()
-    if not (body.startswith("(;") and body.endswith(";)")):
-        raise ExportError("a GGF game starts with '(;' and ends with ';)'")
-    props = _PROPERTY.findall(body)
-    values: dict[str, str] = {}
-    moves: list[str] = []
-    seconds: list[float | None] = []
-    for name, value in props:
-        if name in ("B", "W"):
-            fields = value.split("/")
-            square = fields[0].strip().lower()
-            if square == GGF_PASS.lower():
-                square = PASS
-            elif not _SQUARE.fullmatch(square):
-                raise ExportError(f"not an Othello move in GGF: {value!r}")
-            moves.append(square)
-            seconds.append(float(fields[2]) if len(fields) > 2 and fields[2] else None)
-        else:
-            values.setdefault(name, value)
-    if values.get("GM", "").lower() != "othello":
-        raise ExportError("not an Othello game (GM[Othello] missing)")
-    board, to_move = _parse_board(values.get("BO", ""))
-    result, flag = _parse_result(values.get("RE"))
-    return GgfGame(
-        black=values.get("PB", ""),
-        white=values.get("PW", ""),
-        board=board,
-        to_move=to_move,
-        moves=moves,
-        result=result,
-        result_flag=flag,
-        seconds=seconds,
-        date=values.get("DT"),
-        place=values.get("PC"),
-    )
-
-
-def _parse_board(text: str) -> tuple[str, int]:
-    fields = text.split()
-    if not fields or fields[0] != "8":
-        raise ExportError(f"not an 8x8 Othello board: BO[{text}]")
-    squares = "".join(fields[1:-1]) if len(fields) > 2 else ""
-    colour = fields[-1] if len(fields) > 1 else ""
-    if len(squares) != 64 or set(squares) - set("*O-") or colour not in ("*", "O"):
-        raise ExportError(f"bad Othello board: BO[{text}]")
-    return squares, 0 if colour == "*" else 1
-
-
-def _parse_result(text: str | None) -> tuple[float | None, str | None]:
-    if not text:
-        return None, None
-    score, _, flag = text.partition(":")
+def played_game(record: GameRecord, moves: Sequence[MoveRecord],
+                names: tuple[str, str]) -> PlayedGame:
+    """The stored game as its game's ``exports`` take it (moves in ply order, from the stored
+    start position). ``names``: what the two seats are called."""
     try:
-        return float(score), flag or None
-    except ValueError:
-        raise ExportError(f"bad GGF result: RE[{text}]") from None
-
-
-def _flag(reason: str | None) -> str:
-    reason = (reason or "").lower()
-    if "resign" in reason:
-        return ":r"
-    if "time" in reason:
-        return ":t"
-    return ""
-
-
-def _clean(text: str) -> str:
-    """Property values cannot hold ']' (nor, for readers' sake, newlines)."""
-    return re.sub(r"[\]\[\n\r]", " ", text)
+        game = games.load(record.game)
+        start = (game.parse_position(record.start_position) if record.start_position
+                 else game.initial())
+    except ValueError as exc:
+        raise ExportError(f"no export of game {record.game!r}: {exc}") from None
+    ordered = sorted(moves, key=lambda m: m.ply)
+    return PlayedGame(names=names, started_at=record.created_at, start=start,
+                      moves=tuple(m.move for m in ordered),
+                      seconds=tuple(m.seconds for m in ordered),
+                      result=record.result, reason=record.reason)
 
 
 def export_formats(
-    game: GameRecord, moves: Sequence[MoveRecord], names: tuple[str, str]
+    record: GameRecord, moves: Sequence[MoveRecord], names: tuple[str, str]
 ) -> dict[str, str]:
-    """Every export of ``game`` by format name, for a download menu: ``columns`` for Connect
-    Four; ``moves`` and ``ggf`` for Othello (GGF from the standard start only, unless the
-    caller builds the board itself with ``othello_ggf``)."""
-    if game.game == "connect4":
-        return {"columns": connect4_columns(moves)}
-    if game.game == "othello":
-        out = {"moves": othello_moves(moves)}
-        if not game.start_position:
-            out["ggf"] = othello_ggf(game, moves, names)
-        return out
-    raise ExportError(f"no export formats for game {game.game!r}")
+    """Every export of the stored game by format name (``Game.exports``: ``columns`` for
+    Connect Four; ``moves`` and ``ggf`` for Othello); ``ExportError`` if it has none."""
+    played = played_game(record, moves, names)
+    try:
+        return games.load(record.game).exports(played)
+    except ValueError as exc:
+        raise ExportError(f"game {record.id!r} cannot be written out: {exc}") from None

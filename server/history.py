@@ -13,14 +13,12 @@ from collections.abc import Mapping, Sequence
 import games
 from server import export
 from server import protocol as p
-from server.rooms import COLOURS, Player
+from server.rooms import Player
 from server.store import GameRecord, MoveRecord
 
 PAST_STATUSES = frozenset({"finished", "aborted"})
 """The statuses a game in a player's history has: unfinished games are in the lobby."""
 
-DOWNLOADS: Mapping[str, tuple[str, ...]] = {"connect4": ("txt",), "othello": ("txt", "ggf")}
-"""The file formats ``/games/<id>.<ext>`` serves, per game."""
 
 CONTENT_TYPES: Mapping[str, str] = {
     "txt": "text/plain; charset=utf-8",
@@ -44,7 +42,7 @@ def result_of(record: GameRecord) -> p.Result | None:
 def seats_of(record: GameRecord, people: Mapping[str, Player]) -> list[p.PastSeat]:
     """Both seats of a stored game; ``people`` maps the player ids it holds to players."""
     game = games.load(record.game)
-    colours = COLOURS.get(record.game, game.players)
+    colours = game.colours
     seats = []
     for seat, player_id in enumerate(record.players):
         if record.ai_seat == seat:
@@ -87,19 +85,17 @@ def seat_names(seats: Sequence[p.PastSeat]) -> tuple[str, str]:
     return out[0], out[1]
 
 
+def downloads(game_name: str) -> Mapping[str, str]:
+    """The files ``/games/<id>.<ext>`` serves for the game: extension -> the export in it
+    (``Game.downloads``)."""
+    return games.load(game_name).downloads
+
+
 def exports(record: GameRecord, moves: Sequence[MoveRecord],
             names: tuple[str, str]) -> dict[str, str]:
-    """The game as text by format: ``columns`` (Connect Four); ``moves`` and ``ggf``
-    (Othello, GGF from the stored start position)."""
-    if record.game == "connect4":
-        return {"columns": export.connect4_columns(moves)}
-    game = games.load(record.game)
-    start = (game.parse_position(record.start_position) if record.start_position
-             else game.initial())
-    ggf = export.othello_ggf(record, moves, names,
-                             board=export.board_from_cells(game.cells(start)),
-                             to_move=start.to_move)
-    return {"moves": export.othello_moves(moves), "ggf": ggf}
+    """The game as text by format, as the game writes it (``Game.exports``: ``columns``;
+    ``moves`` and ``ggf``), from the stored start position."""
+    return export.export_formats(record, moves, names)
 
 
 def replay(record: GameRecord, moves: Sequence[MoveRecord],
@@ -129,7 +125,7 @@ def replay(record: GameRecord, moves: Sequence[MoveRecord],
         boards=boards,
         winning=game.winning_line(state),
         exports=exports(record, ordered, seat_names(seats)),
-        downloads={ext: download_path(record.id, ext) for ext in DOWNLOADS.get(record.game, ())},
+        downloads={ext: download_path(record.id, ext) for ext in downloads(record.game)},
         time_control=time_control_of(record),
         clocks=None if record.clock_initial_ms is None
         else [[m.clock0_ms, m.clock1_ms] for m in ordered],
@@ -151,9 +147,9 @@ def download_path(game_id: str, ext: str) -> str:
 
 def download(replayed: p.GameReplay, ext: str) -> str | None:
     """The text of ``/games/<id>.<ext>``, or None if the game has no such format. ``txt`` is
-    the compact move text (Connect Four columns, Othello move list) and a newline."""
-    if ext not in DOWNLOADS.get(replayed.game, ()):
+    the export its game serves under that extension (``Game.downloads``: ``txt`` the move
+    text, ``ggf`` an Othello GGF record) and a newline."""
+    name = downloads(replayed.game).get(ext)
+    if name is None:
         return None
-    if ext == "ggf":
-        return replayed.exports["ggf"] + "\n"
-    return replayed.exports["columns" if replayed.game == "connect4" else "moves"] + "\n"
+    return replayed.exports[name] + "\n"

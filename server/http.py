@@ -6,21 +6,20 @@ websocket handshake.
 
 from __future__ import annotations
 
+import asyncio
 import mimetypes
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from server import errors, history
-
-if TYPE_CHECKING:
-    from server.app import DiscusServer
+from server import protocol as p
+from server.overload import LoadGauge
 
 
 def static_files(root: Path) -> dict[str, tuple[bytes, str]]:
@@ -46,9 +45,12 @@ def static_files(root: Path) -> dict[str, tuple[bytes, str]]:
 class HttpSide:
     """Answers plain HTTP requests for one server; the files are read once at start."""
 
-    def __init__(self, app: DiscusServer, static_dir: Path) -> None:
-        self.app = app
+    def __init__(self, static_dir: Path, replay: Callable[[str], Awaitable[p.GameReplay]],
+                 gauge: LoadGauge, stopping: asyncio.Event) -> None:
         self.files = static_files(static_dir)
+        self.replay = replay
+        self.gauge = gauge
+        self.stopping = stopping
 
     def respond(
         self, connection: ServerConnection, request: Request
@@ -62,9 +64,9 @@ class HttpSide:
         if path == "/healthz":  # for a container's healthcheck: the event loop answers
             return connection.respond(HTTPStatus.OK, "ok\n")
         if path == "/readyz":  # for a load balancer: 503 while new players are shed
-            if self.app.stopping.is_set():
+            if self.stopping.is_set():
                 return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "draining\n")
-            busy = self.app.gauge.busy(time.monotonic())
+            busy = self.gauge.busy(time.monotonic())
             if busy is not None:
                 return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, f"busy: {busy}\n")
             return connection.respond(HTTPStatus.OK, "ready\n")
@@ -92,7 +94,7 @@ class HttpSide:
         if not game_id or ext not in history.CONTENT_TYPES:
             return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
         try:
-            replayed = await self.app.replay(game_id)
+            replayed = await self.replay(game_id)
         except errors.UnknownGameId as exc:
             return connection.respond(HTTPStatus.NOT_FOUND, f"{exc.message}\n")
         text = history.download(replayed, ext)

@@ -1,219 +1,87 @@
-"""The glue between one server and its cluster (``server.cluster``): what a node does with
-rooms it does not run, rooms it takes over, and rooms it loses.
+"""A server as one node of a cluster: the cluster side of ``server.placement``.
 
-``server.app`` calls it where a cluster changes what happens: a room command that may
-belong to another node (``forwarded``), a game or move to write (``fenced``, with this
-node's epoch), a room to claim or to publish in the registry (``hold``, ``registered``),
-the open-rooms list and the start of a node (``open_rooms``, ``adopt_unfinished``). The
-cluster calls it back (it is the ``cluster.Node``) with commands from other nodes, presence
-changes, takeovers and lost leases.
+``ClusterPlacement`` answers what the core asks (who owns a room and under which epoch, where
+a command for it runs, who is online anywhere) from ``server.cluster``'s leases, registry and
+presence in Redis. ``ClusterInbox`` is what the cluster calls back (``cluster.Node``):
+commands forwarded by other nodes, presence changes, takeovers, lost leases, questions.
+
+Draining (SIGTERM): the node stops running forwarded commands, lets the commands under way
+finish, publishes every event they made, and only then gives its leases up and closes its
+connections (1012), so every stored move is announced and the other nodes take the rooms over
+at once.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Protocol
 
 from pydantic import BaseModel
 
 from server import errors, history
 from server import protocol as p
 from server.cluster import Cluster, OwnerGone
-from server.rooms import Player, Room, room_of
-from server.store import Fenced, GameRecord, replace
-
-if TYPE_CHECKING:
-    from server.app import DiscusServer
-    from server.connection import Client
+from server.connection import Client
+from server.locks import RoomLocks
+from server.outbox import Outbox
+from server.placement import unfinished_limit
+from server.rooms import Lobby, Player, Room, room_of
+from server.store import Fenced, GameRecord, MoveRecord, Store
 
 log = logging.getLogger("discus.node")
 
+RECONNECT_CLOSE = 1012
+"""Service restart: another node runs this node's rooms now; the page reconnects at once."""
 
-class ClusterNode:
-    """One server as a node of ``cluster``."""
 
-    def __init__(self, app: DiscusServer, cluster: Cluster) -> None:
-        self.app = app
+class ClusterPlacement:
+    """Where rooms run, on a node of ``cluster``."""
+
+    close_code = RECONNECT_CLOSE
+
+    def __init__(self, cluster: Cluster, outbox: Outbox, store: Store, lobby: Lobby,
+                 locks: RoomLocks, max_rooms: int) -> None:
         self.cluster = cluster
-        self._published: dict[str, tuple[Any, ...]] = {}
+        self.node: str | None = cluster.node
+        self._outbox = outbox
+        self._store = store
+        self._lobby = lobby
+        self._locks = locks
+        self._max_rooms = max_rooms
+        self._published: dict[str, tuple[object, ...]] = {}
         """What this node last wrote to the cluster's registry for each of its rooms."""
+        self.draining = False
+        self._inbox: ClusterInbox | None = None
 
-    def deliver_local(self, player_ids: Iterable[str], data: str) -> None:
-        self.app.deliver_local(player_ids, data)
+    def publish(self, player_ids: Sequence[str], data: str) -> None:
+        self.cluster.publish(player_ids, data)
 
-    def close_revoked(self, player_id: str, session_id: str | None, keep: str | None) -> None:
-        self.app.accounts.close_revoked(player_id, session_id, keep)
-
-    async def answer(self, question: str) -> str:
-        """Another node's question (``Cluster.ask_all``): ``admin_rooms``, this node's rooms
-        and players as the admin page shows them."""
-        if question != "admin_rooms":
-            raise ValueError(f"unknown question {question!r}")
-        return p.encode(self.app.desk.local_rooms(self.cluster.node))
-
-    async def check_room_limit(self, player_id: str) -> None:
-        """``too_many_rooms`` if the player sits in ``max_rooms`` unfinished games on any
-        node (the database holds them all; each node's lobby knows only its own rooms)."""
-        limit = self.app.settings.max_rooms
-        records = await self.app.store.games_of_player(player_id, 2 * limit)
-        if sum(1 for r in records if r.status in ("waiting", "active")) >= limit:
-            raise errors.TooManyRooms(
-                f"you already play in {limit} unfinished rooms; finish or leave one",
-                limit=limit)
-
-    async def settled(self, code: str) -> None:
-        """Wait while this node is taking the room ``code`` names over (it holds the lease,
-        the room is not running yet): a command for it then finds it."""
-        room_id = code.strip().upper()
-        if self.cluster.holds(room_id) and room_id not in self.app.lobby.rooms:
-            async with self.app.lock(room_id):
-                pass
-
-    async def forwarded(self, client: Client, player: Player, message: p.RoomCommand) -> bool:
-        """Run a room command on the node that owns the room, if that is another node;
-        False if it is to run here (this node owns the room, or just took it over)."""
-        code = message.room.strip()
-        local = self.app.lobby.rooms.get(code) or self.app.lobby.rooms.get(code.upper())
-        if local is not None and self.cluster.holds(local.id):
-            return False
-        room_id = code.upper()
-        owner = await self.cluster.owner(room_id)
-        if owner is None or owner == self.cluster.node:
-            # A room whose owner died: take it over now; else ``unknown_room`` here.
-            await self.cluster.take_if_ownerless(room_id)
-            return False
-        try:
-            error = await self.cluster.forward(owner, room_id,
-                                               (player.id, player.name, player.bot),
-                                               p.encode(message))
-        except OwnerGone:
-            await self.cluster.take_if_ownerless(room_id)  # its owner died: run it here
-            return await self.forwarded(client, player, message)  # (or where it went)
-        except TimeoutError:
-            raise errors.InternalError(f"the server running room {room_id} did not answer; "
-                                       "send that again") from None
-        if error is not None:
-            self.app.send_raw([client.ws], error)
-        return True
-
-    async def run_forwarded(self, who: tuple[str, str, bool], data: str) -> str | None:
-        """A client's room command from another node (``Cluster.forward``): run as one of
-        this node's; the error message for the client, or None."""
-        player_id, name, bot = who
-        player = self.app.players.get(player_id)
-        if player is None or player.name != name:
-            player = self.app.players[player_id] = Player(player_id, name, bot=bot)
-        message: BaseModel | None = None
-        try:
-            message = p.parse_client(data)
-            if not isinstance(message, p.ROOM_COMMANDS):
-                raise errors.UnknownType(f"{type(message).__name__} is not a room command")
-            await self.app.room_command(player, message)
-        except errors.ProtocolError as exc:
-            ref = getattr(message, "id", None)
-            return p.encode(p.error_message(exc, ref=ref, room=getattr(message, "room", None)))
-        except Exception:
-            log.exception("failed to run a command from another node")
-            return p.encode(p.error_message(errors.InternalError("the server failed; try again"),
-                                            ref=getattr(message, "id", None)))
-        return None
-
-    async def presence_changed(self, player_id: str, room_id: str, online: bool) -> None:
-        """A player's last connection on another node closed, or a first one opened."""
-        room = self.app.lobby.rooms.get(room_id)
-        if room is None:
-            return
-        async with self.app.lock(room_id):
-            if online:
-                out = room.reconnect(player_id, self.app.now())
-            else:
-                out = room.disconnect(player_id, self.app.now())
-            await self.app.carry(room, out)
-
-    async def take_over(self, room_id: str, game_id: str, epoch: int,
-                        watchers: list[str]) -> bool:
-        """Run a room whose owner is gone, from its stored game: fenced first, so the former
-        owner can no longer write, then read. Its people still connected somewhere get its
-        state again; its spectators watch on. False if the game is over (nothing to run)."""
-        async with self.app.lock(room_id):  # commands for the room wait until it runs here
-            try:
-                await self.app.store.fence(game_id, epoch)
-            except Fenced:
-                stored = await self.app.store.load_game(game_id)
-                if stored is not None:
-                    await self.cluster.catch_up(room_id, stored[0].epoch)
-                raise
-            loaded = await self.app.store.load_game(game_id)
-            if loaded is None or loaded[0].status in history.PAST_STATUSES:
-                return False
-            record, moves = loaded
-            self.app.lobby.close(room_id)  # a copy left from an earlier lease, if any
-            people = await self.app.people(record.players)
-            for person in people.values():
-                self.app.players.setdefault(person.id, person)
-            room, out = self.app.lobby.restore(record, moves, people, self.app.now())
-            await self.app.show_ratings(room)
-            for player_id in people:
-                if await self.cluster.is_online(player_id):
-                    out.extend(room.reconnect(player_id, self.app.now()))
-            for player_id in watchers:
-                if await self.cluster.is_online(player_id):
-                    out.extend(self.app.lobby.spectate(self.app.players.get(player_id)
-                                                   or Player(player_id, "Player"), room_id,
-                                                   self.app.now()))
-            await self.app.carry(room, out)
-        return True
-
-    def let_go(self, room_id: str) -> str | None:
-        """Another node owns the room now: forget it here without writing anything (its AI
-        move under way, if any, is dropped when it comes back); the game it was running."""
-        self.cluster.owned.pop(room_id, None)
-        self._published.pop(room_id, None)
-        room = self.app.lobby.rooms.get(room_id)
-        self.app.lobby.close(room_id)
-        return None if room is None else room.game_id
-
-    async def adopt_unfinished(self) -> int:
-        """At the start of a node: register the unfinished games no node runs (a cluster's
-        first start, or after every node stopped), then take over every room without an
-        owner; returns how many this node took."""
-        for record, _ in await self.app.store.unfinished_games():
-            room_id, _ = room_of(record.id)
-            await self.cluster.adopt(room_id, record.id)
-        return await self.cluster.scan()
-
-    async def open_rooms(self) -> p.Rooms:
-        if self.cluster is None:
-            return self.app.lobby.open_rooms()
-        found = sorted((json.loads(s) for s in await self.cluster.open_rooms()),
-                       key=lambda entry: -entry[0])
-        return p.Rooms(rooms=[p.RoomSummary.model_validate(summary)
-                              for _, summary in found[:100]])
+    def revoked_elsewhere(self, player_id: str, session_id: str | None,
+                          keep: str | None) -> None:
+        self.cluster.publish_revoked(player_id, session_id, keep)
 
     async def hold(self, room: Room) -> None:
         if room.id in self.cluster.owned:
+            if not room.epoch:
+                room.epoch = self.cluster.owned[room.id]
             return
-        if await self.cluster.claim(room.id) is None:
-            self.app.lobby.close(room.id)
+        epoch = await self.cluster.claim(room.id)
+        if epoch is None:
+            self._lobby.close(room.id)
             raise errors.InternalError(f"room {room.id} is run by another server now; "
                                        "send that again")
+        room.epoch = epoch
 
-    def epoch(self, room_id: str) -> int:
-        """The fencing token this node writes the room's game with (-1, which every stored
-        game refuses, if it holds no lease on it)."""
-        return self.cluster.owned.get(room_id, 0) or -1
-
-    def fenced(self, record: Any) -> Any:
-        """``record`` (a game or a move) with this node's epoch for its room."""
-        room_id, _ = room_of(record.id if isinstance(record, GameRecord) else record.game_id)
-        return replace(record, epoch=self.epoch(room_id))
+    def holds(self, room: Room) -> bool:
+        held = self.cluster.owned.get(room.id)
+        return held is not None and held == room.epoch
 
     async def registered(self, room: Room) -> None:
         """Bring the cluster's registry up to date with ``room``: its game, its people, its
         spectators, whether it is open; or out of it if it closed."""
-        if room.id not in self.app.lobby.rooms:
+        if room.id not in self._lobby.rooms:
             self._published.pop(room.id, None)
             await self.cluster.forget(room.id)
             return
@@ -226,3 +94,206 @@ class ClusterNode:
         await self.cluster.register(room.id, room.game_id, [*people, *room.spectators],
                                     room.spectators, summary)
         self._published[room.id] = entry
+
+    def forget(self, room_id: str) -> None:
+        self._published.pop(room_id, None)
+
+    def let_go(self, room: Room) -> None:
+        """This instance of the room may write no more: its lease is given up here (if it
+        is still the one held), without writing anything."""
+        if self.cluster.owned.get(room.id) == room.epoch:
+            self.cluster.owned.pop(room.id, None)
+        self._published.pop(room.id, None)
+
+    async def forwarded(self, client: Client, player: Player, message: p.RoomCommand) -> bool:
+        """Run a room command on the node that owns the room, if that is another node;
+        False if it is to run here (this node owns the room, or just took it over)."""
+        code = message.room.strip()
+        local = self._lobby.rooms.get(code) or self._lobby.rooms.get(code.upper())
+        if local is not None and self.holds(local):
+            return False
+        room_id = code.upper()
+        owner = await self.cluster.owner(room_id)
+        if owner is None or owner == self.cluster.node:
+            # A room whose owner died: take it over now; else ``unknown_room`` here.
+            if not self.draining:
+                await self.cluster.take_if_ownerless(room_id)
+            return False
+        try:
+            error = await self.cluster.forward(owner, room_id,
+                                               (player.id, player.name, player.bot),
+                                               p.encode(message))
+        except OwnerGone:
+            await self.cluster.take_if_ownerless(room_id)  # its owner died: run it here
+            return await self.forwarded(client, player, message)  # (or where it went)
+        except TimeoutError:
+            raise errors.InternalError(f"the server running room {room_id} did not answer; "
+                                       "send that again") from None
+        if error is not None:
+            self._outbox.write([client.ws], error)
+        return True
+
+    async def settled(self, code: str) -> None:
+        """Wait while this node is taking the room ``code`` names over (it holds the lease,
+        the room is not running yet): a command for it then finds it."""
+        room_id = code.strip().upper()
+        if self.cluster.holds(room_id) and room_id not in self._lobby.rooms:
+            async with self._locks(room_id):
+                pass
+
+    async def check_room_limit(self, player_id: str) -> None:
+        await unfinished_limit(self._store, player_id, self._max_rooms)
+
+    async def open_rooms(self, lobby: Lobby) -> p.Rooms:
+        found = sorted((json.loads(s) for s in await self.cluster.open_rooms()),
+                       key=lambda entry: -entry[0])
+        return p.Rooms(rooms=[p.RoomSummary.model_validate(summary)
+                              for _, summary in found[:100]])
+
+    async def present(self, player_id: str, online: bool) -> bool:
+        return await self.cluster.connected(player_id, online=online)
+
+    async def is_online(self, player_id: str) -> bool:
+        return await self.cluster.is_online(player_id)
+
+    async def elsewhere(self) -> list[p.AdminRooms]:
+        return [p.AdminRooms.model_validate_json(answer)
+                for answer in (await self.cluster.ask_all("admin_rooms")).values()]
+
+    async def open(self, inbox: ClusterInbox) -> None:
+        """Join the cluster: from now on it calls ``inbox`` back."""
+        self._inbox = inbox
+        await self.cluster.open(inbox)
+
+    async def start(self, runner: object) -> int:
+        """Register the unfinished games no node runs, take over every room without an
+        owner (through the inbox's ``take_over``), then start the cluster's loops."""
+        for record, _ in await self._store.unfinished_games():
+            room_id, _ = room_of(record.id)
+            await self.cluster.adopt(room_id, record.id)
+        taken = await self.cluster.scan()
+        self.cluster.start()
+        return taken
+
+    async def drain(self) -> None:
+        """Commands other nodes forward from now on are not run here: each waits for the
+        room's next owner (the asking node finds it once the lease is given up)."""
+        self.draining = True
+        self.cluster.draining = True
+
+    async def hand_over(self) -> None:
+        """Forwarded commands under way finish, every lease is given up and the node says
+        it is gone: the other nodes take its rooms at their next renewal."""
+        await self.cluster.drain()
+
+    async def close(self) -> None:
+        await self.cluster.close()
+
+
+class Runner(Protocol):
+    """The room runner, as the cluster's callbacks need it."""
+
+    async def command(self, player: Player, message: p.RoomCommand) -> None: ...
+
+    async def presence(self, room_id: str, player_id: str, online: bool) -> None: ...
+
+    async def restore(self, record: GameRecord, moves: Sequence[MoveRecord], epoch: int,
+                      online: Callable[[str], Awaitable[bool]] | None = None,
+                      watchers: Iterable[str] = ()) -> Room | None: ...
+
+    def forget(self, room_id: str) -> None: ...
+
+
+class Remembering(Protocol):
+    def remember(self, player: Player, replace: bool = False) -> Player: ...
+
+
+class ClusterInbox:
+    """What the cluster calls back on this node (``server.cluster.Node``)."""
+
+    def __init__(self, placement: ClusterPlacement, runner: Runner, players: Remembering,
+                 outbox: Outbox, store: Store, locks: RoomLocks,
+                 close_revoked: Callable[[str, str | None, str | None], None],
+                 local_rooms: Callable[[str | None], p.AdminRooms], lobby: Lobby) -> None:
+        self._lobby = lobby
+        self._placement = placement
+        self._cluster = placement.cluster
+        self._runner = runner
+        self._players = players
+        self._outbox = outbox
+        self._store = store
+        self._locks = locks
+        self._close_revoked = close_revoked
+        self._local_rooms = local_rooms
+
+    def deliver_local(self, player_ids: Iterable[str], data: str) -> None:
+        self._outbox.deliver_local(player_ids, data)
+
+    def close_revoked(self, player_id: str, session_id: str | None, keep: str | None) -> None:
+        self._close_revoked(player_id, session_id, keep)
+
+    async def answer(self, question: str) -> str:
+        """Another node's question (``Cluster.ask_all``): ``admin_rooms``, this node's rooms
+        and players as the admin page shows them."""
+        if question != "admin_rooms":
+            raise ValueError(f"unknown question {question!r}")
+        return p.encode(self._local_rooms(self._cluster.node))
+
+    async def run_forwarded(self, who: tuple[str, str, bool], data: str) -> str | None:
+        """A client's room command from another node: run as one of this node's; the error
+        message for the client, or None. A draining node runs none (the client sends it
+        again once another node runs the room)."""
+        player_id, name, bot = who
+        player = self._players.remember(Player(player_id, name, bot=bot), replace=True)
+        message: BaseModel | None = None
+        try:
+            message = p.parse_client(data)
+            if not isinstance(message, p.ROOM_COMMANDS):
+                raise errors.UnknownType(f"{type(message).__name__} is not a room command")
+            if self._placement.draining:
+                raise errors.InternalError("the server running this room is stopping; send "
+                                           "that again in a moment")
+            await self._runner.command(player, message)
+        except errors.ProtocolError as exc:
+            ref = getattr(message, "id", None)
+            return p.encode(p.error_message(exc, ref=ref, room=getattr(message, "room", None)))
+        except Exception:
+            log.exception("failed to run a command from another node")
+            return p.encode(p.error_message(errors.InternalError("the server failed; try again"),
+                                            ref=getattr(message, "id", None)))
+        return None
+
+    async def presence_changed(self, player_id: str, room_id: str, online: bool) -> None:
+        """A player's last connection on another node closed, or a first one opened."""
+        await self._runner.presence(room_id, player_id, online)
+
+    async def take_over(self, room_id: str, game_id: str, epoch: int,
+                        watchers: list[str]) -> bool:
+        """Run a room whose owner is gone, from its stored game: fenced first, so the former
+        owner can no longer write, then read. Its people still connected somewhere get its
+        state again; its spectators watch on. False if the game is over (nothing to run)."""
+        async with self._locks(room_id):  # commands for the room wait until it runs here
+            try:
+                await self._store.fence(game_id, epoch)
+            except Fenced:
+                stored = await self._store.load_game(game_id)
+                if stored is not None:
+                    await self._cluster.catch_up(room_id, stored[0].epoch)
+                raise
+            loaded = await self._store.load_game(game_id)
+            if loaded is None or loaded[0].status in history.PAST_STATUSES:
+                return False
+            record, moves = loaded
+            room = await self._runner.restore(record, moves, epoch,
+                                              online=self._cluster.is_online,
+                                              watchers=watchers)
+            return room is not None
+
+    def let_go(self, room_id: str) -> str | None:
+        """Another node owns the room now: forget it here without writing anything (its AI
+        move under way, if any, finds itself stale and is dropped)."""
+        self._cluster.owned.pop(room_id, None)
+        self._placement.forget(room_id)
+        room = self._lobby.rooms.get(room_id)
+        self._runner.forget(room_id)
+        return None if room is None else room.game_id

@@ -373,7 +373,7 @@ class RegisterBot(_ClientMessage):
                       "among live bots (1 to 40 printable characters once trimmed).")
 
 
-# --- client -> server: people's accounts (``server.players``) ---------------------------------
+# --- client -> server: people's accounts (``server.account_desk``) --------------------------------
 
 AccountName = Annotated[str, Field(min_length=1, max_length=64, description=(
     "3 to 20 letters (a-z, A-Z), digits, `_` or `-`, starting with a letter or digit; "
@@ -1628,13 +1628,13 @@ def error_message(exc: errors.ProtocolError, ref: str | int | None = None,
                  detail=exc.detail)
 
 
-_CLIENT_TYPES = frozenset(
-    m.model_fields["type"].default
-    for m in (Hello, ListRooms, CreateRoom, *ROOM_COMMANDS, ListHistory, GetGame,
-              RequestReview, Analyse, GetStats,
-              Ping, *CHALLENGE_CLIENT_MESSAGES, RegisterBot, *ADMIN_CLIENT_MESSAGES,
-              *ACCOUNT_MESSAGES, *RATING_MESSAGES)
-)
+CLIENT_MESSAGES: tuple[type[BaseModel], ...] = (
+    Hello, ListRooms, CreateRoom, *ROOM_COMMANDS, ListHistory, GetGame, RequestReview,
+    Analyse, GetStats, Ping, *CHALLENGE_CLIENT_MESSAGES, RegisterBot, *ADMIN_CLIENT_MESSAGES,
+    *ACCOUNT_MESSAGES, *RATING_MESSAGES)
+"""Every message a client may send, one class each (``ClientMessage`` is their union)."""
+
+_CLIENT_TYPES = frozenset(m.model_fields["type"].default for m in CLIENT_MESSAGES)
 
 
 def board_text(cells: Sequence[int | None]) -> str:

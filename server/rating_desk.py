@@ -15,14 +15,17 @@ the two leaves the game unrated.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Protocol
 
 import games
 from ai.levels import levels_of
 from server import errors, history
 from server import protocol as p
+from server.connection import Client
 from server.level_calibration import shipped_measure
+from server.live_levels import LiveLevels
+from server.outbox import Outbox
 from server.ratings import (
     PROVISIONAL_RD,
     Rating,
@@ -31,12 +34,15 @@ from server.ratings import (
     is_provisional,
     level_rating,
 )
-from server.rooms import Player, level_key
-from server.store import GameRecord, LevelScore, PlayerKind, RatingChangeRecord, RatingRecord
-
-if TYPE_CHECKING:
-    from server.app import DiscusServer
-    from server.connection import Client
+from server.rooms import Lobby, Player, level_key
+from server.store import (
+    GameRecord,
+    LevelScore,
+    PlayerKind,
+    RatingChangeRecord,
+    RatingRecord,
+    Store,
+)
 
 log = logging.getLogger("discus.ratings")
 
@@ -126,11 +132,24 @@ def change_message(room_id: str, change: RatingChangeRecord) -> p.RatingChange:
                           delta=round(after.rating - before.rating, 1))
 
 
+class People(Protocol):
+    """The player registry, read (``server.identity``)."""
+
+    async def people(self, player_ids: Iterable[str | None]) -> dict[str, Player]: ...
+
+
 class RatingDesk:
     """Rates finished games and answers ``get_leaderboard`` and ``get_profile``."""
 
-    def __init__(self, app: DiscusServer) -> None:
-        self.app = app
+    def __init__(self, store: Store, outbox: Outbox, people: People, levels: LiveLevels,
+                 lobby: Lobby, max_rooms: int, now: Callable[[], float]) -> None:
+        self.store = store
+        self.outbox = outbox
+        self.people = people
+        self.levels = levels
+        self.lobby = lobby
+        self.max_rooms = max_rooms
+        self.now = now
 
     # --- levels ----------------------------------------------------------------------------
 
@@ -138,9 +157,9 @@ class RatingDesk:
         """Each level of ``game``: its rating, and whether a calibration measured it: the
         database's latest finished run of the game if there is one, else the measure
         shipped with the default levels (``server.level_calibration``), else a guess."""
-        stored = await self.app.store.calibrated_levels(game)
+        stored = await self.store.calibrated_levels(game)
         out: dict[str, tuple[Rating, bool]] = {}
-        for level in levels_of(game, self.app.levels):
+        for level in levels_of(game, self.levels.current):
             measured = stored.get(level.name) if stored else shipped_measure(game, level)
             if measured is not None:
                 out[level.name] = (level_rating(*measured), True)
@@ -158,11 +177,11 @@ class RatingDesk:
         it when a player sits down, never on a move."""
         out: dict[str, p.SeatRating | None] = {}
         for player_id in player_ids:
-            who = await self.app.store.load_player(player_id)
+            who = await self.store.load_player(player_id)
             if who is None or who.kind not in RATED_KINDS:
                 out[player_id] = None
                 continue
-            mine = next((rating_of(r) for r in await self.app.store.ratings_of(player_id)
+            mine = next((rating_of(r) for r in await self.store.ratings_of(player_id)
                          if r.game == game), Rating())
             out[player_id] = seat_rating(mine, is_provisional(mine))
         if level is not None:
@@ -176,7 +195,7 @@ class RatingDesk:
         """A guest seated in rooms became an account (same id): show the starting rating
         beside it there from the next message that carries seats (no read: it is new)."""
         start = Rating()
-        for room in self.app.lobby.rooms_of(player_id):
+        for room in self.lobby.rooms_of(player_id):
             room.note_ratings({player_id: seat_rating(start, is_provisional(start))})
 
     # --- game over -------------------------------------------------------------------------
@@ -190,7 +209,7 @@ class RatingDesk:
         people = [pid for pid in record.players if pid is not None]
         if not people:
             return []
-        room = self.app.lobby.rooms.get(room_id)
+        room = self.lobby.rooms.get(room_id)
         if room is not None and not all(pid in room.ratings for pid in people):
             # A guest or an admin played (the room was handed a rating for each rated
             # player as it sat down): nothing is rated, so nothing need be read or written.
@@ -203,7 +222,7 @@ class RatingDesk:
             if record.ai_level not in known:
                 return []  # a level removed since: its strength is unknown
             level = known[record.ai_level][0]
-        now = record.finished_at if record.finished_at is not None else self.app.now()
+        now = record.finished_at if record.finished_at is not None else self.now()
         fresh: list[RatingChangeRecord] = []
 
         def plan(players: Mapping[str, tuple[PlayerKind, RatingRecord]]
@@ -211,14 +230,14 @@ class RatingDesk:
             fresh[:] = plan_changes(record, players, level, now)
             return fresh
 
-        changes = await self.app.store.rate_game(record.id, people, plan)
+        changes = await self.store.rate_game(record.id, people, plan)
         if room is not None:  # a rematch shows the ratings this game left, read from none
             for change in changes:
                 after = Rating(change.rating_after, change.rd_after, change.volatility_after)
                 room.note_ratings({change.player_id: seat_rating(after, is_provisional(after))})
         if fresh:  # computed now, not found from an earlier rating of the same game
             for change in changes:
-                self.app.to_players([change.player_id], change_message(room_id, change))
+                self.outbox.to_players([change.player_id], change_message(room_id, change))
         return changes
 
     # --- requests --------------------------------------------------------------------------
@@ -230,13 +249,13 @@ class RatingDesk:
                 message.game, message.limit, message.provisional)
         else:
             answer = await self.profile(message.player or player.id)
-        self.app.send_to([client], answer)
+        self.outbox.send([client], answer)
 
     async def leaderboard(self, game: str, limit: int, provisional: bool) -> p.Leaderboard:
         if game not in games.names():
             raise errors.UnknownGame(
                 f"unknown game {game!r}; known games: {', '.join(games.names())}")
-        rows = await self.app.store.leaderboard(
+        rows = await self.store.leaderboard(
             game, limit, None if provisional else PROVISIONAL_RD)
         levels = [p.LevelRatingView(name=name, rating=round(rating.rating, 1),
                                     rd=round(rating.rd, 1), calibrated=calibrated)
@@ -248,12 +267,12 @@ class RatingDesk:
             for rank, (who, record) in enumerate(rows, start=1)])
 
     async def profile(self, player_id: str) -> p.Profile:
-        store = self.app.store
+        store = self.store
         who = await store.load_player(player_id)
         if who is None:
             raise errors.UnknownPlayer(f"there is no player {player_id!r}")
         changes = await store.rating_history(player_id, limit=HISTORY_POINTS)
-        people = await self.app.people([c.opponent_id for c in changes])
+        people = await self.people.people([c.opponent_id for c in changes])
         points = [p.RatingPoint(
             game_id=c.game_id, game=c.game, at=c.created_at, rating=round(c.rating_after, 1),
             rd=round(c.rd_after, 1), delta=round(c.rating_after - c.rating_before, 1),
@@ -271,16 +290,16 @@ class RatingDesk:
     def _level_order(self, scores: Sequence[LevelScore]) -> list[p.LevelRecord]:
         """Scores by game, then ladder order (levels no longer offered last)."""
         def order(game: str, level: str) -> tuple[str, int, str]:
-            ladder = [lv.name for lv in levels_of(game, self.app.levels)]
+            ladder = [lv.name for lv in levels_of(game, self.levels.current)]
             return game, ladder.index(level) if level in ladder else len(ladder), level
 
         records = [p.LevelRecord.model_validate(vars(s)) for s in scores]
         return sorted(records, key=lambda r: order(r.game, r.level))
 
     async def _recent(self, player_id: str) -> list[p.PastGame]:
-        records = await self.app.store.games_of_player(
-            player_id, RECENT_GAMES + self.app.settings.max_rooms)
+        records = await self.store.games_of_player(
+            player_id, RECENT_GAMES + self.max_rooms)
         finished = [r for r in records if r.status in history.PAST_STATUSES][:RECENT_GAMES]
-        counts = await self.app.store.count_moves([r.id for r in finished])
-        return [history.past_game(r, counts[r.id], await self.app.people(r.players))
+        counts = await self.store.count_moves([r.id for r in finished])
+        return [history.past_game(r, counts[r.id], await self.people.people(r.players))
                 for r in finished]

@@ -25,8 +25,9 @@ from ai import review as engine_review
 from server import errors
 from server import protocol as p
 from server.connection import Client
-from server.engines import AiPool
-from server.store import GameRecord, MoveRecord, ReviewRecord
+from server.engines import AiPool, Pool
+from server.outbox import Outbox
+from server.store import GameRecord, MoveRecord, ReviewRecord, Store
 
 log = logging.getLogger(__name__)
 
@@ -109,10 +110,17 @@ class LowPriorityRunner:
 
 
 class ReviewDesk:
-    """``request_review`` and ``analyse`` for one server (``DiscusServer.reviews``)."""
+    """``request_review`` and ``analyse`` for one server. ``pool`` runs the work on an idle
+    AI worker where it can (else a low-priority process of the desk's own); ``stopping`` is
+    the server's shutdown flag (failures after it are not logged)."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    def __init__(self, store: Store, outbox: Outbox, pool: Pool | None,
+                 analysis_seconds: float, stopping: asyncio.Event) -> None:
+        self.store = store
+        self.outbox = outbox
+        self.pool = pool
+        self.analysis_seconds = analysis_seconds
+        self.stopping = stopping
         self.local = LowPriorityRunner()
         self.tasks: set[asyncio.Task[None]] = set()
         self._computing: dict[str, asyncio.Future[ReviewRecord]] = {}
@@ -129,9 +137,9 @@ class ReviewDesk:
                 retry_after=None)
         if isinstance(message, p.RequestReview):
             record, moves = await self._finished_game(message.game_id)
-            stored = await self.app.store.load_review(record.id)
+            stored = await self.store.load_review(record.id)
             if stored is not None:
-                self.app.send_to([client], _message(stored))
+                self.outbox.send([client], _message(stored))
                 return
             self._spawn(client, message, self._review(record, moves))
         else:
@@ -147,7 +155,7 @@ class ReviewDesk:
 
     async def run(self, path: str, *args: Any) -> Any:
         """``module:function(*args)`` at low priority (see the module docstring)."""
-        pool = self.app.pool
+        pool = self.pool
         if isinstance(pool, AiPool) and pool.runs_tasks:
             return await pool.run_task(path, *args)
         return await self.local.run(path, *args)
@@ -157,14 +165,14 @@ class ReviewDesk:
 
         async def answer() -> None:
             try:
-                self.app.send_to([client], await work)
+                self.outbox.send([client], await work)
             except errors.ProtocolError as exc:
-                self.app.refuse(client, exc, message)
+                self.outbox.refuse(client, exc, message)
             except Exception:
-                if self.app.stopping.is_set():
+                if self.stopping.is_set():
                     return  # the pool or the low-priority process stopped under it
                 log.exception("a %s failed", message.type)
-                self.app.refuse(client, errors.InternalError(
+                self.outbox.refuse(client, errors.InternalError(
                     f"the {message.type} could not be computed; try again"), message)
             finally:
                 left = self._pending.pop(client, 1) - 1
@@ -176,7 +184,7 @@ class ReviewDesk:
         task.add_done_callback(self.tasks.discard)
 
     async def _finished_game(self, game_id: str) -> tuple[GameRecord, list[MoveRecord]]:
-        loaded = await self.app.store.load_game(game_id)
+        loaded = await self.store.load_game(game_id)
         if loaded is None:
             raise errors.UnknownGameId(f"there is no stored game {game_id!r}")
         record, moves = loaded
@@ -214,13 +222,13 @@ class ReviewDesk:
             state = state.play(number)
         result: engine_review.Review = await self.run(REVIEW_TASK, record.game, tuple(played))
         view = review_view(record.id, game, played, result, time.time())
-        return await self.app.store.save_review(
+        return await self.store.save_review(
             ReviewRecord(record.id, view.model_dump(mode="json"), view.created_at))
 
     async def _analyse(self, game: games.Game, state: games.State, played: list[int]
                        ) -> p.Analysis:
         found: list[engine_review.MoveValue] = await self.run(
-            ANALYSIS_TASK, game.name, tuple(played), self.app.settings.analysis_seconds)
+            ANALYSIS_TASK, game.name, tuple(played), self.analysis_seconds)
         values = [
             p.MoveValueView(move=game.format_move(v.move), value=v.value, exact=v.exact,
                             label=engine_review.label(game.name, state.ply, v.value, v.exact))

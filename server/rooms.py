@@ -29,12 +29,6 @@ from server import protocol as p
 from server.clocks import TIME_CONTROLS, Clocks, TimeControl
 from server.store import GameRecord, GameStatus, MoveRecord
 
-COLOURS: Mapping[str, tuple[str, str]] = {
-    "connect4": ("Red", "Yellow"),
-    "othello": ("Black", "White"),
-}
-"""What people call each seat, per game (seat 0 first)."""
-
 ROOM_CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 """Room codes are read aloud and typed from a friend's message: upper case only, and none of
 the look-alikes 0/O, 1/I/L. ``Lobby.room`` upper-cases what people type."""
@@ -164,6 +158,10 @@ class Room:
         player id and by ``level_key(level)``; whoever is missing is shown without one."""
         self.round = 1
         self.created_at = now
+        self.epoch = 0
+        """The fencing token this instance of the room writes with: the lease epoch it was
+        created, loaded or taken over under (0 on a single node). A newer instance of the
+        same room (after a lost lease) has a newer one, so this one's writes are refused."""
         self._start(game_id, now)
 
     def _start(self, game_id: str, now: float) -> None:
@@ -291,7 +289,7 @@ class Room:
         )
 
     def seat_views(self) -> list[p.SeatView]:
-        colours = COLOURS.get(self.game.name, self.game.players)
+        colours = self.game.colours
         return [
             p.SeatView(
                 seat=i,  # type: ignore[arg-type]
@@ -632,15 +630,17 @@ class Room:
             thought=plan.thought,
             clock=self.clock_view(now),
         )
-        out = Outcome(sends=[Send(self.members(), made)])
+        return Outcome(sends=[Send(self.members(), made)]).extend(self._after_ply(now))
+
+    def _after_ply(self, now: float) -> Outcome:
+        """What the position after the last ply asks for: if the rules say the game is over,
+        its end (``game_over`` to everyone, the finished row to save, finished at ``now``);
+        else the AI's turn or the forced pass, if either is due."""
         if self.state.is_over():
             score = self.state.result()
             winner = None if score == 0 else (0 if score > 0 else 1)
-            out.extend(self._finish(p.Result(winner=winner, score=score, reason="end"), now))  # type: ignore[arg-type]
-        else:
-            out.ai = self._ai_turn()
-            out.forced = self._forced_pass(now)
-        return out
+            return self._finish(p.Result(winner=winner, score=score, reason="end"), now)  # type: ignore[arg-type]
+        return Outcome(ai=self._ai_turn(), forced=self._forced_pass(now))
 
     def _set_clocks(self, clocks: tuple[int | None, int | None], now: float) -> None:
         """After a ply: each clocked seat's time as stored with the ply, and the clock of the
@@ -817,7 +817,7 @@ class Room:
                        ai=ai)
 
     def _colour(self, seat: int) -> str:
-        return COLOURS.get(self.game.name, self.game.players)[seat]
+        return self.game.colours[seat]
 
 
 def level_key(level: str) -> str:
@@ -965,13 +965,18 @@ class Lobby:
 
     def restore(self, record: GameRecord, moves: Sequence[MoveRecord],
                 people: Mapping[str, Player], now: float) -> tuple[Room, Outcome]:
-        """Rebuild an unfinished game from storage after a restart.
+        """Rebuild an unfinished game from storage after a restart (or a takeover).
 
         Its people count as disconnected since ``now`` (their grace period starts again);
         the outcome asks the AI to move if it is its turn. A timed game keeps the clocks
         stored with its last move, and the turn under way starts again at ``now``: the time
         the server was away is nobody's. Raises ``ValueError`` if the stored moves do not
         replay.
+
+        A game its last stored move already ended (the server stopped between storing the
+        move and storing the finished game) ends here as that move would have ended it, at
+        that move's time: the outcome announces ``game_over`` and asks for the finished row
+        to be saved (and so rated) like any finish.
         """
         game = games.load(record.game)
         room_id, round = room_of(record.id)
@@ -990,13 +995,15 @@ class Lobby:
                 room.seats[seat].connected = False
                 room.seats[seat].away_since = now
                 self._of_player.setdefault(player_id, set()).add(room_id)
-        for stored in sorted(moves, key=lambda m: m.ply):
+        played = sorted(moves, key=lambda m: m.ply)
+        for stored in played:
             room._play(game.parse_move(room.state, stored.move))
             room._set_clocks((stored.clock0_ms, stored.clock1_ms), now)
         room.last_move_at = now
         room._run_clock(now)
         self.rooms[room_id] = room
-        return room, Outcome(ai=room._ai_turn(), forced=room._forced_pass(now))
+        ended_at = played[-1].created_at if played and room.state.is_over() else now
+        return room, room._after_ply(ended_at)
 
     def join(self, player: Player, room_id: str, now: float,
              rating: p.SeatRating | None = None) -> Outcome:

@@ -69,7 +69,7 @@ ARGV[3] remain, else the seconds until the oldest leaves the window."""
 
 
 class SharedNameLimiter:
-    """``AttemptLimiter``'s sliding window (``server.players``) for failed password checks
+    """``AttemptLimiter``'s sliding window (``server.account_desk``) for failed password checks
     per account name, on one Redis for every node: on one node alone, a guesser could make
     the limit's failures on each node behind the load balancer. Times are wall-clock
     seconds, which every node counts alike."""

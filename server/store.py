@@ -86,7 +86,7 @@ class ReviewRecord:
 
 @dataclass(frozen=True)
 class AccountRecord:
-    """A person's account (``server.players``): the player ``player_id`` signs in as ``name``
+    """A person's account (``server.account_desk``): the player ``player_id`` signs in as ``name``
     with a password whose Argon2id hash is ``password_hash`` (never the password)."""
 
     player_id: str

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
+from games.base import PlayedGame
 from games.connect4 import kernels
 from games.errors import IllegalMove, InvalidNotation
 
@@ -94,6 +96,10 @@ class Connect4:
     rows = kernels.HEIGHT
     cols = kernels.WIDTH
     num_moves = kernels.WIDTH
+    colours = ("Red", "Yellow")
+    downloads = MappingProxyType({"txt": "columns"})
+    symmetries = 2
+    """The identity and the mirror (columns reversed)."""
 
     def initial(self) -> Connect4State:
         return _initial()
@@ -167,6 +173,37 @@ class Connect4:
             raise ValueError(f"depth must be at least 0, got {depth}")
         state = _connect4(state)
         return int(kernels.perft(_U(state.current), _U(state.mask), depth))
+
+
+    def exports(self, played: PlayedGame) -> dict[str, str]:
+        """``columns``: Pons' column string, ``"4453"`` (columns 1-7, first player first)."""
+        for text in played.moves:
+            if len(text) != 1 or text not in "1234567":
+                raise InvalidNotation(f"not a Connect Four column: {text!r}")
+        return {"columns": "".join(played.moves)}
+
+    def transform(self, cells: int, symmetry: int) -> int:
+        return mirror_columns(cells) if symmetry & 1 else cells
+
+    def transform_move(self, move: str, symmetry: int, inverse: bool = False) -> str:
+        text = move.strip()
+        if len(text) != 1 or text not in "1234567":
+            raise InvalidNotation(f"not a Connect Four column: {move!r}")
+        return str(kernels.WIDTH + 1 - int(text)) if symmetry & 1 else text
+
+
+_COLUMN = [sum(1 << (r * kernels.WIDTH + c) for r in range(kernels.HEIGHT))
+           for c in range(kernels.WIDTH)]
+
+
+def mirror_columns(x: int) -> int:
+    """Cells (bit ``row * 7 + col``, as ``cells`` orders them) with column c moved to 6 - c."""
+    out = 0
+    for c in range(kernels.WIDTH):
+        shift = (kernels.WIDTH - 1 - c) - c
+        part = x & _COLUMN[c]
+        out |= part << shift if shift >= 0 else part >> -shift
+    return out
 
 
 def _connect4(state: object) -> Connect4State:

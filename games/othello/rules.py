@@ -15,15 +15,19 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
+from games.base import PlayedGame
 from games.errors import IllegalMove, InvalidNotation
-from games.othello import kernels
+from games.othello import ggf, kernels
+from games.othello.symmetry import othello_transform, square_image
 
 PASS = kernels.PASS
 _U = np.uint64
 _MOVE_RE = re.compile(r"([a-h])([1-8])|(pass)", re.IGNORECASE)
+_SQUARE_RE = re.compile(r"[a-h][1-8]")
 
 
 def square_name(move: int) -> str:
@@ -128,6 +132,10 @@ class Othello:
     rows = 8
     cols = 8
     num_moves = 65
+    colours = ("Black", "White")
+    downloads = MappingProxyType({"txt": "moves", "ggf": "ggf"})
+    symmetries = 8
+    """The symmetries of the square (``games.othello.symmetry``)."""
     PASS = PASS
 
     def initial(self) -> OthelloState:
@@ -226,6 +234,35 @@ class Othello:
             raise ValueError(f"depth must be at least 0, got {depth}")
         player, opponent = _othello(state).mover_boards()
         return int(kernels.perft(_U(player), _U(opponent), depth))
+
+
+    def exports(self, played: PlayedGame) -> dict[str, str]:
+        """``moves``: ``"f5d6c3..."``, squares in order, passes left out (they are forced),
+        as in every published transcript; ``ggf``: the GGF record (``games.othello.ggf``)."""
+        out = []
+        for text in played.moves:
+            square = text.strip().lower()
+            if square == "pass":
+                continue
+            if not _SQUARE_RE.fullmatch(square):
+                raise InvalidNotation(f"not an Othello move: {text!r}")
+            out.append(square)
+        start = _othello(played.start)
+        board = ggf.board_from_cells(self.cells(start))
+        return {"moves": "".join(out),
+                "ggf": ggf.write_ggf(played, board=board, to_move=start.to_move)}
+
+    def transform(self, cells: int, symmetry: int) -> int:
+        return othello_transform(cells, symmetry)
+
+    def transform_move(self, move: str, symmetry: int, inverse: bool = False) -> str:
+        text = move.strip().lower()
+        if text == "pass":
+            return text
+        if not _SQUARE_RE.fullmatch(text):
+            raise InvalidNotation(f"not an Othello square: {move!r}")
+        row, col = square_image(int(text[1]) - 1, ord(text[0]) - ord("a"), symmetry, inverse)
+        return f"{'abcdefgh'[col]}{row + 1}"
 
 
 def _square(col: str, row: str) -> int:

@@ -1,4 +1,4 @@
-"""People's accounts and their sessions (``server.players``).
+"""People's accounts and their sessions (``server.account_desk``).
 
 An account is a player of kind ``account`` with a name, unique whatever its letter case (a
 unique index on the lower-cased name), and an Argon2id password hash. A session is a

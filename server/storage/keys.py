@@ -124,9 +124,21 @@ def cluster_inbox(prefix: str, node: str) -> str:
     return f"{prefix}:node:{node}:inbox"
 
 
-def cluster_events(prefix: str) -> str:
-    """Pub/sub channel of room events: ``"<origin node>\n<player ids>\n<message>"``."""
-    return f"{prefix}:events"
+def node_events(prefix: str, node: str) -> str:
+    """Pub/sub channel of the room events for one node's connections:
+    ``"<origin node>\n<player ids>\n<message>"``."""
+    return f"{prefix}:node:{node}:events"
+
+
+def node_redis_counts(prefix: str, node: str) -> str:
+    """What one node asked of Redis since it started (JSON, ``server.cluster.RedisCounts``),
+    rewritten at each renewal and when it stops, kept an hour after."""
+    return f"{prefix}:node:{node}:redis"
+
+
+def node_redis_counts_pattern(prefix: str) -> str:
+    """Matches every node's ``node_redis_counts`` (for SCAN)."""
+    return f"{prefix}:node:*:redis"
 
 
 def bot_connections(prefix: str, token_id: str) -> str:

@@ -34,7 +34,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from ai.levels import Level
+from ai.levels import DEFAULT_LEVELS, Level
 from server.storage import keys
 from server.storage import repository as repo
 from server.storage.repository import InvalidLevel, UnknownLevel
@@ -101,7 +101,9 @@ class LevelBook:
         """Set once Redis has confirmed the subscription to the levels channel."""
 
     async def open(self) -> None:
-        """Read the levels; with Redis, mirror the version and listen for edits.
+        """Store the default levels of a registered game the database has none of
+        (``ai.levels.DEFAULT_LEVELS``), read the levels; with Redis, mirror the version and
+        listen for edits.
 
         With Redis it returns once the levels channel is subscribed (or after
         ``SUBSCRIBE_WAIT`` seconds if Redis does not answer; the listener keeps trying), and
@@ -116,6 +118,10 @@ class LevelBook:
             except TimeoutError:
                 log.warning("levels channel not subscribed within %g s; going on without it",
                             SUBSCRIBE_WAIT)
+        async with self._engine.begin() as conn:
+            seeded = await repo.seed_missing_levels(conn, DEFAULT_LEVELS, time.time())
+        if seeded:
+            log.info("stored the default levels of %s", ", ".join(seeded))
         await self._reload()
         await self._mirror(self._version)
 

@@ -224,7 +224,7 @@ class Token(Base):
 
 
 class Account(Base):
-    """A person's account (``server.players``): the player (kind ``account``) behind a name
+    """A person's account (``server.account_desk``): the player (kind ``account``) behind a name
     and a password, stored only as its Argon2id hash. ``name_key`` is the name lower-cased:
     its unique index makes names unique whatever their letter case."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Row, Table, delete, func, or_, select, update
@@ -356,6 +356,21 @@ def _settings_of(level: AiLevel) -> dict[str, Any]:
     return data
 
 
+async def seed_missing_levels(conn: AsyncConnection, defaults: Mapping[str, Sequence[AiLevel]],
+                              now: float) -> list[str]:
+    """Store the default levels of every game in ``defaults`` that has no level stored (a
+    game registered since the database was made), bumping the levels version if any was;
+    returns those games. Games with levels are left as their admins made them."""
+    stored = set((await conn.execute(select(levels.c.game).distinct())).scalars())
+    seeded = [game for game in defaults if game not in stored and defaults[game]]
+    for game in seeded:
+        for level in defaults[game]:
+            await save_level(conn, game, level.name, level.order, _settings_of(level), now)
+    if seeded:
+        await bump_levels_version(conn, now)
+    return seeded
+
+
 async def find_level(conn: AsyncConnection, game: str, name: str) -> AiLevel | None:
     stmt = select(levels).where(levels.c.game == game, levels.c.name == name)
     row = (await conn.execute(stmt)).first()
@@ -695,7 +710,7 @@ async def save_cached_positions(
     )
 
 
-# -- bot accounts (server.accounts) ----------------------------------------------------------
+# -- bot accounts (server.bot_accounts) ----------------------------------------------------------
 
 
 async def find_token(conn: AsyncConnection, token_hash: str) -> dict[str, Any] | None:
@@ -704,7 +719,7 @@ async def find_token(conn: AsyncConnection, token_hash: str) -> dict[str, Any] |
     return None if row is None else dict(row._mapping)
 
 
-# -- people's accounts and sessions (server.players) -----------------------------------------
+# -- people's accounts and sessions (server.account_desk) -----------------------------------------
 
 
 async def find_account(conn: AsyncConnection, name: str) -> AccountRecord | None:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
 
 import games
 from games.base import Game, State
+from server.storage.symmetry import canonical
+from tests import thirdgame
 
 PLAYOUTS = 40
 
@@ -23,6 +26,69 @@ def playout(game: Game, rng: random.Random) -> list[State]:
 @pytest.fixture(params=games.names())
 def game(request: pytest.FixtureRequest) -> Game:
     return games.load(request.param)
+
+
+@pytest.fixture(params=[*games.names(), thirdgame.NAME])
+def any_game(request: pytest.FixtureRequest) -> Iterator[Game]:
+    """Every shipped game, and the plug-in game of ``tests/thirdgame`` registered for the test."""
+    thirdgame.register()
+    try:
+        yield games.load(request.param)
+    finally:
+        thirdgame.unregister()
+
+
+def test_a_registered_game_is_listed_and_loaded_until_unregistered() -> None:
+    thirdgame.register()
+    try:
+        assert games.names()[-1] == thirdgame.NAME
+        assert games.load(thirdgame.NAME).title == "Tic-tac-toe"
+        with pytest.raises(ValueError, match="already"):
+            games.register(thirdgame.NAME, "games.othello")
+    finally:
+        thirdgame.unregister()
+    assert thirdgame.NAME not in games.names()
+    with pytest.raises(ValueError, match="unknown game"):
+        games.load(thirdgame.NAME)
+
+
+def test_every_games_static_facts_are_what_the_server_shows(any_game: Game) -> None:
+    assert len(any_game.colours) == 2 and all(any_game.colours)
+    assert any_game.colours[0] != any_game.colours[1]
+    assert "txt" in any_game.downloads
+    assert any_game.symmetries >= 1
+
+
+def test_every_symmetry_moves_cells_one_to_one_and_moves_there_and_back(
+    any_game: Game,
+) -> None:
+    size = any_game.rows * any_game.cols
+    everything = (1 << size) - 1
+    for s in range(any_game.symmetries):
+        images = [any_game.transform(1 << i, s) for i in range(size)]
+        assert all(image.bit_count() == 1 for image in images)
+        assert sum(images) == everything == any_game.transform(everything, s)
+    assert [any_game.transform(1 << i, 0) for i in range(size)] == [1 << i for i in range(size)]
+    rng = random.Random(5)
+    for state in playout(any_game, rng)[:-1]:
+        for move in state.legal_moves():
+            text = any_game.format_move(move)
+            for s in range(any_game.symmetries):
+                there = any_game.transform_move(text, s)
+                assert any_game.transform_move(there, s, inverse=True) == text
+
+
+def test_a_positions_symmetric_images_share_its_cache_key(any_game: Game) -> None:
+    size = any_game.rows * any_game.cols
+    rng = random.Random(9)
+    for state in playout(any_game, rng)[1:-1:2]:
+        cells = any_game.cells(state)
+        key = canonical(any_game.name, cells, state.to_move).key
+        for s in range(any_game.symmetries):
+            image: list[int | None] = [None] * size
+            for i, owner in enumerate(cells):
+                image[any_game.transform(1 << i, s).bit_length() - 1] = owner
+            assert canonical(any_game.name, image, state.to_move).key == key
 
 
 def test_every_game_is_loaded_by_name_and_unknown_names_are_refused() -> None:

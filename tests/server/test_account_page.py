@@ -10,8 +10,8 @@ from pages import ONLINE, free_port, open_page
 from people import CHEAP_HASHER, PASSWORD
 from playwright.async_api import Browser, Page, expect
 
+from server.account_desk import hash_session
 from server.app import running
-from server.players import hash_session
 from server.storage import open_store
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]

@@ -13,8 +13,8 @@ from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
 from server import errors
+from server.account_desk import SESSION_PREFIX, AttemptLimiter, check_name
 from server.app import Running, Settings, running
-from server.players import SESSION_PREFIX, AttemptLimiter, check_name
 from server.shared_limits import SharedNameLimiter
 from server.storage import keys, open_store
 from server.store import MemoryStore, PlayerRecord, Store

@@ -15,10 +15,10 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
-from server import admin as admin_module
-from server.accounts import Accounts
+from server import live_levels
 from server.admin_accounts import Admins
 from server.app import Settings, running
+from server.bot_accounts import Accounts
 from server.engines import AiPool
 from server.rooms import game_id_of
 from server.storage import SqlStore
@@ -179,7 +179,7 @@ async def _ai_reply(person: Client, room: str, ply: int, move: str) -> tuple[dic
 async def test_an_edit_on_one_server_limits_the_next_ai_move_on_another(
     database_url: str, pool: AiPool, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(admin_module, "POLL_SECONDS", 0.2)
+    monkeypatch.setattr(live_levels, "POLL_SECONDS", 0.2)
     _, token = await _make_admin(database_url)
     playing_store = SqlStore(database_url)
     async with (
@@ -200,7 +200,7 @@ async def test_an_edit_on_one_server_limits_the_next_ai_move_on_another(
         # The other server notices by itself (no Redis here: it polls the version).
         pushed = await watcher.expect("admin_levels", timeout=5)
         assert pushed["version"] == edited["version"]
-        assert game_server.app.levels["connect4"][2].max_depth == 1
+        assert game_server.app.levels.current["connect4"][2].max_depth == 1
 
         await _ai_reply(person, room, 2, "3")
         loaded = await playing_store.load_game(game_id_of(room, 1))

@@ -70,7 +70,7 @@ async def test_an_admin_logs_in_retunes_a_level_sees_the_audit_and_calibrates(
         await expect(page.locator("#audit tbody tr").first).to_contain_text("max_depth: 4 → 2")
         await expect(page.locator("#audit tbody tr").first).to_contain_text("Ann")
         await expect(page.locator("#levels tr.problems:not([hidden])")).to_have_count(0)
-        assert server.app.levels["connect4"][1].max_depth == 2  # the server plays it now
+        assert server.app.levels.current["connect4"][1].max_depth == 2  # the server plays it now
         await expect(version).to_have_text(f"version {before + 1}")  # without a reload
         # At once, not at the figures' next five-second poll.
         await expect(page.locator("#stats")).to_contain_text(f"Levels version{before + 1}",

@@ -53,16 +53,17 @@ def ended(pid: int) -> bool:
 async def test_the_ai_still_moves_when_its_idle_worker_was_killed(pool: AiPool) -> None:
     async with running(port=0, store=MemoryStore(), pool=pool) as server:
         ann = await Client.open(server.url, "Ann")
-        person = server.app.players[ann.player_id]
+        person = server.app.identity.get(ann.player_id)
+        assert person is not None
         # The server's own steps for an AI room where the AI opens, run here so that nothing
         # reads the dead worker's pipe between the kill and the AI's turn: the pool first
         # learns of the death by writing the job to it (BrokenPipeError).
         room, out = server.app.lobby.create(person, "connect4", p.AiOpponent(level="easy"),
-                                            1, server.app.now())
+                                            1, server.app.runner.now())
         pids = pool.pids()
         assert pids and all(pids)
         kill_and_wait(pids)
-        await server.app.carry(room, out)
+        await server.app.runner.carry(room, out)
         await ann.expect("room_state")
         made = await ann.expect("move_made", ply=0)
         assert made["seat"] == 0

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator, Sequence
 
 import pytest
 
+from clients.bot import AiEngine, Backoff, BotCore, BotRunner, CreateSpec, RandomEngine
 from server.app import Running, Settings, running
-from server.bot import AiEngine, Backoff, BotCore, BotRunner, CreateSpec, RandomEngine
 from server.store import MemoryStore
 
 
@@ -130,7 +130,7 @@ async def test_a_bot_dropped_mid_game_reconnects_and_finishes_the_game(server: R
         await asyncio.sleep(0.01)
     room = next(iter(core.rooms))
     assert core.player_id is not None
-    for client in list(server.app.clients[core.player_id]):
+    for client in list(server.app.outbox.connections(core.player_id)):
         transport = client.ws.transport
         assert transport is not None
         transport.abort()

@@ -7,8 +7,7 @@ import random
 
 import pytest
 
-from server import protocol as p
-from server.bot import (
+from clients.bot import (
     QUIET_TICKS_AFTER_DECLINE,
     SYNC_ID,
     Backoff,
@@ -18,7 +17,8 @@ from server.bot import (
     Think,
     engine_from,
 )
-from server.bot import parse_server_message as parse_frame
+from clients.bot import parse_server_message as parse_frame
+from server import protocol as p
 
 LIMITS = p.ServerLimits(max_message_bytes=4096, messages_per_second=20, burst=40,
                         grace_seconds=60, max_rooms=10)

@@ -23,8 +23,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from wsclient import Client
 
-from server.accounts import Accounts, hash_token
 from server.app import Running, Settings, running
+from server.bot_accounts import Accounts, hash_token
 from server.bot_limits import LimitExceeded, RegistrationLimiter, RegistrationLimits
 from server.cli import main
 from server.storage import SqlStore

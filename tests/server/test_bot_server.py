@@ -15,9 +15,9 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
-from server.accounts import Accounts
+from clients.bot import Backoff, BotCore, BotRunner, CreateSpec, RandomEngine
 from server.app import Running, Settings, running
-from server.bot import Backoff, BotCore, BotRunner, CreateSpec, RandomEngine
+from server.bot_accounts import Accounts
 from server.bot_limits import BotLimits
 from server.storage import SqlStore
 from server.store import MemoryStore
@@ -182,7 +182,7 @@ async def test_people_see_which_player_is_a_bot_live_and_in_the_history(
     assert [s["player"]["bot"] for s in past["seats"]] == [True, False]
     # Once the bot is forgotten here (as after a restart), the stored account still says so.
     await bot.close()
-    server.app.players.pop(bot.welcome["player"]["id"])
+    server.app.identity.forget(bot.welcome["player"]["id"])
     await ann.send(type="list_history")
     (past,) = (await ann.expect("history"))["games"]
     assert [(s["player"]["name"], s["player"]["bot"]) for s in past["seats"]] == [
@@ -346,7 +346,7 @@ async def test_a_bot_dropped_mid_game_comes_back_by_token_alone_and_finishes(
         await bot.expect("move_made", ply=ply + 1)
     transport = bot.ws.transport
     assert transport is not None
-    (seen_by_server,) = server.app.clients[bot.player_id]
+    (seen_by_server,) = server.app.outbox.connections(bot.player_id)
     transport.abort()
     await seen_by_server.ws.wait_closed()  # the server knows it dropped
     back = await connect(server, token)  # no resume: the token is enough
@@ -379,7 +379,7 @@ async def test_the_reference_bot_dropped_mid_game_finishes_it_as_its_account(
         await asyncio.sleep(0.01)
     first_id = core.player_id
     assert first_id is not None
-    for client in list(server.app.clients[first_id]):
+    for client in list(server.app.outbox.connections(first_id)):
         transport = client.ws.transport
         assert transport is not None
         transport.abort()

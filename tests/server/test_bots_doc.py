@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from server.accounts import Accounts
 from server.app import Running, running
+from server.bot_accounts import Accounts
 from server.storage import SqlStore
 
 BOTS_MD = Path(__file__).resolve().parents[2] / "docs" / "BOTS.md"

@@ -112,7 +112,8 @@ async def test_a_challenge_by_name_is_accepted_into_a_timed_game_and_another_is_
 
         # The server sends nothing when a challenge expires: answering it then says so, and
         # the offer goes.
-        srv.app.bots.challenges.expire(srv.app.now() + srv.app.bots.challenges.ttl)
+        book = srv.app.challenges.challenges
+        book.expire(srv.app.runner.now() + book.ttl)
         await offer.get_by_role("button", name=re.compile("^Accept")).click()
         await expect(ann.locator("#toast")).to_contain_text("expired")
         await expect(ann.locator("#toast")).to_have_attribute("data-code", "unknown_challenge")

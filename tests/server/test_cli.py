@@ -95,10 +95,10 @@ def test_serve_refuses_a_worker_count_that_is_no_count(
 def test_a_server_without_workers_or_a_worker_needs_redis(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import server.app
+    import server.serve
 
     monkeypatch.delenv("REDIS_URL", raising=False)
-    monkeypatch.setattr(server.app, "run", lambda **options: pytest.fail("it ran"))
+    monkeypatch.setattr(server.serve, "run", lambda **options: pytest.fail("it ran"))
     assert main(["serve", "--workers", "0"]) == 2
     assert "needs Redis" in capsys.readouterr().err
     assert main(["worker"]) == 2
@@ -108,10 +108,10 @@ def test_a_server_without_workers_or_a_worker_needs_redis(
 
 
 def test_serve_passes_its_worker_count_to_the_ai_pool(monkeypatch: pytest.MonkeyPatch) -> None:
-    import server.app
+    import server.serve
 
     seen: dict[str, object] = {}
-    monkeypatch.setattr(server.app, "run", lambda **options: seen.update(options))
+    monkeypatch.setattr(server.serve, "run", lambda **options: seen.update(options))
     assert main(["serve", "--workers", "3"]) == 0
     assert seen["workers"] == 3
     assert main(["serve"]) == 0
@@ -128,7 +128,7 @@ def test_the_server_runs_on_uvloop_where_installed_and_on_asyncio_when_asked() -
     import asyncio
     import importlib.util
 
-    from server.app import run_loop
+    from server.serve import run_loop
 
     seen: list[str] = []
 

@@ -7,6 +7,7 @@ rooms, commands and events cross nodes, and a node that lost a room can never wr
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
@@ -17,11 +18,12 @@ from people import CHEAP_HASHER, PASSWORD
 from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
-from server.accounts import Accounts
 from server.app import Running, Settings, running
+from server.bot_accounts import Accounts
 from server.bot_limits import BotLimits
 from server.cluster import Cluster, ClusterSettings
 from server.storage import SqlStore, keys
+from server.store import MoveRecord
 from tests.storage.conftest import REDIS_URL, create_database, drop_database
 
 SECRET = b"the cluster test's secret"
@@ -114,6 +116,28 @@ async def test_people_on_two_nodes_play_a_game_to_its_end_watched_from_a_third_c
     assert not two.app.cluster.holds(room) and room not in two.app.lobby.rooms
     for client in (ann, bob, eve):
         await client.close()
+
+
+async def test_a_game_between_people_on_the_rooms_node_sends_no_event_through_redis(
+    nodes: tuple[Running, Running],
+) -> None:
+    one, two = nodes
+    assert one.app.cluster is not None and two.app.cluster is not None
+    ann = await Client.open(one.url, "Ann")
+    bob = await Client.open(one.url, "Bob")
+    await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
+    room = (await ann.expect("room_state"))["room"]["id"]
+    await bob.send(type="join_room", room=room)
+    await bob.expect("room_state")
+    for ply, move in enumerate("4455667"):
+        await _play((ann, bob)[ply % 2], room, ply, move)
+    for client in (ann, bob):
+        assert (await client.expect("game_over"))["result"]["winner"] == 0
+    assert one.app.cluster.redis_counts()["events_published"] == 0
+    assert one.app.cluster.redis_counts()["events_local"] > 7
+    assert two.app.cluster.redis_counts()["events_received"] == 0
+    await ann.close()
+    await bob.close()
 
 
 async def test_an_error_from_the_rooms_node_reaches_the_client_on_another_node(
@@ -223,6 +247,47 @@ async def test_a_room_whose_node_stopped_is_taken_over_and_its_people_play_on(
             await bob.close()
     finally:
         await drop_database(name)
+
+
+async def test_a_game_won_by_its_last_stored_move_is_finished_by_the_node_taking_it_over(
+    nodes: tuple[Running, Running], prefix: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    one, two = nodes
+    assert one.app.cluster is not None and two.app.cluster is not None
+    ann, bob, room = await _across(one, two)
+    moves = "4455667"  # Ann wins along the bottom row on her fourth move
+    for ply, move in enumerate(moves[:-1]):
+        await _play((ann, bob)[ply % 2], room, ply, move)
+        await (bob, ann)[ply % 2].expect("move_made", ply=ply)
+    # Node one stores Ann's winning move under its lease and dies before it stores the
+    # finished game or tells anyone: it renews its lease no more, which runs out.
+    async def dead() -> None:
+        return None
+
+    monkeypatch.setattr(one.app.cluster, "_renew", dead)
+    await one.app.store.append_move(MoveRecord(
+        f"{room}-1", 6, moves[-1], 0, 1.0, time.time(), epoch=one.app.cluster.owned[room]))
+    redis = aioredis.Redis.from_url(REDIS_URL)
+    await redis.delete(keys.room_owner(prefix, room))
+    await redis.aclose()
+    assert await two.app.cluster.scan() == 1
+    for client in (ann, bob):  # each on its own node
+        over = await client.expect("game_over")
+        assert over["result"] == {"winner": 0, "score": 18, "reason": "end"}
+    loaded = await two.app.store.load_game(f"{room}-1")
+    assert loaded is not None
+    record, stored = loaded
+    assert (record.status, record.result, record.reason) == ("finished", 18, "end")
+    assert record.epoch == two.app.cluster.owned[room]
+    assert [m.move for m in stored] == list(moves)
+    # Bob comes back on the node that runs the room now: the game is over, not stuck.
+    again = await Client.open(two.url, "Bob", resume=bob.welcome["resume"])
+    state = (await again.expect("room_state"))["room"]
+    assert (state["status"], state["result"]["winner"]) == ("finished", 0)
+    assert state["position"]["legal_moves"] == [] and state["position"]["to_move"] is None
+    monkeypatch.undo()
+    for client in (ann, bob, again):
+        await client.close()
 
 
 async def test_after_redis_lost_every_key_the_rooms_are_run_again_from_the_store(
@@ -370,7 +435,7 @@ async def test_the_admins_room_list_shows_every_nodes_rooms(
     for client in (ann, bob):
         await client.send(type="create_room", game="connect4", opponent={"kind": "friend"})
         made.append((await client.expect("room_state"))["room"]["id"])
-    listed = await two.app.desk._rooms()
+    listed = await two.app.admin._rooms()
     assert {(r.id, r.node) for r in listed.rooms} == {
         (made[0], one.app.cluster.node), (made[1], two.app.cluster.node)}  # type: ignore[union-attr]
     assert listed.players_online == 2

@@ -24,7 +24,7 @@ async def test_a_closed_connection_is_freed_by_reference_counting_alone() -> Non
         async with running(port=0, store=MemoryStore()) as srv:
             ann = await Client.open(srv.url, "Ann")
             player = ann.welcome["player"]["id"]
-            (client,) = srv.app.clients[player]
+            (client,) = srv.app.outbox.connections(player)
             transport = weakref.ref(client.ws.transport)
             del client
             await ann.close()

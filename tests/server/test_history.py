@@ -14,9 +14,9 @@ import pytest
 from wsclient import Client, friends_game
 
 import games
+from games.othello.ggf import parse_ggf
 from server import history as past
 from server.app import Running, Settings, running
-from server.export import parse_ggf
 from server.protocol import board_text
 from server.rooms import Lobby, Player, changes
 from server.storage import open_store

@@ -312,7 +312,7 @@ async def test_without_redis_each_worker_keeps_an_lru_and_stats_show_its_hits(
     async with running(port=0, store=store, pool=pool, cache=cache) as server:
         levels: dict[str, Sequence[Level]] = dict(DEFAULT_LEVELS)
         levels["connect4"] = (*DEFAULT_LEVELS["connect4"], DETERMINISTIC)
-        server.app.set_levels(levels)
+        server.app.levels.set(levels)
         ann = await Client.open(server.url, "Ann")
         first = await _play_against(ann, DETERMINISTIC.name)
         before = await ann.request("stats")
@@ -359,7 +359,7 @@ async def test_with_redis_stats_also_show_the_counters_every_process_shares(
     async with running(port=0, store=store, pool=pool, cache=cache) as server:
         levels: dict[str, Sequence[Level]] = dict(DEFAULT_LEVELS)
         levels["connect4"] = (*DEFAULT_LEVELS["connect4"], DETERMINISTIC)
-        server.app.set_levels(levels)
+        server.app.levels.set(levels)
         ann = await Client.open(server.url, "Ann")
         for _ in range(2):
             await _play_against(ann, DETERMINISTIC.name)

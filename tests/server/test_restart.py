@@ -55,7 +55,7 @@ async def test_an_ai_whose_turn_it_was_moves_as_soon_as_the_server_is_back() -> 
                 break
             await asyncio.sleep(0.02)
         assert [m.seat for m in stored[1]] == [0, 1]
-        token = server.app.token_for("p1")
+        token = server.app.identity.token_for("p1")
         ann = await Client.open(server.url, None, resume=token)
         state = await ann.expect("room_state")
         assert state["room"]["id"] == "room1" and state["room"]["position"]["ply"] == 2
@@ -64,7 +64,7 @@ async def test_an_ai_whose_turn_it_was_moves_as_soon_as_the_server_is_back() -> 
 
 async def test_a_token_signed_with_another_secret_is_refused() -> None:
     async with running(port=0, store=MemoryStore(), secret=b"one") as server:
-        forged = server.app.token_for("p1")
+        forged = server.app.identity.token_for("p1")
     async with running(port=0, store=MemoryStore(), secret=b"two") as server:
         client = await Client.open(server.url, hello=False)
         error = await client.request("hello", version=1, resume=forged)

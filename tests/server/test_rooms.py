@@ -6,10 +6,12 @@ import itertools
 import random
 
 import pytest
+from endings import CONNECT4_DRAW, FOUR_IN_COLUMN_ONE, OTHELLO_WIPEOUT, random_game
 
 from server import errors
 from server import protocol as p
 from server.rooms import AiTurn, Lobby, Outcome, Player, Room, level_key
+from server.store import GameRecord, MoveRecord
 
 ANN = Player("ann", "Ann")
 BOB = Player("bob", "Bob")
@@ -613,3 +615,83 @@ def test_a_draw_offer_is_not_repeated_while_it_stands_or_right_after_a_decline()
         room.offer_draw(BOB.id, now=3.3)  # declined, nothing played since
     play(room, BOB, "4")
     assert messages(room.offer_draw(BOB.id, now=4.0), p.RoomEvent)[0].event == "draw_offered"
+
+
+# --- restoring from storage -----------------------------------------------------------------
+
+
+def played_to_the_end(game: str, moves: list[str]
+                      ) -> tuple[Room, Outcome, GameRecord, list[MoveRecord]]:
+    """A friends' game of ``game`` played through ``moves`` (ply n at 10 + n s), which end
+    it: the room, the last move's outcome, and the store as a server killed between storing
+    that move and storing the finished game leaves it (the row still active, every move)."""
+    lobby = make_lobby()
+    room, _ = lobby.create(ANN, game, p.FriendOpponent(), 0, now=0.0)
+    lobby.join(BOB, room.id, now=1.0)
+    rows: list[MoveRecord] = []
+    out = Outcome()
+    for ply, text in enumerate(moves):
+        player = room.seats[room.state.to_move].player
+        assert player is not None
+        plan = room.check_move(player.id, ply, text, now=10.0 + ply)
+        rows.append(plan.record)
+        before = room.record()
+        out = room.apply_move(plan, now=10.0 + ply)
+    assert room.status == "finished" and before.status == "active"
+    return room, out, before, rows
+
+
+ENDINGS = {
+    "connect4 four in a row": ("connect4", FOUR_IN_COLUMN_ONE),
+    "connect4 full board draw": ("connect4", CONNECT4_DRAW),
+    "othello full board": ("othello", random_game("othello", 0)),
+    "othello neither side can move": ("othello", OTHELLO_WIPEOUT),
+}
+
+
+@pytest.mark.parametrize("game, moves", ENDINGS.values(), ids=ENDINGS.keys())
+def test_a_game_its_last_stored_move_ended_is_restored_finished_as_that_move_finished_it(
+    game: str, moves: list[str],
+) -> None:
+    played, live, record, rows = played_to_the_end(game, moves)
+    room, out = make_lobby().restore(record, rows, {"ann": ANN, "bob": BOB}, now=500.0)
+    assert room.status == "finished" and out.save_game
+    assert room.record() == played.record()  # status, result, reason, finished at its move
+    assert room.record().finished_at == rows[-1].created_at
+    over = messages(out, p.GameOver)
+    assert over == messages(live, p.GameOver) and over[0].result.reason == "end"
+    assert [s.to for s in out.sends] == [("ann", "bob")]
+    assert out.ai is None and out.forced is None
+    position = room.view().position
+    assert position.to_move is None and position.legal_moves == []
+    with pytest.raises(errors.GameFinished):
+        room.check_move(room.seats[room.state.to_move].player.id,  # type: ignore[union-attr]
+                        len(moves), "1", now=501.0)
+
+
+def test_a_restored_game_its_stored_moves_do_not_end_goes_on_with_nothing_to_save() -> None:
+    _, _, record, rows = played_to_the_end("connect4", FOUR_IN_COLUMN_ONE)
+    room, out = make_lobby().restore(record, rows[:-1], {"ann": ANN, "bob": BOB}, now=500.0)
+    assert room.status == "active" and not out.save_game and not out.sends
+    assert room.record().status == "active" and room.record().finished_at is None
+
+
+def test_a_game_the_ais_last_stored_move_won_is_restored_won_without_asking_the_ai() -> None:
+    lobby = make_lobby()
+    room, out = lobby.create(ANN, "connect4", p.AiOpponent(level="easy"), 1, now=0.0)
+    rows = []
+    for ply, text in enumerate(FOUR_IN_COLUMN_ONE):
+        if ply % 2 == 0:
+            assert out.ai is not None
+            move = room.game.parse_move(room.state, text)
+            plan = room.check_ai_move(out.ai.round, ply, move, now=10.0 + ply)
+        else:
+            plan = room.check_move(ANN.id, ply, text, now=10.0 + ply)
+        rows.append(plan.record)
+        record = room.record()
+        out = room.apply_move(plan, now=10.0 + ply)
+    assert record.status == "active"
+    restored, out = make_lobby().restore(record, rows, {"ann": ANN}, now=500.0)
+    assert out.ai is None and not restored.ai_thinking and out.save_game
+    assert messages(out, p.GameOver)[0].result == p.Result(winner=0, score=18, reason="end")
+    assert restored.record() == room.record() and restored.record().status == "finished"

@@ -319,7 +319,7 @@ async def test_replaced_levels_are_offered_and_used_without_a_restart(server: Ru
     from ai.levels import DEFAULT_LEVELS
 
     novice = dataclasses.replace(DEFAULT_LEVELS["connect4"][0], name="novice")
-    server.app.set_levels({**DEFAULT_LEVELS, "connect4": (novice,)})
+    server.app.levels.set({**DEFAULT_LEVELS, "connect4": (novice,)})
     client = await Client.open(server.url)
     connect4 = next(g for g in client.welcome["games"] if g["name"] == "connect4")
     assert [lv["name"] for lv in connect4["levels"]] == ["novice"]

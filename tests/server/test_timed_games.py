@@ -118,7 +118,7 @@ async def test_an_untimed_room_stays_as_before() -> None:
         await ann.send(type="move", room=room, ply=0, move="4")
         made = await bob.expect("move_made", ply=0)
         assert made["clock"] is None
-        assert server.app.flag_timers == {}
+        assert server.app.runner.flag_timers == {}
 
 
 async def test_a_restarted_server_keeps_the_clocks_stored_with_the_last_move(
@@ -260,7 +260,7 @@ async def test_a_challenge_with_an_unknown_time_control_is_refused_and_none_stan
         assert (error["type"], error["code"], error["ref"]) == (
             "error", "unknown_time_control", "c")
         assert "2+1" in error["message"] and "3+2" in error["message"]
-        assert len(server.app.bots.challenges) == 0
+        assert len(server.app.challenges.challenges) == 0
         again = await Client.open(server.url, None, resume=bob.welcome["resume"])
         for client in (bob, again):  # whatever came before the pong was read
             await client.send(type="ping", id="p")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.exc import IntegrityError
 
-from server.accounts import (
+from server.bot_accounts import (
     Accounts,
     BadBotName,
     RevokedToken,

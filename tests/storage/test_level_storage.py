@@ -15,6 +15,7 @@ from server.storage import SqlStore, downgrade, keys, migrate
 from server.storage import repository as repo
 from server.storage.config import create_engine
 from server.storage.levels import InvalidLevel, LevelBook, UnknownLevel
+from tests import thirdgame
 
 NEW_TABLES = {"level_audit", "levels_version", "calibration_runs", "calibration_results"}
 
@@ -243,3 +244,25 @@ async def test_with_redis_down_levels_and_edits_still_work_from_the_database(
         assert await book.current_version() == edit.version == 2
     finally:
         await book.close()
+
+
+async def test_a_game_registered_after_the_migration_gets_its_default_levels_stored(
+    stores: tuple[SqlStore, SqlStore],
+) -> None:
+    thirdgame.register()
+    try:
+        first = LevelBook(stores[0].engine)
+        await first.open()
+        levels = await first.levels()
+        assert levels[thirdgame.NAME] == thirdgame.LEVELS
+        assert first.version == 2  # one version for the levels it stored
+        # Stored, so an admin may edit them like any other, and a second server finds them.
+        await first.edit(thirdgame.NAME, "beginner", {"margin": 1}, "admin-1")
+        second = LevelBook(stores[1].engine)
+        await second.open()
+        assert find(thirdgame.NAME, "beginner", await second.levels()).margin == 1
+        assert second.version == 3
+        await first.close()
+        await second.close()
+    finally:
+        thirdgame.unregister()

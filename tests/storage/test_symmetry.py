@@ -7,12 +7,12 @@ import random
 
 import pytest
 
+from games.othello.symmetry import othello_transform
 from server.storage.symmetry import (
     bitboards,
     canonical,
     move_from_canonical,
     move_to_canonical,
-    othello_transform,
 )
 
 SQUARES = [f"{c}{r}" for r in "12345678" for c in "abcdefgh"]

@@ -123,7 +123,7 @@ async def create_account(engine: AsyncEngine, scope: Literal["bot", "admin"], na
             if any(row["name"] == name and row["revoked_at"] is None for row in live):
                 raise taken
             if await repo.find_account(conn, name) is not None:
-                raise taken  # a person's account (``server.players``): no impersonation
+                raise taken  # a person's account (``server.account_desk``): no impersonation
             player = PlayerRecord(secrets.token_hex(6), name, scope, now)
             await repo.save_player(conn, player)
             token_id = secrets.token_hex(8)

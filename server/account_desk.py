@@ -4,7 +4,7 @@ A guest plays at once with no account. ``sign_up`` turns the guest into an accou
 player id, so its games are the account's. ``sign_in`` gives a session token, which the page
 keeps (in ``localStorage``, where it kept the guest's resume token) and says ``hello`` with as
 ``resume``; the token is 32 random bytes, stored only as its SHA-256 (as bot tokens are, see
-``server.accounts`` for why a fast hash is right for a random token), and revocable. A guest's
+``server.bot_accounts`` for why a fast hash is right for a random token), and revocable. A guest's
 resume token (an HMAC of its id) does not bring back a player that has become an account:
 only a live session does, so signing out everywhere really signs the account out.
 
@@ -24,30 +24,44 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import hashlib
 import re
 import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from server import errors
 from server import protocol as p
+from server.connection import Client
+from server.outbox import Outbox
 from server.rooms import Player
+from server.sessions import SESSION_BYTES, SESSION_PREFIX, hash_session
 from server.shared_limits import SharedNameLimiter
-from server.store import AccountRecord, NameTaken, NotAGuest, PlayerRecord, SessionRecord, name_key
+from server.store import (
+    AccountRecord,
+    NameTaken,
+    NotAGuest,
+    PlayerRecord,
+    SessionRecord,
+    Store,
+    name_key,
+)
 
-if TYPE_CHECKING:
-    from server.app import DiscusServer
-    from server.connection import Client
+__all__ = ["SESSION_PREFIX", "AccountDesk", "AttemptLimiter", "check_name", "hash_session"]
 
-SESSION_PREFIX = "discus_session_"
-"""Marks a session token (and tells it from a guest's resume token in ``hello.resume``)."""
-SESSION_BYTES = 32
+
+class Becoming(Protocol):
+    """Identity's hand-over: the guest is now the account ``player`` (same id)."""
+
+    def became(self, player: Player) -> None: ...
+
+
+RevokedSessions = Callable[[str, "str | None", "str | None"], None]
+"""Tells every other node to close the connections of revoked sessions (a no-op alone)."""
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{2,19}")
 """3 to 20 ASCII letters, digits, ``_`` and ``-``, not starting with ``_`` or ``-``: ASCII
 only, so no look-alike letters from other scripts can pass for another name."""
@@ -95,11 +109,6 @@ def check_password(password: str) -> None:
             min=MIN_PASSWORD, max=MAX_PASSWORD)
 
 
-def hash_session(token: str) -> str:
-    """The stored form of a session token: hex SHA-256 of its text."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
 class AttemptLimiter:
     """At most ``limit`` attempts per key within ``window`` seconds (a sliding window). Pure:
     the caller passes the time."""
@@ -135,51 +144,26 @@ class AccountDesk:
     ``SessionRecord``); ``client.account`` is None on a guest's, bot's or admin's.
     """
 
-    def __init__(self, app: DiscusServer, limits: SignInLimits = DEFAULT_SIGN_IN_LIMITS,
+    def __init__(self, store: Store, outbox: Outbox, identity: Becoming,
+                 signed_up: Callable[[str], None], revoked_elsewhere: RevokedSessions,
+                 shared: SharedNameLimiter | None = None,
+                 limits: SignInLimits = DEFAULT_SIGN_IN_LIMITS,
                  hasher: PasswordHasher | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self.app = app
+        self.store = store
+        self.outbox = outbox
+        self.identity = identity
+        self.signed_up = signed_up
+        self.revoked_elsewhere = revoked_elsewhere
         self.hasher = hasher or PasswordHasher()
         self.clock = clock
         self.by_connection = AttemptLimiter(limits.per_connection, limits.window_seconds)
         self.by_name = AttemptLimiter(limits.per_name, limits.window_seconds)
-        self.shared: SharedNameLimiter | None = None
+        self.shared = shared
         """On a cluster, failed passwords per name are counted in Redis instead of
         ``by_name`` (``server.shared_limits``)."""
         self._dummy_hash: str | None = None
         self._hashing = asyncio.Semaphore(HASHES_AT_ONCE)
-
-    # --- hello ---------------------------------------------------------------------------
-
-    @staticmethod
-    def is_session(token: str) -> bool:
-        return token.startswith(SESSION_PREFIX)
-
-    async def resume(self, client: Client, token: str) -> Player:
-        """The account a live session token belongs to (``hello.resume``); remembers the
-        session on ``client``. ``bad_resume_token`` for an unknown or revoked session."""
-        session = await self.app.store.find_session(hash_session(token))
-        if session is None or session.revoked_at is not None:
-            raise errors.BadResumeToken(
-                "that session has ended (signed out, or unknown here); sign in again")
-        player = self.app.players.get(session.player_id)
-        if player is None:
-            record = await self.app.store.load_player(session.player_id)
-            if record is None:
-                raise errors.BadResumeToken("that session's player is unknown here")
-            player = self.app.players[record.id] = Player(record.id, record.name)
-        client.account = session
-        return player
-
-    async def refuse_resume(self, client: Client, player_id: str) -> None:
-        """An account comes back with a session only, never with a guest's resume token (it
-        may be the token of the guest it was, on a browser that never signed in)."""
-        if client.account is not None:
-            return
-        record = await self.app.store.load_player(player_id)
-        if record is not None and record.kind == "account":
-            raise errors.BadResumeToken(
-                "this player is an account now: sign in (hello.resume with a session token)")
 
     # --- messages ------------------------------------------------------------------------
 
@@ -193,7 +177,7 @@ class AccountDesk:
                                                 message.new_password)
         else:
             answer = await self.sign_out(client, player, message.everywhere)
-        self.app.send_to([client], answer)
+        self.outbox.send([client], answer)
         if isinstance(message, p.SignOut) and client.account is not None:
             self._signed_out(player.id, None if message.everywhere else client.account.id)
         if isinstance(message, p.ChangePassword) and client.account is not None:
@@ -209,26 +193,26 @@ class AccountDesk:
         password_hash = await self._hash(password)
         account = AccountRecord(player.id, name, password_hash, time.time())
         try:
-            record = await self.app.store.create_account(account)
+            record = await self.store.create_account(account)
         except NameTaken:
             raise errors.BadAccountName(f"the name {name!r} is taken", rule="taken") from None
         except NotAGuest:
             raise errors.NotAGuest("only a guest can sign up; this is an account already"
                                    ) from None
-        self._renamed(Player(record.id, record.name))
-        self.app.ratings.signed_up(record.id)
+        self.identity.became(Player(record.id, record.name))
+        self.signed_up(record.id)
         return await self._new_session(record)
 
     async def sign_in(self, client: Client, name: str, password: str) -> p.SignedIn:
         self._attempt(client)
         key = name_key(name.strip())
         await self._check_name_failures(key, "too many failed sign-ins for that name")
-        account = await self.app.store.find_account(name.strip())
+        account = await self.store.find_account(name.strip())
         if not await self._verify(account, password):
             await self._name_failed(key)
             raise errors.WrongNameOrPassword("wrong name or password")
         assert account is not None
-        record = await self.app.store.load_player(account.player_id)
+        record = await self.store.load_player(account.player_id)
         if record is None:  # the account's foreign key makes this impossible
             raise errors.WrongNameOrPassword("wrong name or password")
         await self._name_cleared(key)
@@ -238,7 +222,7 @@ class AccountDesk:
         session = client.account
         if session is None:
             raise errors.NotSignedIn("this connection is not signed in with a session")
-        revoked = await self.app.store.revoke_sessions(
+        revoked = await self.store.revoke_sessions(
             player.id, time.time(), None if everywhere else session.id)
         return p.SignedOut(revoked=revoked)
 
@@ -253,13 +237,13 @@ class AccountDesk:
         check_password(new_password)
         key = name_key(player.name)
         await self._check_name_failures(key, "too many failed passwords for this account")
-        account = await self.app.store.find_account(player.name)
+        account = await self.store.find_account(player.name)
         if account is not None and account.player_id != player.id:
             account = None
         if not await self._verify(account, password):
             await self._name_failed(key)
             raise errors.WrongNameOrPassword("that is not this account's password")
-        revoked = await self.app.store.change_password(
+        revoked = await self.store.change_password(
             player.id, await self._hash(new_password), time.time(), session.id)
         return p.PasswordChanged(revoked=revoked)
 
@@ -315,31 +299,22 @@ class AccountDesk:
 
     async def _new_session(self, record: PlayerRecord) -> p.SignedIn:
         token = SESSION_PREFIX + secrets.token_urlsafe(SESSION_BYTES)
-        await self.app.store.add_session(
+        await self.store.add_session(
             SessionRecord(secrets.token_hex(8), record.id, hash_session(token), time.time()))
         return p.SignedIn(player=p.PlayerView(id=record.id, name=record.name), session=token)
-
-    def _renamed(self, player: Player) -> None:
-        """The guest became the account ``player`` (same id): its new name in the rooms it
-        sits in and on its connections."""
-        self.app.players[player.id] = player
-        self.app.lobby.rename(player)
-        for client in self.app.clients.get(player.id, ()):
-            client.player = player
 
     def _signed_out(self, player_id: str, session_id: str | None,
                     keep: str | None = None) -> None:
         """Sessions were just revoked: close the connections that came in with them here,
         and on a cluster have every other node do the same (``close_revoked``)."""
         self.close_revoked(player_id, session_id, keep)
-        if self.app.cluster is not None:
-            self.app.cluster.publish_revoked(player_id, session_id, keep)
+        self.revoked_elsewhere(player_id, session_id, keep)
 
     def close_revoked(self, player_id: str, session_id: str | None,
                       keep: str | None = None) -> None:
         """Close this server's connections of the player that came in with a revoked
         session: ``session_id``, or any but ``keep`` for None."""
-        for client in list(self.app.clients.get(player_id, ())):
+        for client in list(self.outbox.connections(player_id)):
             account = client.account
             if (account is not None and session_id in (None, account.id)
                     and account.id != keep):

@@ -1,0 +1,62 @@
+"""``list_history`` and ``get_game``: a player's past games and one stored game, replayed.
+
+The views themselves (a history line, a replay, downloads) are ``server.history``'s pure
+functions; this desk reads the store and names the players.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from server import errors, history
+from server import protocol as p
+from server.connection import Client
+from server.outbox import Outbox
+from server.rooms import Player
+from server.store import Store
+
+
+class People(Protocol):
+    """The player registry, read (``server.identity``)."""
+
+    async def people(self, player_ids: Iterable[str | None]) -> dict[str, Player]: ...
+
+
+class HistoryDesk:
+    """Past games for one server. ``max_rooms`` bounds the unfinished games a player may
+    have, so that many more rows than asked for always hold enough finished ones."""
+
+    def __init__(self, store: Store, outbox: Outbox, people: People, max_rooms: int) -> None:
+        self.store = store
+        self.outbox = outbox
+        self.people = people
+        self.max_rooms = max_rooms
+
+    async def handle(self, client: Client, player: Player,
+                     message: p.ListHistory | p.GetGame) -> None:
+        if isinstance(message, p.ListHistory):
+            self.outbox.send([client], await self.past(message.player or player.id,
+                                                        message.limit))
+        else:
+            self.outbox.send([client], p.GameRecordMessage(record=await self.replay(
+                message.game_id)))
+
+    async def past(self, player_id: str, limit: int) -> p.History:
+        """The player's finished games, newest first (unfinished ones are in the lobby)."""
+        records = await self.store.games_of_player(player_id, limit + self.max_rooms)
+        past = [r for r in records if r.status in history.PAST_STATUSES][:limit]
+        counts = await self.store.count_moves([r.id for r in past])
+        lines = []
+        for record in past:
+            people = await self.people.people(record.players)
+            lines.append(history.past_game(record, counts[record.id], people))
+        return p.History(player=player_id, games=lines)
+
+    async def replay(self, game_id: str) -> p.GameReplay:
+        """A stored game as ``game_record`` sends it; ``unknown_game_id`` if there is none."""
+        loaded = await self.store.load_game(game_id)
+        if loaded is None:
+            raise errors.UnknownGameId(f"there is no stored game {game_id!r}")
+        record, moves = loaded
+        return history.replay(record, moves, await self.people.people(record.players))

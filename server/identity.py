@@ -1,0 +1,198 @@
+"""Who a connection is: ``hello`` (guests, resume tokens, sessions, bot tokens), guest names,
+renames and the sign-in hand-over. The only writer of the player registry.
+
+Why one module: a player's name and kind are read by every room message, history line and
+rating, and were once written from eight places; now everything else reads them through
+``Identity.get``/``people`` and only this module changes them. A guest's resume token is its
+id signed with the server's secret (checked without a lookup, valid across restarts sharing
+the secret); a session token (``server.sessions``) is looked up in the store.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+import time
+from collections.abc import Iterable
+from typing import Protocol
+
+from server import errors
+from server import protocol as p
+from server.connection import Client
+from server.outbox import Outbox
+from server.rooms import Player
+from server.sessions import hash_session, is_session
+from server.store import PlayerRecord, Store
+
+
+class BotLogin(Protocol):
+    """What identity asks of the bot desk at ``hello``."""
+
+    async def login(self, client: Client, token: str) -> Player: ...
+
+    async def refuse_resume(self, player_id: str) -> None: ...
+
+
+class Renaming(Protocol):
+    """Where a new name must show at once: the rooms (``Lobby.rename``)."""
+
+    def rename(self, player: Player) -> None: ...
+
+
+class Identity:
+    """The player registry of this node and the ``hello`` that fills it."""
+
+    def __init__(self, store: Store, outbox: Outbox, secret: bytes, bots: BotLogin,
+                 rooms: Renaming) -> None:
+        self._store = store
+        self._outbox = outbox
+        self._secret = secret
+        self._bots = bots
+        self._rooms = rooms
+        self._players: dict[str, Player] = {}
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def get(self, player_id: str) -> Player | None:
+        """The player as this node knows it (online here, or met since the start)."""
+        return self._players.get(player_id)
+
+    def named(self, name: str) -> list[Player]:
+        """Players connected to this node who go by ``name``."""
+        return [player for player_id, player in self._players.items()
+                if player.name == name and self._outbox.is_here(player_id)]
+
+    async def people(self, player_ids: Iterable[str | None]) -> dict[str, Player]:
+        """The players behind stored ids: those known here as they are, others from the store
+        (an id the store lost reads as "Player")."""
+        people: dict[str, Player] = {}
+        for player_id in player_ids:
+            if player_id is None or player_id in people:
+                continue
+            known = self._players.get(player_id)
+            if known is None:
+                stored = await self._store.load_player(player_id)
+                known = (Player(player_id, stored.name, bot=stored.kind == "bot")
+                         if stored is not None else Player(player_id, "Player"))
+            people[player_id] = known
+        return people
+
+    def token_for(self, player_id: str) -> str:
+        """The resume token of ``player_id``: the id signed with the server's secret."""
+        mac = hmac.new(self._secret, player_id.encode(), hashlib.sha256).digest()[:18]
+        return f"{player_id}.{base64.urlsafe_b64encode(mac).decode()}"
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def remember(self, player: Player, replace: bool = False) -> Player:
+        """A player met through another node or the store (a forwarded command, a restored
+        game): kept as known unless ``replace``; returns the one kept."""
+        known = self._players.get(player.id)
+        if known is None or (replace and known != player):
+            self._players[player.id] = player
+            return player
+        return known
+
+    def forget(self, player_id: str) -> None:
+        """Know the player from the store again from now on, as after a restart."""
+        self._players.pop(player_id, None)
+
+    async def hello(self, client: Client, hello: p.Hello) -> tuple[Player, str]:
+        """The player this ``hello`` makes ``client`` and its resume token; the connection is
+        attached to the player in the outbox. Refusals raise before anything is written."""
+        if client.player is not None:
+            raise errors.HelloRequired("this connection already said hello")
+        if hello.version != p.PROTOCOL_VERSION:
+            raise errors.UnsupportedVersion(
+                f"this server speaks protocol version {p.PROTOCOL_VERSION}, "
+                f"not {hello.version}", supported=p.PROTOCOL_VERSION)
+        if hello.token is not None:
+            player = await self._bots.login(client, hello.token)
+            self._players[player.id] = player
+            token = self.token_for(player.id)
+        elif hello.resume is not None:
+            player = await self._resumed(hello.resume, client)
+            await self._bots.refuse_resume(player.id)
+            await self._refuse_account_resume(client, player.id)
+            token = hello.resume
+            name = (hello.name or "").strip()
+            if name and name != player.name and client.account is None:  # accounts keep theirs
+                player = await self._rename(player, name)
+        else:
+            name = (hello.name or "").strip() or f"Guest {secrets.randbelow(9000) + 1000}"
+            player = Player(secrets.token_hex(6), await self._guest_name(name))
+            self._players[player.id] = player
+            token = self.token_for(player.id)
+            await self._store.save_player(PlayerRecord(player.id, player.name, "guest",
+                                                       time.time()))
+        client.player = player
+        self._outbox.attach(player.id, client)
+        return player, token
+
+    def became(self, player: Player) -> None:
+        """The guest became the account ``player`` (same id, sign-up or sign-in): its new
+        name in the rooms it sits in and on its connections here."""
+        self._players[player.id] = player
+        self._rooms.rename(player)
+        for client in self._outbox.connections(player.id):
+            client.player = player
+
+    async def _resumed(self, token: str, client: Client) -> Player:
+        if is_session(token):
+            return await self._session(client, token)
+        player_id = token.rpartition(".")[0]
+        if not player_id or not hmac.compare_digest(self.token_for(player_id), token):
+            raise errors.BadResumeToken("that resume token is not valid here; say hello without it")
+        player = self._players.get(player_id)
+        if player is None:
+            record = await self._store.load_player(player_id)
+            if record is None:
+                raise errors.BadResumeToken("that player is unknown here; say hello without it")
+            player = self._players[player_id] = Player(record.id, record.name,
+                                                       bot=record.kind == "bot")
+        return player
+
+    async def _session(self, client: Client, token: str) -> Player:
+        """The account a live session token belongs to; remembers the session on
+        ``client``. ``bad_resume_token`` for an unknown or revoked session."""
+        session = await self._store.find_session(hash_session(token))
+        if session is None or session.revoked_at is not None:
+            raise errors.BadResumeToken(
+                "that session has ended (signed out, or unknown here); sign in again")
+        player = self._players.get(session.player_id)
+        if player is None:
+            record = await self._store.load_player(session.player_id)
+            if record is None:
+                raise errors.BadResumeToken("that session's player is unknown here")
+            player = self._players[record.id] = Player(record.id, record.name)
+        client.account = session
+        return player
+
+    async def _refuse_account_resume(self, client: Client, player_id: str) -> None:
+        """An account comes back with a session only, never with a guest's resume token (it
+        may be the token of the guest it was, on a browser that never signed in)."""
+        if client.account is not None:
+            return
+        record = await self._store.load_player(player_id)
+        if record is not None and record.kind == "account":
+            raise errors.BadResumeToken(
+                "this player is an account now: sign in (hello.resume with a session token)")
+
+    async def _guest_name(self, name: str) -> str:
+        """``name`` itself unless an account holds it (in any letter case), then
+        ``"name (guest)"``, so nobody can pass for a signed-up person."""
+        if await self._store.find_account(name) is None:
+            return name
+        return f"{name} (guest)"
+
+    async def _rename(self, player: Player, name: str) -> Player:
+        """The guest ``player`` now goes by ``name`` (as ``_guest_name`` has it): stored, and
+        shown in its rooms (from the next message that carries seats) and connections."""
+        renamed = Player(player.id, await self._guest_name(name), bot=player.bot)
+        record = await self._store.load_player(player.id)
+        created = record.created_at if record is not None else time.time()
+        await self._store.save_player(PlayerRecord(player.id, renamed.name, "guest", created))
+        self.became(renamed)
+        return renamed

@@ -1,0 +1,85 @@
+"""The gateway's table: which part answers each client message type (but ``hello``).
+
+Why a module: the table is the server's map from the protocol to its parts, read in one
+place; a test holds it exhaustive (every client message type, exactly one handler).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from server import protocol as p
+from server.account_desk import AccountDesk
+from server.admin import AdminDesk
+from server.bot_desk import BotDesk
+from server.challenge_desk import ChallengeDesk
+from server.connection import Client
+from server.gateway import Handler
+from server.history_desk import HistoryDesk
+from server.outbox import Outbox
+from server.placement import Placement
+from server.rating_desk import RatingDesk
+from server.reviews import ReviewDesk
+from server.rooms import Lobby, Player
+from server.runner import RoomRunner
+from server.stats import StatsDesk
+
+
+def handlers(outbox: Outbox, runner: RoomRunner, placement: Placement, lobby: Lobby,
+              desks: Desks) -> dict[type[BaseModel], Handler]:
+    """The gateway's table: the one handler of each client message type but ``hello``."""
+
+    def answer(make: Callable[[Client, Player, Any], Awaitable[BaseModel]]) -> Handler:
+        async def handler(client: Client, player: Player, message: Any) -> None:
+            outbox.send([client], await make(client, player, message))
+        return handler
+
+    async def room_command(client: Client, player: Player, message: Any) -> None:
+        if not await placement.forwarded(client, player, message):
+            await runner.command(player, message)
+
+    async def pong(client: Client, player: Player, message: p.Ping) -> p.Pong:
+        return p.Pong(id=message.id)
+
+    table: dict[type[BaseModel], Handler] = {
+        p.Ping: answer(pong),
+        p.ListRooms: answer(lambda c, pl, m: placement.open_rooms(lobby)),
+        p.CreateRoom: lambda c, pl, m: runner.create(pl, m),
+        p.ListHistory: desks.history.handle,
+        p.GetGame: desks.history.handle,
+        p.GetStats: desks.stats.handle,
+        p.RequestReview: lambda c, pl, m: desks.reviews.handle(c, m),
+        p.Analyse: lambda c, pl, m: desks.reviews.handle(c, m),
+        p.RegisterBot: answer(lambda c, pl, m: desks.bots.register(c, m.name)),
+    }
+    groups: list[tuple[tuple[type[BaseModel], ...], Handler]] = [
+        (p.ROOM_COMMANDS, room_command),
+        (p.CHALLENGE_CLIENT_MESSAGES, desks.challenges.handle),
+        (p.ACCOUNT_MESSAGES, desks.accounts.handle),
+        (p.RATING_MESSAGES, desks.ratings.handle)]
+    groups += [((kind,), (lambda act: lambda c, pl, m: act(c, m))(admin))
+               for kind, admin in desks.admin.handlers().items()]
+    for kinds, handler in groups:
+        for kind in kinds:
+            if kind in table:
+                raise ValueError(f"two handlers for {kind.__name__}")
+            table[kind] = handler
+    return table
+
+
+@dataclass(frozen=True)
+class Desks:
+    """The desks whose handlers the table names."""
+
+    bots: BotDesk
+    challenges: ChallengeDesk
+    accounts: AccountDesk
+    ratings: RatingDesk
+    reviews: ReviewDesk
+    admin: AdminDesk
+    history: HistoryDesk
+    stats: StatsDesk

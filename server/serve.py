@@ -1,0 +1,142 @@
+"""``discus serve``: the whole server in this process plus its AI worker processes.
+
+Opens the store, the position cache and the AI pool, decides whether this server is a node of
+a cluster (Redis and a SQL store shared), and runs ``server.app.running`` until SIGINT or
+SIGTERM, on uvloop where it is installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import signal
+from collections.abc import Coroutine
+from typing import Any
+
+from server.app import running
+from server.cluster import Cluster
+from server.engines import AiPool, Pool
+from server.gc_policy import Collector
+from server.settings import MIN_AI_MOVE_SECONDS, Settings
+from server.store import MemoryStore, Store
+
+log = logging.getLogger("discus.server")
+
+
+async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store | None = None,
+                        workers: int | None = None, secret: bytes | None = None,
+                        redis_url: str | None = None, settings: Settings | None = None,
+                        lease: float | None = None) -> None:
+    """Run until SIGINT or SIGTERM, then shut down cleanly.
+
+    The store is opened (and migrated) first; then the position cache (Redis at
+    ``redis_url``, else ``$REDIS_URL``, else in-process LRUs, over the store's table when it
+    is SQL), then the workers, which open the same cache themselves. With Redis and a SQL
+    store the server is a node of a cluster (``server.cluster``) sharing both: leases of
+    ``lease`` seconds (default ``ClusterSettings``), renewed three times as often.
+    """
+    from server.engines import CacheSettings
+    from server.storage import SqlStore, open_cache
+    from server.storage import redis_url as resolve_redis_url
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    store = store if store is not None else MemoryStore()
+    await store.open()
+    cache = await open_cache(redis_url, store)
+    sql_url = store.url if isinstance(store, SqlStore) else None
+    shared = resolve_redis_url(redis_url)
+    pool: Pool
+    if workers == 0:
+        if shared is None:
+            raise ValueError("a server without AI workers needs Redis (REDIS_URL or "
+                             "--redis-url), where `discus worker` processes take its AI moves")
+        from server.engines import QueuedPool
+
+        pool = QueuedPool(shared, database_url=sql_url)
+    else:
+        pool = AiPool(processes=workers, cache=CacheSettings(shared, sql_url))
+    await pool.start()
+    cluster = None
+    if shared is not None and sql_url is not None:
+        from server.cluster import ClusterSettings
+
+        timing = ClusterSettings() if lease is None else ClusterSettings(
+            lease_seconds=lease, renew_seconds=lease / 3)
+        cluster = Cluster(shared, settings=timing)
+    async with running(host, port, store=store, pool=pool, settings=settings, secret=secret,
+                       cache=cache, redis_url=shared, cluster=cluster) as server:
+        collector = Collector()
+        collector.start()
+        log.info("Discus on http://%s:%d/ (websocket %s)", host, server.port, server.url)
+        print(f"Discus serving http://{host}:{server.port}/ — Ctrl-C to stop", flush=True)
+        await stop.wait()
+        collector.stop()
+        print("Discus shutting down", flush=True)
+
+
+def persistent_secret() -> bytes:
+    """``$DISCUS_SECRET``, else a random secret kept in the data directory (created once), so
+    resume tokens stay valid across restarts. Servers sharing a database must share it."""
+    from_env = os.environb.get(b"DISCUS_SECRET")
+    if from_env:
+        return from_env
+    from server.storage.config import data_dir
+
+    path = data_dir() / "server-secret"
+    if not path.exists():
+        path.touch(mode=0o600)
+        path.write_bytes(secrets.token_bytes(32))
+    return path.read_bytes()
+
+
+def run_loop(main: Coroutine[Any, Any, None], loop: str | None = None) -> None:
+    """Run ``main`` on uvloop where it is installed (the ``fast`` extra), else on asyncio's
+    own loop; ``loop`` (else ``$DISCUS_EVENT_LOOP``) ``"asyncio"`` forces the latter.
+    uvloop is a drop-in loop written in C: ``bench.load --loop`` measures what it saves."""
+    choice = loop or os.environ.get("DISCUS_EVENT_LOOP") or "uvloop"
+    if choice == "uvloop":
+        try:
+            import uvloop
+        except ImportError:
+            choice = "asyncio"
+        else:
+            uvloop.run(main)
+            return
+    if choice != "asyncio":
+        raise ValueError(f"unknown event loop {choice!r}: 'uvloop' or 'asyncio'")
+    asyncio.run(main)
+
+
+def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = None,
+        redis_url: str | None = None, workers: int | None = None,
+        bot_registration: bool = False, lease: float | None = None) -> None:
+    """``discus serve``: the whole server in this process plus its AI worker processes.
+
+    Games are kept by ``server.storage``: ``database_url``, else ``$DATABASE_URL``, else the
+    embedded SQLite file in the data directory; unfinished games come back on restart.
+    The AI workers share a position cache: ``redis_url`` (else ``$REDIS_URL``) for the hot
+    tier, else an LRU per process, over the database's ``position_cache`` table.
+    ``bot_registration`` lets connections make bot accounts (``Settings.bot_registration``).
+    """
+    from server.storage import open_store
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    settings = Settings(bot_registration=bot_registration,
+                        min_ai_move_seconds=MIN_AI_MOVE_SECONDS)
+    run_loop(serve_forever(host, port, store=open_store(database_url), workers=workers,
+                              secret=persistent_secret(), redis_url=redis_url,
+                              settings=settings, lease=lease))
+
+
+def main() -> None:
+    """``python -m server.serve``: serve on the defaults."""
+    run()
+
+
+if __name__ == "__main__":
+    main()

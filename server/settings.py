@@ -1,0 +1,102 @@
+"""The server's knobs and published limits, named in one place (``Settings``).
+
+Every part of the server is handed the one ``Settings`` the composition root (``server.app``)
+was given; tests make their own with quicker clocks or tighter limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ai.review import ANALYSIS_SOLVE_SECONDS
+from server import protocol as p
+from server.bot_limits import (
+    DEFAULT_BOT_LIMITS,
+    DEFAULT_REGISTRATION_LIMITS,
+    BotLimits,
+    RegistrationLimits,
+)
+from server.clocks import TIME_CONTROLS, TimeControl
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+
+RECONNECT_REASON = "this server is stopping; reconnect"
+"""The reason of the 1012 (service restart) close a cluster node sends its clients when it
+stops: another node runs their rooms, and the page and the reference bot reconnect at once."""
+
+MIN_AI_MOVE_SECONDS = 0.45
+"""``discus serve``'s ``Settings.min_ai_move_seconds``: a little longer than the page's
+drop and flip animations."""
+
+SHUTDOWN_SECONDS = 10.0
+"""How long shutdown waits for AI moves and room sweeps already under way to be stored."""
+
+FLAG_MARGIN_SECONDS = 0.005
+"""A flag timer wakes this long after the clock's deadline, so the check finds it run out."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Published limits (``welcome.limits``) and server knobs, named in one place."""
+
+    max_message_bytes: int = 4096
+    messages_per_second: float = 20.0
+    burst: int = 40
+    flood_strikes: int = 20
+    """Refused (rate-limited) messages allowed within ``flood_window_seconds``; one more
+    closes the connection with 1008. Accepted messages in between do not forgive them, so a
+    client that keeps sending faster than the rate is closed, not throttled forever."""
+    flood_window_seconds: float = 10.0
+    hello_seconds: float = 20.0
+    """A connection that has not said hello this long after opening gets ``hello_required``
+    and is closed with 1008."""
+    grace_seconds: float = 60.0
+    max_rooms: int = 10
+    sweep_seconds: float = 5.0
+    """How often rooms everyone left are closed."""
+    max_buffered_bytes: int = 1 << 20
+    """A client that reads nothing while this much waits for it is disconnected."""
+    thinking_interval: float = 0.1
+    """At most one ``ai_thinking`` per room in this many seconds (fast levels finish many
+    iterations in a millisecond; people need only see that the AI is working)."""
+    max_challenges: int = 10
+    """Challenges one player may have waiting for an answer."""
+    bots: BotLimits = DEFAULT_BOT_LIMITS
+    """The limits of bot accounts (``welcome.limits.bot`` on a bot's connection)."""
+    bot_registration: bool = False
+    """Whether a connection may make a bot account for itself with ``register_bot``
+    (``discus serve --bot-registration``). Off, bot accounts come from admins only."""
+    bot_registration_limits: RegistrationLimits = DEFAULT_REGISTRATION_LIMITS
+    """Bounds on ``register_bot`` (``welcome.limits.bot_registration`` while it is on)."""
+    max_connections: int = 20_000
+    """Open websocket connections past which new ones are shed (``server.overload``)."""
+    shed_lag_seconds: float = 0.5
+    """New connections are shed for 2 s after the event loop runs this late."""
+    min_ai_move_seconds: float = 0.0
+    """The AI's move is shown no sooner than this after the person's (``discus serve``:
+    ``MIN_AI_MOVE_SECONDS``): a quick level answers in milliseconds, and a reply landing in
+    the same frame as one's own move is not seen to happen."""
+    analysis_seconds: float = ANALYSIS_SOLVE_SECONDS
+    """Most the analysis board spends proving one Connect Four move (on a low-priority
+    worker); a move past it is shown without a value."""
+    time_controls: Mapping[str, TimeControl] = field(default_factory=lambda: dict(TIME_CONTROLS))
+    """The time controls rooms may be made with, by name (``server.clocks``); tests add a
+    quick one here rather than through the protocol."""
+    store_retry_seconds: tuple[float, ...] = (0.1, 0.5, 2.0)
+    """Pauses before each new attempt to store an AI move the store refused; when the last
+    attempt fails too, the move is not played and the room is told (the sweeper asks the AI
+    again later)."""
+
+    def limits(self) -> p.ServerLimits:
+        return p.ServerLimits(
+            max_message_bytes=self.max_message_bytes,
+            messages_per_second=self.messages_per_second,
+            burst=self.burst,
+            grace_seconds=self.grace_seconds,
+            max_rooms=self.max_rooms,
+            max_challenges=self.max_challenges,
+        )
+
+
