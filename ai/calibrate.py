@@ -9,7 +9,7 @@ plays the matches and fits the ratings; it knows nothing of databases or termina
   taken from ``OPENINGS`` in a seeded order.
 - ``play_game`` plays one game exactly as live games are played: each move is
   ``choose_move(state, level, seed, last_iteration)`` after ``ai.search`` within
-  ``level.limits()``, as ``server.workers`` does.
+  ``level.limits()``, as ``server.engines`` does.
 - ``run_calibration`` plays a schedule on worker processes (warmed up once each) and returns
   a ``CalibrationReport``: per-pair wins/draws/losses and ``fit_elo``'s ratings.
 - ``fit_elo`` is the maximum-likelihood Elo fit (Bradley-Terry with draws as half points),

@@ -20,9 +20,9 @@ import uuid
 from pathlib import Path
 
 from ai.levels import Level
-from server.ai_queue import QueuedPool, live_workers
-from server.ai_worker import DEFAULT_CLAIM_IDLE, Worker
-from server.workers import AiJob, AiPool
+from server.engines import AiJob, AiPool
+from server.engines.queued import QueuedPool, live_workers
+from server.engines.remote_worker import DEFAULT_CLAIM_IDLE, Worker
 
 REDIS_URL = os.environ.get("DISCUS_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 DEPTH_EIGHT = Level("eight", 9, "", 8, 20.0, 30.0, None, candidates=1, margin=0, rails=True)
@@ -58,7 +58,8 @@ async def _takeover(prefix: str) -> float:
     node = QueuedPool(REDIS_URL, games=("connect4",), prefix=prefix, queue_timeout=60.0)
     await node.start()
     code = (
-        "import asyncio\nfrom server.ai_worker import Worker\nfrom server.workers import AiPool\n"
+        "import asyncio\nfrom server.engines import AiPool\n"
+        "from server.engines.remote_worker import Worker\n"
         "pool = AiPool(processes=1, games=('connect4',), search='scripted_engines:stuck',"
         " warm_up='scripted_engines:warm_up')\n"
         f"asyncio.run(Worker({REDIS_URL!r}, prefix={prefix!r}, pool=pool).run())\n"

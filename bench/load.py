@@ -127,9 +127,9 @@ async def _serve(port: int, workers: int, database_url: str | None, census: bool
                  redis_url: str | None = None) -> None:
     from server.app import Settings, running
     from server.cluster import Cluster
+    from server.engines import AiPool
     from server.gc_policy import Collector
     from server.storage import SqlStore
-    from server.workers import AiPool
 
     pauses: list[float] = []
     cpu: list[float] = []

@@ -182,7 +182,7 @@ async def _pool_opening(url: str, game: str, level_name: str, plies: int) -> boo
 
     import games as rules
     from ai.levels import find
-    from server.workers import AiJob, AiPool, CacheSettings
+    from server.engines import AiJob, AiPool, CacheSettings
 
     level = find(game, level_name)
     print(f"\n{game} {level_name} (depth {level.max_depth}, {level.candidates} candidates), "

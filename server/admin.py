@@ -33,13 +33,13 @@ from server import protocol as p
 from server.admin_accounts import AdminAccount, Admins, UnknownAdminToken
 from server.calibration import calibrate_and_store, load_levels_for_calibration
 from server.connection import Client
+from server.engines import Pool
 from server.live_levels import LiveLevels
 from server.outbox import Outbox
 from server.rooms import Room
 from server.storage import repository as repo
 from server.storage.levels import AuditEntry
 from server.store import Store
-from server.workers import Pool
 
 log = logging.getLogger("discus.admin")
 

@@ -32,6 +32,7 @@ from server.arrivals import Arrivals
 from server.bot_desk import BotDesk
 from server.challenge_desk import ChallengeDesk
 from server.cluster import Cluster
+from server.engines import Pool
 from server.gateway import Gateway
 from server.history_desk import HistoryDesk
 from server.http import HttpSide
@@ -52,7 +53,6 @@ from server.shared_challenges import SharedChallengeBook
 from server.shared_limits import SharedBotLimiter, SharedNameLimiter
 from server.stats import StatsDesk
 from server.store import MemoryStore, Store
-from server.workers import Pool
 
 __all__ = ["Running", "Server", "Settings", "build", "running"]
 

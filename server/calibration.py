@@ -33,8 +33,8 @@ from ai.calibrate import (
     run_calibration,
 )
 from ai.levels import Level
+from server.engines import AiJob, Pool
 from server.storage import repository as repo
-from server.workers import AiJob, Pool
 
 OnProgress = Callable[[int, int, GameResult], None]
 

@@ -72,7 +72,7 @@ def _train(args: argparse.Namespace) -> int:
 def _worker(args: argparse.Namespace) -> int:
     import os
 
-    from server.ai_worker import run
+    from server.engines.remote_worker import run
     from server.storage import redis_url
     from server.storage.config import database_url
 

@@ -25,9 +25,9 @@ from ai import review as engine_review
 from server import errors
 from server import protocol as p
 from server.connection import Client
+from server.engines import AiPool, Pool
 from server.outbox import Outbox
 from server.store import GameRecord, MoveRecord, ReviewRecord, Store
-from server.workers import AiPool, Pool
 
 log = logging.getLogger(__name__)
 

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from ai.levels import find, levels_of
 from server import errors
 from server import protocol as p
+from server.engines import AiJob, Pool, Progress, quick_move_off_loop, win_in
 from server.live_levels import LiveLevels
 from server.locks import RoomLocks
 from server.outbox import Outbox
@@ -41,7 +42,6 @@ from server.rooms import (
 )
 from server.settings import FLAG_MARGIN_SECONDS, Settings
 from server.store import DuplicateMove, Fenced, GameRecord, MoveRecord, Store, replace
-from server.workers import AiJob, Pool, Progress, quick_move_off_loop, win_in
 
 log = logging.getLogger("discus.runner")
 

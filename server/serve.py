@@ -17,10 +17,10 @@ from typing import Any
 
 from server.app import running
 from server.cluster import Cluster
+from server.engines import AiPool, Pool
 from server.gc_policy import Collector
 from server.settings import MIN_AI_MOVE_SECONDS, Settings
 from server.store import MemoryStore, Store
-from server.workers import AiPool, Pool
 
 log = logging.getLogger("discus.server")
 
@@ -37,9 +37,9 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
     store the server is a node of a cluster (``server.cluster``) sharing both: leases of
     ``lease`` seconds (default ``ClusterSettings``), renewed three times as often.
     """
+    from server.engines import CacheSettings
     from server.storage import SqlStore, open_cache
     from server.storage import redis_url as resolve_redis_url
-    from server.workers import CacheSettings
 
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -55,7 +55,7 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
         if shared is None:
             raise ValueError("a server without AI workers needs Redis (REDIS_URL or "
                              "--redis-url), where `discus worker` processes take its AI moves")
-        from server.ai_queue import QueuedPool
+        from server.engines import QueuedPool
 
         pool = QueuedPool(shared, database_url=sql_url)
     else:

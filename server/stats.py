@@ -11,9 +11,9 @@ from typing import Any
 
 from server import protocol as p
 from server.connection import Client
+from server.engines import COUNTED, Pool
 from server.outbox import Outbox
 from server.rooms import Player
-from server.workers import COUNTED, Pool
 
 log = logging.getLogger("discus.stats")
 

@@ -20,8 +20,8 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from server.engines.local import STOP_SECONDS
 from server.settings import SHUTDOWN_SECONDS
-from server.workers import STOP_SECONDS
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())

@@ -16,12 +16,8 @@ from server.storage.cache import (
     CachedResult,
     PositionCache,
     SyncPositionCache,
-    child_results,
-    multipv_answer,
     open_cache,
     open_sync_cache,
-    pv_results,
-    usable_answer,
 )
 from server.storage.config import database_url, redis_url
 from server.storage.migrate import downgrade, main_migrate, migrate
@@ -33,18 +29,14 @@ __all__ = [
     "PositionCache",
     "SqlStore",
     "SyncPositionCache",
-    "child_results",
     "database_url",
     "downgrade",
     "main_migrate",
     "migrate",
-    "multipv_answer",
     "open_cache",
     "open_store",
     "open_sync_cache",
-    "pv_results",
     "redis_url",
-    "usable_answer",
 ]
 
 

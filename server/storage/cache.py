@@ -9,6 +9,9 @@ A worker calls the cache twice per job, never per search node: ``lookup`` at job
 root and its children, one round trip per tier) and ``save`` at job end (root and principal
 variation). Positions are keyed canonically (``server.storage.symmetry``): a result saved
 from one orientation is found from any symmetric one, with its best move turned to match.
+
+The cache holds no AI policy: when a stored result may stand in for a search, and what a
+search leaves to store, is ``ai.cached``'s to say; ``CachedResult`` is its type.
 """
 
 from __future__ import annotations
@@ -25,8 +28,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from ai.levels import loses_in_one
-from ai.limits import Iteration, Limits
+from ai.cached import CachedResult
 from games.base import State
 from server.storage import keys
 from server.storage import repository as repo
@@ -48,22 +50,6 @@ BATCH_SIZE = 64  # durable rows buffered before one INSERT ... ON CONFLICT
 BATCH_SECONDS = 5.0  # ... or this long after the oldest buffered row
 LRU_ENTRIES = 200_000  # in-process hot tier, per process (about 200 bytes an entry)
 LOWER, UPPER, EXACT = 1, 2, 3  # bounds, as in ai.tt: the score is a lower/upper bound, or exact
-
-
-@dataclass(frozen=True)
-class CachedResult:
-    """A search result for one position, from its side to move.
-
-    ``bound``: 1 the score is a lower bound, 2 an upper bound, 3 exact at ``depth`` (as in
-    ``ai.tt``). ``exact``: the score is proven to the end of the game. ``move`` is the best
-    move (an int of the position's game) or None.
-    """
-
-    depth: int
-    score: int
-    bound: int
-    move: int | None
-    exact: bool = False
 
 
 @dataclass(frozen=True)
@@ -391,120 +377,6 @@ class PositionCache:
             await self.flush()
         finally:
             await self.hot.close()
-
-
-def pv_results(state: State, iteration: Iteration) -> list[tuple[State, CachedResult]]:
-    """What a finished search teaches the cache: the root and each position along the
-    principal variation, scores negated ply by ply (negamax), one ply shallower each step.
-
-    PV positions have exact values at their depth in an alpha-beta search, so every entry is
-    ``bound`` 3; a solved search (``iteration.exact``) marks them all proven.
-    """
-    pv = iteration.pv or (iteration.move,)
-    out: list[tuple[State, CachedResult]] = []
-    score = iteration.score
-    for i, move in enumerate(pv):
-        depth = iteration.depth - i
-        if depth < 1 and not iteration.exact:
-            break
-        out.append((state, CachedResult(max(depth, 0), score, EXACT, move, iteration.exact)))
-        try:
-            state = state.play(move)
-        except ValueError:  # a PV that runs past the game's end or a stale move: stop there
-            break
-        if state.is_over():
-            break
-        score = -score
-    return out
-
-
-def usable_answer(hit: CachedResult | None, limits: Limits) -> CachedResult | None:
-    """The cached root result if it answers a job with ``limits`` as well as the search
-    would, else None (then search, as always).
-
-    Usable when one best move is wanted (``multipv`` 1: weaker levels need scores for
-    several root moves) and the result is proven, or exact at a depth at least
-    ``limits.depth``. A search bounded only by time is never skipped: how deep it would get
-    is not known in advance.
-    """
-    if hit is None or hit.move is None or limits.multipv > 1:
-        return None
-    if hit.exact:
-        return hit
-    if hit.bound == EXACT and limits.depth is not None and hit.depth >= limits.depth:
-        return hit
-    return None
-
-
-def child_results(state: State, iteration: Iteration, candidates: int
-                  ) -> list[tuple[State, CachedResult]]:
-    """What a search for several candidates teaches the cache about the root's children,
-    so that a later job at the same level can be answered from them (``multipv_answer``).
-
-    By the ``Iteration`` contract the first ``candidates`` root scores are exact at the
-    iteration's depth and the rest may be bounds that are no better than the
-    ``candidates``-th: each root move's child gets its score negated, one ply shallower,
-    ``EXACT`` for the first ones and ``LOWER`` for the rest (a root move worth at most s is
-    a child worth at least -s), with no best move. Nothing for a proven iteration (its
-    root scores can mix proven and heuristic units) or one without several root scores.
-    """
-    if iteration.exact or len(iteration.root_scores) < 2 or iteration.depth < 1:
-        return []
-    out = []
-    for i, (move, score) in enumerate(iteration.root_scores):
-        bound = EXACT if i < candidates else LOWER
-        out.append((state.play(move), CachedResult(iteration.depth - 1, -score, bound, None)))
-    return out
-
-
-def multipv_answer(state: State, root: CachedResult | None, moves: Sequence[int],
-                   children: Sequence[CachedResult | None], depth: int, candidates: int
-                   ) -> Iteration | None:
-    """The iteration a depth-``depth`` search of ``state`` for ``candidates`` best moves
-    would report, rebuilt from cached results of ``moves``' children, or None.
-
-    ``root`` must be an unproven result exact at exactly ``depth``: proof that a search of
-    this position to that depth ran and ended unproven (a fresh one would too, rather than
-    stop early with a proven score in other units), and its score must equal the best
-    rebuilt one (children from the same search). Each child counts when its result is
-    unproven and exactly ``depth - 1`` deep: ``EXACT`` gives the move's exact score,
-    ``LOWER`` a bound on it. A deeper result is refused, not used: a depth-bounded level
-    plays by its depth's scores, and the margin and weights of ``ai.levels.choose_move``
-    compare them, so a deeper (different) score would change its choice; a proven one is in
-    other units. A move without a usable child is left out when it loses at once (the
-    Connect Four engine leaves such moves out of its root scores; no level with rails plays
-    them) and some move does not; otherwise there is no answer.
-
-    The answer needs the ``candidates`` best moves exact and every other move bounded no
-    higher than the worst of them, as the search itself gives. Root scores come best first,
-    ties broken by move number (the engine's own tie order is not kept by the cache, and
-    ``choose_move`` ranks ties by move number too): the exact ``candidates`` first, then the
-    rest.
-    """
-    if root is None or root.exact or root.bound != EXACT or root.depth != depth:
-        return None
-    exact: list[tuple[int, int]] = []
-    bounded: list[tuple[int, int]] = []
-    losers: bool | None = None
-    for move, hit in zip(moves, children, strict=True):
-        if hit is not None and not hit.exact and hit.depth == depth - 1 and hit.bound in (
-            EXACT, LOWER
-        ):
-            (exact if hit.bound == EXACT else bounded).append((move, -hit.score))
-            continue
-        if losers is None:
-            losers = any(not loses_in_one(state, m) for m in state.legal_moves())
-        if not (losers and loses_in_one(state, move)):
-            return None
-    exact.sort(key=lambda pair: (-pair[1], pair[0]))
-    top, rest = exact[:candidates], exact[candidates:] + bounded
-    if not top or (rest and (len(top) < candidates or max(s for _, s in rest) > top[-1][1])):
-        return None
-    if top[0][1] != root.score:
-        return None
-    rest.sort(key=lambda pair: (-pair[1], pair[0]))
-    best, score = top[0]
-    return Iteration(depth, score, best, (best,), 0, 0.0, False, tuple(top + rest))
 
 
 def _reorient(entry: Entry, game: str, c: Canonical, *, to_canonical: bool) -> Entry:

@@ -48,7 +48,7 @@ AI_GROUP = "workers"
 
 
 def ai_jobs(prefix: str) -> str:
-    """Stream of AI jobs from every node (``server.ai_queue``), read by ``AI_GROUP``."""
+    """Stream of AI jobs from every node (``server.engines.queued``), read by ``AI_GROUP``."""
     return f"{prefix}:ai:jobs"
 
 

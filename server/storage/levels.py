@@ -4,7 +4,7 @@
 ``await book.levels()`` checks the version (one Redis GET when Redis is configured, else one
 one-row SELECT) and reloads only when it changed, so an admin's edit is used from the next
 AI move on every server, with no restart. The AI job carries the ``Level`` itself to the
-worker process (``server.workers.AiJob``), so workers need no copy of their own.
+worker process (``server.engines.AiJob``), so workers need no copy of their own.
 
 ``await book.edit(game, name, changes, actor)`` validates, writes, audits and bumps the
 version in one transaction, then mirrors the version to Redis and publishes it on the

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 from playwright.async_api import Browser, async_playwright
 
-from server.workers import AiPool
+from server.engines import AiPool
 
 CHROMIUM = "/usr/bin/chromium"
 """Debian's chromium, installed by .ci/run; Playwright never downloads a browser here."""

@@ -19,9 +19,9 @@ from server import live_levels
 from server.admin_accounts import Admins
 from server.app import Settings, running
 from server.bot_accounts import Accounts
+from server.engines import AiPool
 from server.rooms import game_id_of
 from server.storage import SqlStore
-from server.workers import AiPool
 from tests.storage.conftest import create_database, drop_database
 
 ADMIN_REQUESTS: list[dict[str, Any]] = [

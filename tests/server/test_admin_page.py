@@ -19,8 +19,8 @@ from wsclient import Client
 
 from server.admin_accounts import Admins
 from server.app import running
+from server.engines import AiPool
 from server.storage import SqlStore
-from server.workers import AiPool
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 

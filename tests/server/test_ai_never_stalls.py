@@ -15,9 +15,9 @@ from wsclient import Client
 
 from server import protocol as p
 from server.app import Running, Settings, running
+from server.engines import AiPool
 from server.storage import SqlStore
 from server.store import MemoryStore
-from server.workers import AiPool
 from tests.storage.conftest import pg_url  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.slow

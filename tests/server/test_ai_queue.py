@@ -21,9 +21,9 @@ import ai
 from ai.connect4.engine import clear as clear_connect4_tables
 from ai.levels import Level, choose_move
 from games.connect4 import GAME as C4
-from server.ai_queue import QueuedPool, live_workers
-from server.ai_worker import Worker
-from server.workers import AiJob, AiPool, Progress
+from server.engines import AiJob, AiPool, Progress
+from server.engines.queued import QueuedPool, live_workers
+from server.engines.remote_worker import Worker
 from tests.storage.conftest import (  # noqa: F401 - fixtures
     REDIS_URL,
     redis_prefix,
@@ -128,8 +128,8 @@ def _spawn_stuck_worker(prefix: str) -> subprocess.Popen[bytes]:
     """A `discus worker` whose engine hangs mid-search, in a process group of its own."""
     code = (
         "import asyncio\n"
-        "from server.ai_worker import Worker\n"
-        "from server.workers import AiPool\n"
+        "from server.engines.remote_worker import Worker\n"
+        "from server.engines import AiPool\n"
         f"pool = AiPool(processes=1, games=('connect4',), search='scripted_engines:stuck',\n"
         "              warm_up='scripted_engines:warm_up')\n"
         f"asyncio.run(Worker({REDIS_URL!r}, prefix={prefix!r}, pool=pool, renew=0.2).run())\n"

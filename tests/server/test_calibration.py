@@ -18,9 +18,9 @@ from server.calibration import (
     run_calibration_on_pool,
 )
 from server.cli import main
+from server.engines import AiPool
 from server.storage import SqlStore
 from server.storage import repository as repo
-from server.workers import AiPool
 
 TINY = 0.1  # a tenth of the live time budgets: enough for the two weakest levels
 

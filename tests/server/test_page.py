@@ -29,8 +29,8 @@ from playwright.async_api import Browser, BrowserContext, Page, expect
 from wsclient import Client
 
 from server.app import Settings, running
+from server.engines import AiPool
 from server.store import MemoryStore
-from server.workers import AiPool
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 

@@ -24,17 +24,10 @@ from ai.levels import DEFAULT_LEVELS, Level, choose_move, find
 from ai.limits import Limits
 from games.base import State
 from server.app import running
+from server.engines import AiAnswer, AiJob, AiPool, CacheCounts, CacheSettings
+from server.engines.engine_process import IDLE_FLUSH_SECONDS, _cached_answer, _save
 from server.storage import CachedResult, SqlStore, keys, open_cache, open_sync_cache
 from server.store import MemoryStore
-from server.workers import (
-    IDLE_FLUSH_SECONDS,
-    AiAnswer,
-    AiJob,
-    AiPool,
-    CacheSettings,
-    _cached_answer,
-    _save,
-)
 from tests.storage.conftest import (  # noqa: F401 - fixtures
     REDIS_URL,
     pg_url,
@@ -254,7 +247,7 @@ def test_children_saved_by_a_search_give_back_its_root_scores_and_its_choices() 
     finally:
         cache.close()
     assert answer is not None
-    assert counts[0] == 1 + len(state.legal_moves()) and counts[3] == 0
+    assert counts.lookups == 1 + len(state.legal_moves()) and counts.misses == 0
     # Same best score and the same exact candidates with their scores; ties (common in
     # Othello's disc units) may come in another order than the search's.
     assert answer.score == last.score == raw[answer.move]
@@ -349,7 +342,7 @@ def test_a_position_whose_children_are_all_solved_is_answered_as_solved() -> Non
         answer, counts = _cached_answer(cache, state, Limits(depth=12))
         assert answer is not None and answer.exact
         assert answer.move == legal[1] and answer.score == 5 and answer.depth == 21
-        assert counts == (1 + len(legal), len(legal), 0, 1)
+        assert counts == CacheCounts(1 + len(legal), len(legal), 0, 1)
         # Proven children give a level choosing among moves no depth-12 scores to choose by.
         refused, again = _cached_answer(cache, state, Limits(depth=12, multipv=2))
         assert refused is None and again == counts

@@ -10,7 +10,7 @@ import pytest
 
 import games
 from ai.levels import Level
-from server.workers import AiJob, AiPool, TaskFailed
+from server.engines import AiJob, AiPool, TaskFailed
 
 C4 = games.load("connect4")
 LIVE = Level("live", 0, "", None, 5.0, 10.0, None, candidates=1, margin=0, rails=False)

@@ -14,9 +14,9 @@ import games
 from ai import review, tt
 from ai.connect4 import solver
 from server.app import Running, Settings, running
+from server.engines import AiPool
 from server.storage import open_store
 from server.store import MemoryStore, Store
-from server.workers import AiPool
 
 GAME = ["4", "4", "3", "3", "5", "7", "2"]
 """Red wins on the bottom row (columns 2-5): Yellow did not block its three in time."""

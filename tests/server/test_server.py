@@ -14,8 +14,8 @@ import pytest
 from wsclient import Client, friends_game
 
 from server.app import Running, Settings, running
+from server.engines import AiPool
 from server.store import MemoryStore
-from server.workers import AiPool
 
 VERTICAL_WIN = ["1", "2", "1", "2", "1", "2", "1"]
 

@@ -13,8 +13,8 @@ from wsclient import Client, friends_game
 
 import ai
 from server.app import Running, Settings, running
+from server.engines import AiPool
 from server.storage import open_store
-from server.workers import AiPool
 from tests import thirdgame
 
 CROSSES_WIN = ["a1", "b1", "a2", "b2", "a3"]

@@ -13,7 +13,8 @@ import pytest
 import games
 from ai.connect4.evaluation import WIN
 from ai.levels import Level
-from server.workers import PROGRESS_EVERY, AiJob, AiPool, Progress, quick_move, win_in
+from server.engines import AiJob, AiPool, Progress, quick_move, win_in
+from server.engines.engine_process import PROGRESS_EVERY
 
 HANGS = f"{__name__}:hang_while_warming_up"
 """Loaded by path in the worker process (which inherits this run's ``sys.path``)."""
@@ -226,18 +227,18 @@ def test_an_opening_book_answer_is_not_kept_in_the_position_cache() -> None:
     """Else the cache would answer for the book, always with the same one of its moves."""
     import ai
     from ai.levels import DEFAULT_LEVELS
-    from server.workers import _answer
+    from server.engines.engine_process import think
+    from server.engines.messages import Think
 
     class Pipe:
         def send(self, message: object) -> None:
             pass
 
     expert = DEFAULT_LEVELS["othello"][-1]
-    opening, learned = _answer(Pipe(), 1, "othello", (), expert, 7,  # type: ignore[arg-type]
-                               ai.search, False)
-    assert opening[0] == "done" and opening[5] == 0  # the book's move: no node searched
+    opening, learned = think(Pipe(), Think("1", AiJob("othello", (), expert, 7)), ai.search,
+                             False)
+    assert opening.nodes == 0  # the book's move: no node searched
     assert learned is None
     shallow = Level("shallow", 0, "", 2, 0.1, 0.2, None, candidates=1, margin=0, rails=False)
-    _, learned = _answer(Pipe(), 2, "othello", (), shallow, 7,  # type: ignore[arg-type]
-                         ai.search, False)
+    _, learned = think(Pipe(), Think("2", AiJob("othello", (), shallow, 7)), ai.search, False)
     assert learned is not None  # a search's answer is kept

@@ -10,7 +10,6 @@ import pytest
 import redis.asyncio as aioredis
 
 import games
-from ai.limits import Iteration, Limits
 from server.storage import SqlStore, open_cache, open_sync_cache
 from server.storage import keys as redis_keys
 from server.storage.cache import (
@@ -19,8 +18,6 @@ from server.storage.cache import (
     PositionCache,
     RedisTier,
     SqlTier,
-    pv_results,
-    usable_answer,
 )
 from server.storage.symmetry import canonical
 from tests.storage.conftest import opened_sql_store
@@ -241,18 +238,6 @@ async def test_a_root_and_its_children_take_one_lookup(cache: PositionCache) -> 
     assert cache.stats()["lookups"] == 1 + len(children)
 
 
-def test_a_finished_search_teaches_the_root_and_its_principal_variation() -> None:
-    root = C4.parse_moves("4453")
-    pv = tuple(C4.parse_move(root, c) for c in "2")  # first move of the PV
-    after = root.play(pv[0])
-    pv = pv + (C4.parse_move(after, "6"), )
-    it = Iteration(depth=14, score=3, move=pv[0], pv=pv, nodes=1000, seconds=0.1)
-    taught = pv_results(root, it)
-    assert [s for s, _ in taught] == [root, after]
-    assert [(r.depth, r.score, r.move) for _, r in taught] == [(14, 3, pv[0]), (13, -3, pv[1])]
-    assert all(r.bound == 3 and not r.exact for _, r in taught)
-
-
 async def test_while_redis_is_down_lookups_fall_back_to_postgres_and_nothing_raises(
     sql_store: SqlStore, unused_tcp_port: int
 ) -> None:
@@ -267,14 +252,3 @@ async def test_while_redis_is_down_lookups_fall_back_to_postgres_and_nothing_rai
     finally:
         await cache.close()
 
-
-def test_a_cached_answer_replaces_a_search_only_when_it_is_as_good() -> None:
-    deep = CachedResult(12, 5, 3, 2)
-    assert usable_answer(deep, Limits(depth=12)) == deep
-    assert usable_answer(deep, Limits(depth=13)) is None  # the search would go deeper
-    assert usable_answer(deep, Limits(soft_time=1.0)) is None  # depth unknown in advance
-    assert usable_answer(deep, Limits(depth=4, multipv=3)) is None  # needs several scores
-    assert usable_answer(CachedResult(12, 5, 1, 2), Limits(depth=4)) is None  # a bound
-    solved = CachedResult(3, -4, 3, 1, exact=True)
-    assert usable_answer(solved, Limits(soft_time=1.0, exact=True)) == solved
-    assert usable_answer(None, Limits(depth=1)) is None

@@ -1,8 +1,12 @@
 """``discus worker``: find AI moves for every node of a cluster, on any machine.
 
+Named ``remote_worker`` because it is the far end of ``server.engines.queued``: the nodes it
+serves run elsewhere and reach it only through Redis (``server.engines.stream``), unlike the
+engine processes a pool starts for itself (``server.engines.engine_process``).
+
 A worker is a local ``AiPool`` (its engine processes, watchdog and quick fallback, exactly
 as a single server runs them) fed from the Redis job stream through the consumer group
-(``server.ai_queue`` says why Streams). It reads at most as many jobs as it has idle
+(``server.engines.stream`` says why Streams). It reads at most as many jobs as it has idle
 processes, so a busy worker leaves the rest of the stream to others.
 
 A worker that dies holds its jobs unacknowledged. Every live worker renews the entries it
@@ -17,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 import os
 import secrets
@@ -29,11 +32,30 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from ai.levels import Level
-from server.ai_queue import REPLIES_MAXLEN, REPLIES_TTL_SECONDS, decode, encode, ensure_group
+from server.engines.local import AiPool
+from server.engines.messages import (
+    AiJob,
+    Answered,
+    CacheCounts,
+    Failed,
+    Message,
+    Posted,
+    Progress,
+    Started,
+    Thinking,
+    WorkerAlive,
+    encode,
+)
+from server.engines.pool import CacheSettings
+from server.engines.stream import (
+    REPLIES_MAXLEN,
+    REPLIES_TTL_SECONDS,
+    ensure_group,
+    entry,
+    read,
+)
 from server.storage import keys
 from server.storage.config import async_redis
-from server.workers import AiJob, AiPool, CacheSettings, Progress
 
 log = logging.getLogger(__name__)
 
@@ -149,67 +171,66 @@ class Worker:
         if not fields:
             await self._settle(entry_id)  # deleted while a dead worker held it
             return
-        message = decode(fields)
-        job_id, replies = message["id"], keys.ai_replies(self.prefix, message["node"])
+        try:
+            posted = read(fields, Posted)
+        except ValueError:
+            log.exception("AI job %s is not a job; dropped", entry_id)
+            await self._settle(entry_id)
+            return
+        assert isinstance(posted, Posted)
+        job_id, replies = posted.job_id, keys.ai_replies(self.prefix, posted.node)
         sending: set[asyncio.Task[None]] = set()
         try:
-            job = await self._job(entry_id, message, claimed)
+            job = await self._job(entry_id, posted, claimed)
             if job is None:
                 return
-            await self._reply(replies, job_id, "started", at=time.time())
+            await self._reply(replies, Started(job_id, time.time()))
 
             def progress(p: Progress) -> None:  # already coalesced by the engine processes
-                task = asyncio.create_task(
-                    self._reply(replies, job_id, "progress", **dataclasses.asdict(p)))
+                task = asyncio.create_task(self._reply(replies, Thinking(job_id, p)))
                 sending.add(task)
                 task.add_done_callback(sending.discard)
 
             answer = await self.pool.think(job, progress)
             await asyncio.gather(*sending, return_exceptions=True)
-            await self._reply(replies, job_id, "done", move=answer.move, depth=answer.depth,
-                              score=answer.score, nodes=answer.nodes, seconds=answer.seconds,
-                              fallback=answer.fallback, cached=answer.cached,
-                              exact=answer.exact)
+            await self._reply(replies, Answered(job_id, answer))
             self.jobs_done += 1
         except Exception as exc:
             log.exception("AI job %s failed", entry_id)
             try:
-                await self._reply(replies, job_id, "failed", error=type(exc).__name__)
+                await self._reply(replies, Failed(job_id, type(exc).__name__))
             except RedisError:
                 pass
         finally:
             await self._settle(entry_id)
 
-    async def _job(self, entry_id: str, message: dict[str, Any],
-                   claimed: bool) -> AiJob | None:
+    async def _job(self, entry_id: str, posted: Posted, claimed: bool) -> AiJob | None:
         """The job to search, its level's clock cut to what is left of its hard time when it
         was started before; None when that is next to nothing."""
         assert self._client is not None
-        level = Level.from_dict(message["level"])
+        level = posted.job.level
         started_key = keys.ai_started(self.prefix)
         now = time.time()
-        if not claimed and now > message["start_by"]:
+        if not claimed and now > posted.start_by:
             log.info("AI job %s was read too late; its node has played a quick move", entry_id)
             return None
         first = await self._client.hget(started_key, entry_id) if claimed else None
         if first is None:
             await self._client.hset(started_key, entry_id, now)
-        else:
-            left = float(first) + level.hard_time - now
-            if left < MIN_SECONDS_LEFT:
-                log.info("claimed AI job %s has no time left; dropped", entry_id)
-                return None
-            hard = min(level.hard_time, left)
-            level = dataclasses.replace(level, hard_time=hard,
-                                        soft_time=min(level.soft_time, hard))
-            log.info("AI job %s claimed from a silent worker, %.2fs left", entry_id, left)
-        return AiJob(message["game"], tuple(message["moves"]), level, message["seed"])
+            return posted.job
+        left = float(first) + level.hard_time - now
+        if left < MIN_SECONDS_LEFT:
+            log.info("claimed AI job %s has no time left; dropped", entry_id)
+            return None
+        hard = min(level.hard_time, left)
+        level = dataclasses.replace(level, hard_time=hard, soft_time=min(level.soft_time, hard))
+        log.info("AI job %s claimed from a silent worker, %.2fs left", entry_id, left)
+        return dataclasses.replace(posted.job, level=level)
 
-    async def _reply(self, stream: str, job_id: str, kind: str, **values: Any) -> None:
+    async def _reply(self, stream: str, message: Message) -> None:
         assert self._client is not None
         async with self._client.pipeline(transaction=False) as pipe:
-            pipe.xadd(stream, encode({"id": job_id, "kind": kind, **values}),
-                      maxlen=REPLIES_MAXLEN, approximate=True)
+            pipe.xadd(stream, entry(message), maxlen=REPLIES_MAXLEN, approximate=True)
             pipe.expire(stream, REPLIES_TTL_SECONDS)
             await pipe.execute()
 
@@ -235,10 +256,10 @@ class Worker:
                     await self._client.xclaim(keys.ai_jobs(self.prefix), keys.AI_GROUP,
                                               self.name, 0, held, justid=True)
                 stats = self.pool.snapshot()
-                await self._client.set(keys.ai_worker(self.prefix, self.name), json.dumps({
-                    "name": self.name, "processes": stats.ready, "busy": len(self._held),
-                    "jobs": self.jobs_done, "restarts": stats.restarts, "cache": stats.cache,
-                }), ex=WORKER_TTL_SECONDS)
+                alive = WorkerAlive(self.name, stats.ready, len(self._held), self.jobs_done,
+                                    stats.restarts, CacheCounts(**stats.cache))
+                await self._client.set(keys.ai_worker(self.prefix, self.name), encode(alive),
+                                       ex=WORKER_TTL_SECONDS)
                 if self.heartbeat is not None:
                     self.heartbeat.touch()
             except RedisError:

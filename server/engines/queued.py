@@ -1,35 +1,26 @@
-"""AI moves found by ``discus worker`` processes on any machine, through Redis Streams.
+"""The server's AI moves found by ``discus worker`` processes on any machine, through Redis.
+
+Named ``queued`` for what it does with a move: it queues the job on the Redis job stream
+(``server.engines.stream`` says why Streams) rather than searching it on this machine
+(``server.engines.local``). The worker side is ``server.engines.remote_worker``.
 
 A node started with ``--workers 0`` (and ``REDIS_URL``) keeps no engine processes of its own:
-``QueuedPool`` has ``AiPool``'s interface (``start``, ``think``, ``snapshot``, ``close``), so
-the rooms cannot tell the difference, but each job is one entry on a stream every worker
-reads through one consumer group (``server.ai_worker``), and the answer comes back on a
+``QueuedPool`` is a ``Pool`` like ``AiPool`` (``start``, ``think``, ``snapshot``, ``close``),
+so the rooms cannot tell the difference, but each job is one ``Posted`` entry on a stream
+every worker reads through one consumer group, and the replies (``Started``, ``Thinking``,
+``Answered`` or ``Failed``, the same messages a local engine process sends) come back on a
 stream of the node's own.
-
-Why Streams and not pub/sub or a list: a consumer group hands each job to exactly one
-worker, remembers which worker holds it until it is acknowledged, and lets another worker
-take it over (``XAUTOCLAIM``) when the holder dies; pub/sub would lose jobs nobody listens
-for, and a list (``BRPOPLPUSH``) would need that bookkeeping written by hand. Answers use a
-stream per node rather than pub/sub so an answer published during a reconnect is not lost.
 
 The node never waits on a worker past the move's hard deadline: a job no worker has started
 within ``queue_timeout`` seconds, or not answered within its level's ``hard_time`` plus
 ``margin`` after a worker first started it, is answered by ``quick_move`` in the node's
 quick-move thread, as the local pool does; a late answer is then ignored.
-
-Messages (JSON in one field, ``FIELD``): a job is ``{"id", "node", "game", "moves", "level",
-"seed", "start_by"}`` (wall clock: a worker that reads it later drops it, the node has played
-its quick move); a reply is ``{"id", "kind", ...}`` with ``kind`` one of ``started``
-(``at``: the worker's wall clock), ``progress`` (``depth``, ``score``, ``nodes``,
-``seconds``, ``exact``), ``done`` (``move``, ``depth``, ``score``, ``nodes``, ``seconds``,
-``fallback``, ``cached``, ``exact``: the score is proven) or ``failed`` (``error``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 import secrets
 import time
@@ -37,63 +28,31 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import RedisError
 
-import games
-from server.storage import keys
-from server.storage.config import async_redis
-from server.workers import (
+from server.engines.fallback import quick_answer_off_loop
+from server.engines.messages import (
     COUNTED,
-    DEFAULT_MARGIN,
-    DEFAULT_QUEUE_TIMEOUT,
+    REPLIES,
     AiAnswer,
     AiJob,
-    CacheSettings,
-    PoolStats,
+    Answered,
+    Failed,
+    Message,
+    Posted,
     Progress,
-    quick_move_off_loop,
+    Started,
+    Thinking,
 )
+from server.engines.pool import DEFAULT_MARGIN, DEFAULT_QUEUE_TIMEOUT, CacheSettings, PoolStats
+from server.engines.stream import JOBS_MAXLEN, ensure_group, entry, live_workers, read
+from server.storage import keys
+from server.storage.config import async_redis
 
 log = logging.getLogger(__name__)
 
-FIELD = "m"
-"""The one field of every job and reply entry; its value is the JSON message."""
-
-JOBS_MAXLEN = 100_000
-"""Approximate cap on the job stream: acknowledged jobs are deleted, so only a backlog with no
-worker at all grows it, and those jobs were answered by the quick move long ago."""
-
-REPLIES_MAXLEN = 10_000
-REPLIES_TTL_SECONDS = 3600
-"""A node's reply stream outlives a node that stopped by an hour at most."""
-
 WORKERS_REFRESH_SECONDS = 2.0
 """How often a node re-reads which workers are alive (for ``snapshot`` and ``size``)."""
-
-
-def encode(message: dict[str, Any]) -> dict[Any, Any]:
-    return {FIELD: json.dumps(message, separators=(",", ":"))}
-
-
-def decode(fields: dict[bytes, bytes]) -> dict[str, Any]:
-    message: dict[str, Any] = json.loads(fields[FIELD.encode()])
-    return message
-
-
-async def ensure_group(client: Any, prefix: str) -> None:
-    """Create the job stream and its consumer group unless they exist."""
-    try:
-        await client.xgroup_create(keys.ai_jobs(prefix), keys.AI_GROUP, id="0", mkstream=True)
-    except ResponseError as exc:
-        if "BUSYGROUP" not in str(exc):
-            raise
-
-
-async def live_workers(client: Any, prefix: str) -> list[dict[str, Any]]:
-    """What every live ``discus worker`` last said of itself."""
-    names = [k async for k in client.scan_iter(match=keys.ai_worker_pattern(prefix), count=100)]
-    values = await client.mget(names) if names else []
-    return [json.loads(v) for v in values if v is not None]
 
 
 @dataclass
@@ -119,7 +78,7 @@ class _Workers:
 
 
 class QueuedPool:
-    """``AiPool``'s interface over the Redis job stream; see the module docstring.
+    """A ``Pool`` over the Redis job stream; see the module docstring.
 
     Call ``start()`` inside the running loop before ``think``; ``close()`` at shutdown.
     """
@@ -179,11 +138,9 @@ class QueuedPool:
                                         "no worker started it")
         try:
             try:
-                await self._client.xadd(keys.ai_jobs(self.prefix), encode({
-                    "id": job_id, "node": self.node, "game": job.game, "moves": job.moves,
-                    "level": job.level.to_dict(), "seed": job.seed,
-                    "start_by": time.time() + self.queue_timeout,
-                }), maxlen=JOBS_MAXLEN, approximate=True)
+                posted = Posted(job_id, self.node, job, time.time() + self.queue_timeout)
+                await self._client.xadd(keys.ai_jobs(self.prefix), entry(posted),
+                                        maxlen=JOBS_MAXLEN, approximate=True)
             except RedisError:
                 log.warning("could not queue an AI job; playing a quick move", exc_info=True)
                 self._fall_back(job_id, "Redis refused the job")
@@ -214,17 +171,16 @@ class QueuedPool:
         if pending is None or pending.future.done():
             return
         log.warning("AI job %s answered by the quick move: %s", job_id, why)
-        state = games.load(pending.job.game).initial()
-        for move in pending.job.moves:
-            state = state.play(move)
         started = time.perf_counter()
+        job = pending.job
 
         async def answer() -> None:
             try:
-                move = await quick_move_off_loop(state, pending.job.seed)
-            except Exception:
-                log.exception("the quick fallback failed; playing the first legal move")
-                move = state.legal_moves()[0]
+                move = await quick_answer_off_loop(job.game, job.moves, job.seed)
+            except Exception as exc:  # not even a position: the job itself is wrong
+                if not pending.future.done():
+                    pending.future.set_exception(exc)
+                return
             self._resolve(job_id, AiAnswer(move, None, None, None,
                                            time.perf_counter() - started, fallback=True))
 
@@ -249,20 +205,20 @@ class QueuedPool:
                 for entry_id, fields in entries:
                     last = entry_id
                     try:
-                        self._on_reply(decode(fields))
+                        self._on_reply(read(fields, *REPLIES))
                     except Exception:
                         log.exception("a bad AI reply was ignored")
             if batches:
                 # Read entries are of no further use; the TTL covers a node that vanished.
                 await self._client.xtrim(self._replies, minid=last)
 
-    def _on_reply(self, reply: dict[str, Any]) -> None:
-        job_id = reply["id"]
+    def _on_reply(self, reply: Message) -> None:
+        assert isinstance(reply, Started | Thinking | Answered | Failed)
+        job_id = reply.job_id
         pending = self._pending.get(job_id)
         if pending is None or pending.future.done():
             return
-        kind = reply["kind"]
-        if kind == "started":
+        if isinstance(reply, Started):
             if not pending.started:  # a claimed-again job keeps the first start's deadline
                 pending.started = True
                 if pending.timer is not None:
@@ -270,28 +226,27 @@ class QueuedPool:
                 limit = pending.job.level.hard_time + self.margin
                 pending.timer = asyncio.get_running_loop().call_later(
                     limit, self._fall_back, job_id, f"no answer within {limit:.1f}s")
-        elif kind == "progress":
+        elif isinstance(reply, Thinking):
             if pending.on_progress is not None:
                 try:
-                    pending.on_progress(Progress(reply["depth"], reply["score"], reply["nodes"],
-                                                 reply["seconds"], reply["exact"]))
+                    pending.on_progress(reply.progress)
                 except Exception:
                     log.exception("progress callback failed")
-        elif kind == "done":
-            self._resolve(job_id, AiAnswer(reply["move"], reply["depth"], reply["score"],
-                                           reply["nodes"], reply["seconds"], reply["fallback"],
-                                           reply["cached"], reply.get("exact", False)))
-        elif kind == "failed":
-            self._fall_back(job_id, f"the worker failed: {reply.get('error')}")
+        elif isinstance(reply, Answered):
+            # Its cache counts are not added here: the workers' own totals (``WorkerAlive``)
+            # are what ``snapshot`` shows, and they already hold them.
+            self._resolve(job_id, reply.answer)
+        else:
+            self._fall_back(job_id, f"the worker failed: {reply.error}")
 
     async def _refresh_workers(self) -> None:
         assert self._client is not None
         workers = await live_workers(self._client, self.prefix)
         self._workers = _Workers(
-            processes=sum(w["processes"] for w in workers),
-            busy=sum(w["busy"] for w in workers),
-            restarts=sum(w["restarts"] for w in workers),
-            cache={name: sum(w["cache"].get(name, 0) for w in workers) for name in COUNTED},
+            processes=sum(w.processes for w in workers),
+            busy=sum(w.busy for w in workers),
+            restarts=sum(w.restarts for w in workers),
+            cache={name: sum(getattr(w.cache, name) for w in workers) for name in COUNTED},
             read_at=time.monotonic(),
         )
 

@@ -1,0 +1,210 @@
+"""When a stored search result may stand in for a search, and what a search leaves to store.
+
+The position cache (``server.storage``) only stores and returns ``CachedResult`` values; this
+module decides what they mean for a move. Pure: no I/O, no clock, so it is tested without a
+cache. An engine process asks ``cached_iteration`` at a job's start (with the results the
+cache holds for the position and its children) and gives ``learned`` to the cache after its
+search.
+
+``cached_iteration`` answers only when the cache holds what the level's search would give,
+and its answer still goes through ``ai.levels.choose_move`` as a search's would, so the rails
+and the level's seeded choice apply:
+
+- a level that plays the single best move (``multipv`` 1) takes the root result when
+  ``usable_answer`` accepts it (proven, or exact at least as deep as its search would go), or
+  a root solved from its children when every child is solved;
+- a level that chooses among several moves needs exact scores for its candidates and bounds
+  on the rest at exactly its depth: ``multipv_answer`` rebuilds them from the children's
+  results, which a search for that level saved (``child_results``);
+- a level bounded only by time never takes an unproven result: how deep its own search would
+  get is not known in advance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ai.levels import loses_in_one
+from ai.limits import Iteration, Limits
+from games.base import State
+
+LOWER, EXACT = 1, 3
+"""Bounds as in ``ai.tt`` (not imported: that would load numba wherever results are stored)."""
+
+
+@dataclass(frozen=True)
+class CachedResult:
+    """A search result for one position, from its side to move.
+
+    ``bound``: 1 the score is a lower bound, 2 an upper bound, 3 exact at ``depth`` (as in
+    ``ai.tt``). ``exact``: the score is proven to the end of the game. ``move`` is the best
+    move (an int of the position's game) or None.
+    """
+
+    depth: int
+    score: int
+    bound: int
+    move: int | None
+    exact: bool = False
+
+
+def cached_iteration(state: State, limits: Limits, root: CachedResult | None,
+                     children: Sequence[CachedResult | None]) -> Iteration | None:
+    """The iteration a search of ``state`` with ``limits`` would end with, rebuilt from the
+    cached results of ``state`` (``root``) and of its children (``children``, one per move of
+    ``state.legal_moves()``, in that order), or None: then search, as always.
+
+    A level bounded only by time that chooses among several moves gets None without a
+    lookup being needed (``wants_lookup``).
+    """
+    if not wants_lookup(limits):
+        return None
+    legal = state.legal_moves()
+    if limits.multipv > 1:
+        assert limits.depth is not None
+        return multipv_answer(state, root, legal, children, limits.depth, limits.multipv)
+    answer = usable_answer(root, limits)
+    if answer is None and children and all(
+        hit is not None and hit.exact and not state.play(move).is_over()
+        for hit, move in zip(children, legal, strict=True)
+    ):
+        # Every child solved: the root is solved too (negamax), best move included.
+        score, move = max((-hit.score, m) for hit, m in zip(children, legal, strict=True)
+                          if hit is not None)
+        depth = 1 + max(hit.depth for hit in children if hit is not None)
+        answer = usable_answer(CachedResult(depth, score, EXACT, move, True), limits)
+    if answer is None or answer.move is None:
+        return None
+    return Iteration(answer.depth, answer.score, answer.move, (answer.move,), 0, 0.0,
+                     answer.exact)
+
+
+def wants_lookup(limits: Limits) -> bool:
+    """Whether the cache could ever answer a job with ``limits``: not for a level bounded
+    only by time that chooses among several moves (no such level ships; it always
+    searches)."""
+    return not (limits.multipv > 1 and limits.depth is None)
+
+
+def learned(state: State, last: Iteration, candidates: int) -> list[tuple[State, CachedResult]]:
+    """What a search of ``state`` ending with ``last`` teaches the cache: for a level choosing
+    among ``candidates`` moves, every root move's child (``child_results``), then the root and
+    principal variation (``pv_results``). The PV comes last: its child entry carries a best
+    move, which wins a tie when the cache keeps the better of two results."""
+    children = child_results(state, last, candidates) if candidates > 1 else []
+    return [*children, *pv_results(state, last)]
+
+
+def pv_results(state: State, iteration: Iteration) -> list[tuple[State, CachedResult]]:
+    """What a finished search teaches the cache: the root and each position along the
+    principal variation, scores negated ply by ply (negamax), one ply shallower each step.
+
+    PV positions have exact values at their depth in an alpha-beta search, so every entry is
+    ``bound`` 3; a solved search (``iteration.exact``) marks them all proven.
+    """
+    pv = iteration.pv or (iteration.move,)
+    out: list[tuple[State, CachedResult]] = []
+    score = iteration.score
+    for i, move in enumerate(pv):
+        depth = iteration.depth - i
+        if depth < 1 and not iteration.exact:
+            break
+        out.append((state, CachedResult(max(depth, 0), score, EXACT, move, iteration.exact)))
+        try:
+            state = state.play(move)
+        except ValueError:  # a PV that runs past the game's end or a stale move: stop there
+            break
+        if state.is_over():
+            break
+        score = -score
+    return out
+
+
+def usable_answer(hit: CachedResult | None, limits: Limits) -> CachedResult | None:
+    """The cached root result if it answers a job with ``limits`` as well as the search
+    would, else None (then search, as always).
+
+    Usable when one best move is wanted (``multipv`` 1: weaker levels need scores for
+    several root moves) and the result is proven, or exact at a depth at least
+    ``limits.depth``. A search bounded only by time is never skipped: how deep it would get
+    is not known in advance.
+    """
+    if hit is None or hit.move is None or limits.multipv > 1:
+        return None
+    if hit.exact:
+        return hit
+    if hit.bound == EXACT and limits.depth is not None and hit.depth >= limits.depth:
+        return hit
+    return None
+
+
+def child_results(state: State, iteration: Iteration, candidates: int
+                  ) -> list[tuple[State, CachedResult]]:
+    """What a search for several candidates teaches the cache about the root's children,
+    so that a later job at the same level can be answered from them (``multipv_answer``).
+
+    By the ``Iteration`` contract the first ``candidates`` root scores are exact at the
+    iteration's depth and the rest may be bounds that are no better than the
+    ``candidates``-th: each root move's child gets its score negated, one ply shallower,
+    ``EXACT`` for the first ones and ``LOWER`` for the rest (a root move worth at most s is
+    a child worth at least -s), with no best move. Nothing for a proven iteration (its
+    root scores can mix proven and heuristic units) or one without several root scores.
+    """
+    if iteration.exact or len(iteration.root_scores) < 2 or iteration.depth < 1:
+        return []
+    out = []
+    for i, (move, score) in enumerate(iteration.root_scores):
+        bound = EXACT if i < candidates else LOWER
+        out.append((state.play(move), CachedResult(iteration.depth - 1, -score, bound, None)))
+    return out
+
+
+def multipv_answer(state: State, root: CachedResult | None, moves: Sequence[int],
+                   children: Sequence[CachedResult | None], depth: int, candidates: int
+                   ) -> Iteration | None:
+    """The iteration a depth-``depth`` search of ``state`` for ``candidates`` best moves
+    would report, rebuilt from cached results of ``moves``' children, or None.
+
+    ``root`` must be an unproven result exact at exactly ``depth``: proof that a search of
+    this position to that depth ran and ended unproven (a fresh one would too, rather than
+    stop early with a proven score in other units), and its score must equal the best
+    rebuilt one (children from the same search). Each child counts when its result is
+    unproven and exactly ``depth - 1`` deep: ``EXACT`` gives the move's exact score,
+    ``LOWER`` a bound on it. A deeper result is refused, not used: a depth-bounded level
+    plays by its depth's scores, and the margin and weights of ``ai.levels.choose_move``
+    compare them, so a deeper (different) score would change its choice; a proven one is in
+    other units. A move without a usable child is left out when it loses at once (the
+    Connect Four engine leaves such moves out of its root scores; no level with rails plays
+    them) and some move does not; otherwise there is no answer.
+
+    The answer needs the ``candidates`` best moves exact and every other move bounded no
+    higher than the worst of them, as the search itself gives. Root scores come best first,
+    ties broken by move number (the engine's own tie order is not kept by the cache, and
+    ``choose_move`` ranks ties by move number too): the exact ``candidates`` first, then the
+    rest.
+    """
+    if root is None or root.exact or root.bound != EXACT or root.depth != depth:
+        return None
+    exact: list[tuple[int, int]] = []
+    bounded: list[tuple[int, int]] = []
+    losers: bool | None = None
+    for move, hit in zip(moves, children, strict=True):
+        if hit is not None and not hit.exact and hit.depth == depth - 1 and hit.bound in (
+            EXACT, LOWER
+        ):
+            (exact if hit.bound == EXACT else bounded).append((move, -hit.score))
+            continue
+        if losers is None:
+            losers = any(not loses_in_one(state, m) for m in state.legal_moves())
+        if not (losers and loses_in_one(state, move)):
+            return None
+    exact.sort(key=lambda pair: (-pair[1], pair[0]))
+    top, rest = exact[:candidates], exact[candidates:] + bounded
+    if not top or (rest and (len(top) < candidates or max(s for _, s in rest) > top[-1][1])):
+        return None
+    if top[0][1] != root.score:
+        return None
+    rest.sort(key=lambda pair: (-pair[1], pair[0]))
+    best, score = top[0]
+    return Iteration(depth, score, best, (best,), 0, 0.0, False, tuple(top + rest))
