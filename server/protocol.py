@@ -1581,7 +1581,9 @@ SERVER = TypeAdapter[Any](ServerMessage)
 def parse_client(data: str | bytes) -> BaseModel:
     """The client message in one frame, or the ``ProtocolError`` that says what is wrong.
 
-    Binary frames are refused as ``bad_json``: the protocol is JSON text only.
+    Binary frames are refused as ``bad_json``: the protocol is JSON text only. So is JSON
+    nested too deep for the parser (a few KB of brackets): ``RecursionError`` is a bad frame,
+    not a failure of the server.
     """
     if isinstance(data, bytes):
         raise errors.BadJson("the protocol uses text frames of JSON; got a binary frame")
@@ -1589,6 +1591,8 @@ def parse_client(data: str | bytes) -> BaseModel:
         raw = json.loads(data)
     except ValueError as exc:
         raise errors.BadJson(f"the frame is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise errors.BadJson("the frame's JSON is nested too deep") from None
     if not isinstance(raw, dict):
         raise errors.BadJson("a message must be a JSON object")
     ref = raw.get("id")
@@ -1602,6 +1606,8 @@ def parse_client(data: str | bytes) -> BaseModel:
         try:
             message: BaseModel = CLIENT.validate_python(raw)
             return message
+        except RecursionError:
+            error = errors.BadMessage(f"{kind}: message: nested too deep")
         except ValidationError as exc:
             first = exc.errors()[0]
             # The discriminator adds the type name as the first location element.
