@@ -6,6 +6,12 @@ rating, and were once written from eight places; now everything else reads them 
 ``Identity.get``/``people`` and only this module changes them. A guest's resume token is its
 id signed with the server's secret (checked without a lookup, valid across restarts sharing
 the secret); a session token (``server.sessions``) is looked up in the store.
+
+A guest costs nothing until it plays: its ``players`` row is written when it first sits in a
+game that is stored (``keep``, called by the runner before it stores a game), not at
+``hello``, so a script saying hello a thousand times leaves no rows. Until then the guest is
+known to this node's registry only: its resume token works here, not after a restart (the
+page then gets a new guest, as a guest that never played would not notice).
 """
 
 from __future__ import annotations
@@ -52,6 +58,10 @@ class Identity:
         self._bots = bots
         self._rooms = rooms
         self._players: dict[str, Player] = {}
+        self._unsaved: dict[str, float] = {}
+        """Guests with no ``players`` row yet, and when they first said hello."""
+        self._kept: set[str] = set()
+        """Players known to have their row (``keep`` need not look again)."""
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -124,12 +134,29 @@ class Identity:
             name = (hello.name or "").strip() or f"Guest {secrets.randbelow(9000) + 1000}"
             player = Player(secrets.token_hex(6), await self._guest_name(name))
             self._players[player.id] = player
+            self._unsaved[player.id] = time.time()
             token = self.token_for(player.id)
-            await self._store.save_player(PlayerRecord(player.id, player.name, "guest",
-                                                       time.time()))
         client.player = player
         self._outbox.attach(player.id, client)
         return player, token
+
+    async def keep(self, player_ids: Iterable[str | None]) -> None:
+        """Write the ``players`` row of each guest among ``player_ids`` that has none yet
+        (it sits in a game about to be stored). A guest met through another node (a forwarded
+        command) is looked up once."""
+        for player_id in player_ids:
+            if player_id is None or player_id in self._kept:
+                continue
+            created = self._unsaved.pop(player_id, None)
+            player = self._players.get(player_id)
+            if created is None and (player is None or player.bot
+                                    or await self._store.load_player(player_id) is not None):
+                self._kept.add(player_id)
+                continue
+            if player is not None:
+                await self._store.save_player(PlayerRecord(
+                    player.id, player.name, "guest", created or time.time()))
+            self._kept.add(player_id)
 
     def became(self, player: Player) -> None:
         """The guest became the account ``player`` (same id, sign-up or sign-in): its new
@@ -191,8 +218,10 @@ class Identity:
         """The guest ``player`` now goes by ``name`` (as ``_guest_name`` has it): stored, and
         shown in its rooms (from the next message that carries seats) and connections."""
         renamed = Player(player.id, await self._guest_name(name), bot=player.bot)
-        record = await self._store.load_player(player.id)
-        created = record.created_at if record is not None else time.time()
-        await self._store.save_player(PlayerRecord(player.id, renamed.name, "guest", created))
+        if player.id not in self._unsaved:
+            record = await self._store.load_player(player.id)
+            created = record.created_at if record is not None else time.time()
+            await self._store.save_player(PlayerRecord(player.id, renamed.name, "guest",
+                                                       created))
         self.became(renamed)
         return renamed

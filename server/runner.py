@@ -70,6 +70,8 @@ class People(Protocol):
 
     def remember(self, player: Player, replace: bool = False) -> Player: ...
 
+    async def keep(self, player_ids: Iterable[str | None]) -> None: ...
+
 
 class RoomRunner:
     """Runs the rooms of this node. ``stopping`` is the server's shutdown flag."""
@@ -82,6 +84,10 @@ class RoomRunner:
         self.lobby = lobby
         self.outbox = outbox
         self.placement = placement
+        self.observe_ai: Callable[[float], None] = lambda seconds: None
+        """Told how long each AI move took to come back (``server.metrics``)."""
+        self.fallbacks = 0
+        """AI moves made by the quick move because the pool failed."""
         self.people = people
         self.ratings = ratings
         self.bots = bots
@@ -217,6 +223,7 @@ class RoomRunner:
         record = None
         if out.save_game:
             record = self.fenced(room, room.record())
+            await self.people.keep(record.players)  # a guest's row, from its first game
             await self.store.save_game(record)
         await self.placement.registered(room)
         self.outbox.deliver(out)
@@ -442,12 +449,15 @@ class RoomRunner:
                 step.exact, win_in(turn.game, turn.ply, step.score, step.exact),
                 line=turn.line))
 
+        asked = time.perf_counter()
         try:
             answer = await self.pool.think(AiJob(turn.game, turn.moves, level, seed), progress)
         except Exception:
             log.warning("the AI pool failed in room %s; playing a quick move", room.id,
                         exc_info=True)
+            self.fallbacks += 1
             return await quick_move_off_loop(turn.state, seed), None
+        self.observe_ai(time.perf_counter() - asked)
         if answer.depth is None:
             return answer.move, None
         return answer.move, p.AiThought(

@@ -221,8 +221,9 @@ async def test_a_guest_asking_for_an_accounts_name_is_shown_as_a_guest(
     renamed = await Client.open(server.url, "ANN_LEE", resume=other.welcome["resume"])
     assert renamed.welcome["player"] == {"id": other.player_id, "name": "ANN_LEE (guest)",
                                          "bot": False}
-    stored = await server.app.store.load_player(other.player_id)
-    assert stored is not None and stored.name == "ANN_LEE (guest)"
+    known = server.app.identity.get(other.player_id)
+    assert known is not None and known.name == "ANN_LEE (guest)"
+    assert await server.app.store.load_player(other.player_id) is None  # no row until it plays
     again = await Client.open(server.url, name=None, resume=(
         await ask(ann, "sign_in", "signed_in", name="Ann_Lee", password=PASSWORD))["session"])
     assert again.welcome["player"]["name"] == "Ann_Lee"
