@@ -91,6 +91,7 @@ def persistent_secret() -> bytes:
     if not path.exists():
         path.touch(mode=0o600)
         path.write_bytes(secrets.token_bytes(32))
+    os.chmod(path, 0o600)  # made before the data directory was kept private, perhaps
     return path.read_bytes()
 
 
@@ -114,20 +115,26 @@ def run_loop(main: Coroutine[Any, Any, None], loop: str | None = None) -> None:
 
 def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = None,
         redis_url: str | None = None, workers: int | None = None,
-        bot_registration: bool = False, lease: float | None = None) -> None:
+        bot_registration: bool = False, lease: float | None = None,
+        trusted_proxies: tuple[str, ...] = (), allowed_origins: tuple[str, ...] = ()) -> None:
     """``discus serve``: the whole server in this process plus its AI worker processes.
 
     Games are kept by ``server.storage``: ``database_url``, else ``$DATABASE_URL``, else the
     embedded SQLite file in the data directory; unfinished games come back on restart.
     The AI workers share a position cache: ``redis_url`` (else ``$REDIS_URL``) for the hot
     tier, else an LRU per process, over the database's ``position_cache`` table.
-    ``bot_registration`` lets connections make bot accounts (``Settings.bot_registration``).
+    ``bot_registration`` lets connections make bot accounts (``Settings.bot_registration``);
+    ``trusted_proxies`` and ``allowed_origins`` are ``Settings``' (docs/SECURITY.md).
     """
     from server.storage import open_store
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    from server import proxy
+
+    proxy.networks(trusted_proxies)  # a bad address fails here, before anything starts
     settings = Settings(bot_registration=bot_registration,
-                        min_ai_move_seconds=MIN_AI_MOVE_SECONDS)
+                        min_ai_move_seconds=MIN_AI_MOVE_SECONDS,
+                        trusted_proxies=trusted_proxies, allowed_origins=allowed_origins)
     run_loop(serve_forever(host, port, store=open_store(database_url), workers=workers,
                               secret=persistent_secret(), redis_url=redis_url,
                               settings=settings, lease=lease))

@@ -19,10 +19,23 @@ SQLITE_BUSY_MS = 10_000  # several processes (server, workers) share one SQLite 
 
 
 def data_dir() -> Path:
-    """``$DISCUS_DATA_DIR`` or ``./data``; created on first use."""
+    """``$DISCUS_DATA_DIR`` or ``./data``; created on first use, readable by its owner only
+    (it holds the server's secret and, with SQLite, the password hashes)."""
     path = Path(os.environ.get(DATA_DIR_ENV) or "data")
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _owner_only(path, 0o700)
     return path
+
+
+def _owner_only(path: Path, mode: int) -> None:
+    """``path`` (created empty if it is a missing file) readable by its owner only; a path
+    this user does not own is left as it is."""
+    if mode == 0o600 and not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    try:
+        os.chmod(path, mode)
+    except PermissionError:
+        pass
 
 
 def database_url(url: str | None = None) -> str:
@@ -80,6 +93,7 @@ def create_engine(url: str) -> AsyncEngine:
     database = make_url(url).database
     if database and database != ":memory:":
         Path(database).parent.mkdir(parents=True, exist_ok=True)
+        _owner_only(Path(database), 0o600)  # SQLite gives its -wal and -shm files the same
     # One async connection per process: SQLite has one writer at a time anyway, and queueing
     # in the pool is fair and immediate where competing connections would sleep in the busy
     # handler (a 16-game load run saw a 450 ms p99 with a pool, 2 ms without). The store's
