@@ -25,7 +25,7 @@ from typing import Any
 from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import serve
 
-from server import overload
+from server import overload, proxy
 from server.account_desk import AccountDesk
 from server.admin import AdminDesk
 from server.arrivals import Arrivals
@@ -39,6 +39,7 @@ from server.http import HttpSide
 from server.identity import Identity
 from server.live_levels import LiveLevels
 from server.locks import RoomLocks
+from server.metrics import Metrics
 from server.node import ClusterInbox, ClusterPlacement
 from server.outbox import Outbox, publish_nowhere
 from server.overload import LoadGauge
@@ -89,6 +90,7 @@ class Server:
     gauge: LoadGauge
     gateway: Gateway
     http: HttpSide
+    metrics: Metrics
     pool: Pool | None
     cluster: Cluster | None
 
@@ -100,6 +102,7 @@ class Server:
                 await asyncio.wait_for(self.stopping.wait(), self.settings.sweep_seconds)
                 return
             await self.runner.sweep()
+            self.gateway.sweep()
             for cut in (self.bots.cut_revoked, self.admin.cut_revoked):
                 try:
                     await cut()
@@ -172,16 +175,29 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     arrivals = Arrivals(identity, outbox, runner, placement, levels, bots, challenges,
                         settings, stopping, forget=[admin.gone, accounts.forget])
     desks = Desks(bots, challenges, accounts, ratings, reviews, admin, history, stats)
+    metrics = _metrics(runner, pool, cluster)
     gateway = Gateway(settings, outbox, gauge, handlers(outbox, runner, placement, lobby, desks),
-                      arrivals.hello, arrivals.gone, now)
-    http = HttpSide(static_dir, history.replay, gauge, stopping)
+                      arrivals.hello, arrivals.gone, now, metrics, lobby.holds)
+    http = HttpSide(static_dir, history.replay, gauge, stopping, settings.allowed_origins,
+                    metrics.render)
     await levels.open()
     if isinstance(placement, ClusterPlacement):
         await placement.open(ClusterInbox(placement, runner, identity, outbox, store, locks,
                                           accounts.close_revoked, admin.local_rooms, lobby))
     return Server(settings, store, stopping, levels, outbox, lobby, placement, identity, runner,
                   bots, challenges, accounts, ratings, reviews, admin, history, stats, gauge,
-                  gateway, http, pool, cluster)
+                  gateway, http, metrics, pool, cluster)
+
+
+def _metrics(runner: RoomRunner, pool: Pool | None, cluster: Cluster | None) -> Metrics:
+    """The metrics, with the counts the runner, the pool and the cluster keep."""
+    metrics = Metrics()
+    runner.observe_ai = metrics.ai_move.observe
+    metrics.read("ai_fallbacks", "AI moves made by the quick fallback instead of a search",
+                 lambda: runner.fallbacks + (pool.snapshot().fallbacks if pool else 0))
+    metrics.read("cluster_takeovers", "Rooms this node took over from another node",
+                 lambda: cluster.takeovers if cluster is not None else 0)
+    return metrics
 
 
 def _shared(cluster: Cluster, settings: Settings) -> tuple[Any, Any, Any]:
@@ -247,6 +263,7 @@ async def running(
         max_queue=4,
         compression=None,  # messages are small; per-connection zlib state costs ~100 KB
         server_header="discus",
+        create_connection=proxy.factory(proxy.networks(settings.trusted_proxies)),
         **server_options,
     )
     sweeper = asyncio.create_task(server.sweep_forever())

@@ -46,7 +46,8 @@ def _serve(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     run(host=args.host, port=args.port, database_url=args.database_url, redis_url=args.redis_url,
-        workers=args.workers, bot_registration=args.bot_registration, lease=args.lease)
+        workers=args.workers, bot_registration=args.bot_registration, lease=args.lease,
+        trusted_proxies=tuple(args.trusted_proxy), allowed_origins=tuple(args.allowed_origin))
     return 0
 
 
@@ -192,6 +193,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--lease", type=float, default=None, metavar="SECONDS",
                    help="with Redis and a database shared by several nodes: how long a "
                    "silent node keeps its rooms before others take them over (default 3)")
+    p.add_argument("--trusted-proxy", action="append", default=[], metavar="CIDR",
+                   help="a load balancer's address or network whose connections start with a "
+                   "PROXY protocol v2 header naming the real client (HAProxy's send-proxy-v2; "
+                   "repeat for several; docs/SECURITY.md)")
+    p.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN",
+                   help="a web origin (https://example.org) whose pages may connect besides "
+                   "the server's own (repeat for several)")
     p.set_defaults(func=_serve)
 
     p = sub.add_parser("book", help="the opening books (Connect Four by default, Othello): "

@@ -34,10 +34,15 @@ class TokenBucket:
 class Client:
     """One websocket connection and what the server knows about it."""
 
-    __slots__ = ("ws", "player", "bucket", "strikes", "closing", "admin", "account")
+    __slots__ = ("ws", "player", "bucket", "strikes", "closing", "admin", "account", "source",
+                 "active")
 
-    def __init__(self, ws: ServerConnection, bucket: TokenBucket) -> None:
+    def __init__(self, ws: ServerConnection, bucket: TokenBucket, source: str = "") -> None:
         self.ws = ws
+        self.source = source
+        """The client's address as the limits per source count it (``server.sources``)."""
+        self.active = 0.0
+        """When the client last sent a message other than ``ping``."""
         self.player: Player | None = None
         self.bucket = bucket
         self.strikes: collections.deque[float] = collections.deque()

@@ -1,7 +1,9 @@
 """The HTTP side of the server's one port: the page and its files, stored games as files,
-and the health checks a load balancer asks (``/healthz``: the event loop answers;
-``/readyz``: it takes new players). Everything but ``/ws`` is answered here, before any
-websocket handshake.
+the health checks a load balancer asks (``/healthz``: the event loop answers;
+``/readyz``: it takes new players) and ``/metrics`` for Prometheus. Everything but ``/ws`` is
+answered here, before any websocket handshake; ``/ws`` itself is refused (403) to a page of
+another web origin than the server's own or ``Settings.allowed_origins``. Every answer carries
+``SECURITY_HEADERS``: the page runs only its own scripts and styles and is never framed.
 """
 
 from __future__ import annotations
@@ -9,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import mimetypes
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from http import HTTPStatus
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
@@ -19,7 +22,20 @@ from websockets.http11 import Request, Response
 
 from server import errors, history
 from server import protocol as p
+from server.metrics import CONTENT_TYPE as METRICS_TYPE
 from server.overload import LoadGauge
+
+SECURITY_HEADERS = (
+    ("Content-Security-Policy",
+     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+     "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+     "frame-ancestors 'none'"),
+    ("Referrer-Policy", "no-referrer"),
+    ("X-Frame-Options", "DENY"),
+    ("X-Content-Type-Options", "nosniff"),
+)
+"""Sent with every HTTP answer: scripts, styles and connections from the server itself only
+(the pages have no inline script or style), never in a frame, no referrer to other sites."""
 
 
 def static_files(root: Path) -> dict[str, tuple[bytes, str]]:
@@ -46,21 +62,45 @@ class HttpSide:
     """Answers plain HTTP requests for one server; the files are read once at start."""
 
     def __init__(self, static_dir: Path, replay: Callable[[str], Awaitable[p.GameReplay]],
-                 gauge: LoadGauge, stopping: asyncio.Event) -> None:
+                 gauge: LoadGauge, stopping: asyncio.Event,
+                 allowed_origins: Iterable[str] = (),
+                 metrics: Callable[[], bytes] = lambda: b"") -> None:
         self.files = static_files(static_dir)
         self.replay = replay
         self.gauge = gauge
         self.stopping = stopping
+        self.allowed_origins = {origin.rstrip("/").lower() for origin in allowed_origins}
+        self.metrics = metrics
 
-    def respond(
+    async def respond(self, connection: ServerConnection, request: Request) -> Response | None:
+        """Everything ``answer`` answers, with ``SECURITY_HEADERS``; None lets ``/ws``
+        through to the websocket handshake."""
+        answered = self.answer(connection, request)
+        response = await answered if isinstance(answered, Awaitable) else answered
+        if response is not None:
+            for name, value in SECURITY_HEADERS:
+                if name not in response.headers:
+                    response.headers[name] = value
+        return response
+
+    def answer(
         self, connection: ServerConnection, request: Request
     ) -> Response | Awaitable[Response] | None:
         """Serve the page and its files, the exports of stored games (``/games/<id>.txt``,
-        ``.ggf``), ``/healthz`` and ``/readyz``; let ``/ws`` through to the websocket
-        handshake."""
+        ``.ggf``), ``/healthz``, ``/readyz`` and ``/metrics``; let ``/ws`` through to the
+        websocket handshake when its ``Origin`` (if any) is allowed."""
         path = request.path.split("?", 1)[0]
         if path == "/ws":
-            return None
+            origin = request.headers.get("Origin")
+            if origin is None or self._allowed(origin, request.headers.get("Host")):
+                return None
+            return connection.respond(HTTPStatus.FORBIDDEN,
+                                      "pages of other sites may not connect here\n")
+        if path == "/metrics":
+            body = self.metrics()
+            return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, Headers([
+                ("Content-Type", METRICS_TYPE), ("Content-Length", str(len(body))),
+                ("Cache-Control", "no-cache")]), body)
         if path == "/healthz":  # for a container's healthcheck: the event loop answers
             return connection.respond(HTTPStatus.OK, "ok\n")
         if path == "/readyz":  # for a load balancer: 503 while new players are shed
@@ -87,6 +127,14 @@ class HttpSide:
             ("X-Content-Type-Options", "nosniff"),
         ])
         return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, body)
+
+    def _allowed(self, origin: str, host: str | None) -> bool:
+        """The server's own origin (its host is the request's ``Host``, whatever the scheme:
+        TLS may end at a proxy) or one of ``allowed_origins``."""
+        if origin.rstrip("/").lower() in self.allowed_origins:
+            return True
+        netloc = urlsplit(origin).netloc.lower()
+        return bool(netloc) and host is not None and netloc == host.strip().lower()
 
     async def _download(self, connection: ServerConnection, name: str) -> Response:
         """A stored game as a file: ``<id>.txt`` (move text) or ``<id>.ggf`` (Othello)."""

@@ -898,6 +898,10 @@ class Lobby:
             raise errors.UnknownRoom(f"there is no room {code!r}")
         return room
 
+    def holds(self, player_id: str) -> bool:
+        """Whether the player sits in or watches a room here."""
+        return bool(self._of_player.get(player_id) or self._watching.get(player_id))
+
     def rooms_of(self, player_id: str) -> list[Room]:
         """Rooms where the player holds a seat, oldest first."""
         rooms = [self.rooms[r] for r in self._of_player.get(player_id, ()) if r in self.rooms]

@@ -19,6 +19,7 @@ from server.bot_limits import (
     RegistrationLimits,
 )
 from server.clocks import TIME_CONTROLS, TimeControl
+from server.sources import DEFAULT_SOURCE_LIMITS, SourceLimits
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
@@ -88,6 +89,23 @@ class Settings:
     """Pauses before each new attempt to store an AI move the store refused; when the last
     attempt fails too, the move is not played and the room is told (the sweeper asks the AI
     again later)."""
+
+    sources: SourceLimits = DEFAULT_SOURCE_LIMITS
+    """What one client address may hold and do (``server.sources``; docs/SECURITY.md)."""
+    trusted_proxies: tuple[str, ...] = ()
+    """Addresses or CIDR networks of load balancers whose connections start with a PROXY
+    protocol v2 header naming the real client (``server.proxy``; ``discus serve
+    --trusted-proxy``). Empty: every peer is a client."""
+    allowed_origins: tuple[str, ...] = ()
+    """Web origins (``https://example.org``) whose pages may open a websocket besides the
+    server's own (an ``Origin`` whose host is the request's ``Host``). Clients that send no
+    ``Origin`` (bots, scripts) are let in."""
+    guest_token_days: float = 30.0
+    """A guest's resume token unused this long no longer resumes (each ``hello`` with it
+    renews it); 0 never expires."""
+    session_days: float = 30.0
+    """An account's session unused this long has ended (each ``hello`` with it renews it);
+    0 never expires."""
 
     def limits(self) -> p.ServerLimits:
         return p.ServerLimits(

@@ -126,7 +126,8 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
         for node in ("node1", "node2"):
             port = _free_port()
             made.nodes[node] = (made.spawn(node, "serve", "--port", str(port), "--workers",
-                                           "0", "--lease", str(LEASE)), port)
+                                           "0", "--lease", str(LEASE),
+                                           "--trusted-proxy", "127.0.0.1"), port)
         for node, (proc, port) in made.nodes.items():
             await _wait_ready(port, node, proc, made.log(node))
         made.lb_port = _free_port()

@@ -20,8 +20,10 @@ class Client:
 
     @classmethod
     async def open(cls, url: str, name: str | None = "tester", resume: str | None = None,
-                   hello: bool = True) -> Client:
-        client = cls(await connect(url, max_size=None))
+                   hello: bool = True, **options: Any) -> Client:
+        """Connected (``options`` go to websockets' ``connect``: ``local_addr=("127.0.0.2",
+        0)`` comes from another loopback address) and, unless ``hello`` is false, welcomed."""
+        client = cls(await connect(url, max_size=None, **options))
         if hello:
             await client.send(type="hello", version=1, name=name, resume=resume)
             client.welcome = await client.expect("welcome")
