@@ -129,6 +129,7 @@ async def _serve(port: int, workers: int, database_url: str | None, census: bool
     from server.cluster import Cluster
     from server.engines import AiPool
     from server.gc_policy import Collector
+    from server.sources import SourceLimits
     from server.storage import SqlStore
 
     pauses: list[float] = []
@@ -186,7 +187,9 @@ async def _serve(port: int, workers: int, database_url: str | None, census: bool
     sampler = asyncio.create_task(sample_lag())
     pool = AiPool(processes=workers, games=("connect4",))
     await pool.start(wait_ready=True, timeout=600)
-    settings = Settings(messages_per_second=50.0, burst=100)
+    # Every client of the bench comes from one address: the limits per source are off.
+    settings = Settings(messages_per_second=50.0, burst=100,
+                        sources=SourceLimits(**UNLIMITED_SOURCES))
     store = SqlStore(database_url) if database_url else None
     cluster = None if redis_url is None else Cluster(redis_url)
     async with running("127.0.0.1", port, store=store, pool=pool, settings=settings,
@@ -514,6 +517,12 @@ class Server:
     """Where its stderr goes (else this process's)."""
 
 
+UNLIMITED_SOURCES: dict[str, Any] = dict(connections=10**7, hellos_per_minute=10**7,
+                                         rooms_per_minute=10**7, idle_guest_seconds=0.0)
+"""The limits per source of the bench's own server: every one of its clients comes from one
+address, so none applies (``server.sources``)."""
+
+
 def cli_server(args: argparse.Namespace, database_url: str | None, folder: str,
                cwd: str | None = None, env: dict[str, str] | None = None) -> Server:
     """``discus serve`` on a free port, with its data directory in ``folder``, storing in
@@ -529,8 +538,13 @@ def cli_server(args: argparse.Namespace, database_url: str | None, folder: str,
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
+    limits: list[str] = []
+    if cwd is None or os.path.exists(os.path.join(cwd, "server", "sources.py")):  # not older
+        limits = [f"--{name.replace('_', '-')}={UNLIMITED_SOURCES[field]}" for name, field in (
+            ("connections_per_address", "connections"), ("hellos_per_minute",) * 2,
+            ("rooms_per_minute",) * 2)]
     return Server([sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1",
-                   "--port", str(port), "--workers", str(workers)],
+                   "--port", str(port), "--workers", str(workers), *limits],
                   cwd=cwd, env=environment, name="server (discus serve)", port=port,
                   log=os.path.join(folder, "serve.log"))
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import games
+from server.sources import DEFAULT_SOURCE_LIMITS
 
 
 def _perft(args: argparse.Namespace) -> int:
@@ -38,6 +39,7 @@ def _analyse(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from server.serve import run
+    from server.sources import SourceLimits
     from server.storage import redis_url
 
     if args.workers == 0 and redis_url(args.redis_url) is None:
@@ -47,7 +49,10 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     run(host=args.host, port=args.port, database_url=args.database_url, redis_url=args.redis_url,
         workers=args.workers, bot_registration=args.bot_registration, lease=args.lease,
-        trusted_proxies=tuple(args.trusted_proxy), allowed_origins=tuple(args.allowed_origin))
+        trusted_proxies=tuple(args.trusted_proxy), allowed_origins=tuple(args.allowed_origin),
+        sources=SourceLimits(connections=args.connections_per_address,
+                             hellos_per_minute=args.hellos_per_minute,
+                             rooms_per_minute=args.rooms_per_minute))
     return 0
 
 
@@ -200,6 +205,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN",
                    help="a web origin (https://example.org) whose pages may connect besides "
                    "the server's own (repeat for several)")
+    for flag, default, what in (
+            ("--connections-per-address", DEFAULT_SOURCE_LIMITS.connections,
+             "open connections one client address may hold"),
+            ("--hellos-per-minute", DEFAULT_SOURCE_LIMITS.hellos_per_minute,
+             "hello messages one client address may send a minute"),
+            ("--rooms-per-minute", DEFAULT_SOURCE_LIMITS.rooms_per_minute,
+             "rooms one client address may create a minute")):
+        p.add_argument(flag, type=lambda t: _workers(t, least=1), default=default, metavar="N",
+                       help=f"{what} (default {default}; docs/SECURITY.md)")
     p.set_defaults(func=_serve)
 
     p = sub.add_parser("book", help="the opening books (Connect Four by default, Othello): "

@@ -20,6 +20,7 @@ from server.cluster import Cluster
 from server.engines import AiPool, Pool
 from server.gc_policy import Collector
 from server.settings import MIN_AI_MOVE_SECONDS, Settings
+from server.sources import DEFAULT_SOURCE_LIMITS, SourceLimits
 from server.store import MemoryStore, Store
 
 log = logging.getLogger("discus.server")
@@ -116,7 +117,8 @@ def run_loop(main: Coroutine[Any, Any, None], loop: str | None = None) -> None:
 def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = None,
         redis_url: str | None = None, workers: int | None = None,
         bot_registration: bool = False, lease: float | None = None,
-        trusted_proxies: tuple[str, ...] = (), allowed_origins: tuple[str, ...] = ()) -> None:
+        trusted_proxies: tuple[str, ...] = (), allowed_origins: tuple[str, ...] = (),
+        sources: SourceLimits = DEFAULT_SOURCE_LIMITS) -> None:
     """``discus serve``: the whole server in this process plus its AI worker processes.
 
     Games are kept by ``server.storage``: ``database_url``, else ``$DATABASE_URL``, else the
@@ -124,7 +126,8 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     The AI workers share a position cache: ``redis_url`` (else ``$REDIS_URL``) for the hot
     tier, else an LRU per process, over the database's ``position_cache`` table.
     ``bot_registration`` lets connections make bot accounts (``Settings.bot_registration``);
-    ``trusted_proxies`` and ``allowed_origins`` are ``Settings``' (docs/SECURITY.md).
+    ``trusted_proxies``, ``allowed_origins`` and ``sources`` are ``Settings``'
+    (docs/SECURITY.md).
     """
     from server.storage import open_store
 
@@ -134,7 +137,8 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     proxy.networks(trusted_proxies)  # a bad address fails here, before anything starts
     settings = Settings(bot_registration=bot_registration,
                         min_ai_move_seconds=MIN_AI_MOVE_SECONDS,
-                        trusted_proxies=trusted_proxies, allowed_origins=allowed_origins)
+                        trusted_proxies=trusted_proxies, allowed_origins=allowed_origins,
+                        sources=sources)
     run_loop(serve_forever(host, port, store=open_store(database_url), workers=workers,
                               secret=persistent_secret(), redis_url=redis_url,
                               settings=settings, lease=lease))
