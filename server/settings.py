@@ -100,12 +100,6 @@ class Settings:
     """Web origins (``https://example.org``) whose pages may open a websocket besides the
     server's own (an ``Origin`` whose host is the request's ``Host``). Clients that send no
     ``Origin`` (bots, scripts) are let in."""
-    guest_token_days: float = 30.0
-    """A guest's resume token unused this long no longer resumes (each ``hello`` with it
-    renews it); 0 never expires."""
-    session_days: float = 30.0
-    """An account's session unused this long has ended (each ``hello`` with it renews it);
-    0 never expires."""
 
     def limits(self) -> p.ServerLimits:
         return p.ServerLimits(
