@@ -21,7 +21,7 @@ import hashlib
 import hmac
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from server import errors
@@ -51,7 +51,13 @@ class Identity:
     """The player registry of this node and the ``hello`` that fills it."""
 
     def __init__(self, store: Store, outbox: Outbox, secret: bytes, bots: BotLogin,
-                 rooms: Renaming) -> None:
+                 rooms: Renaming, token_seconds: float = 0.0, session_seconds: float = 0.0,
+                 now: Callable[[], float] = time.time) -> None:
+        self._token_seconds = token_seconds
+        """A guest's resume token older than this no longer resumes (0: never expires)."""
+        self._session_seconds = session_seconds
+        """A session unused this long has ended (0: never)."""
+        self._now = now
         self._store = store
         self._outbox = outbox
         self._secret = secret
@@ -89,10 +95,32 @@ class Identity:
             people[player_id] = known
         return people
 
-    def token_for(self, player_id: str) -> str:
-        """The resume token of ``player_id``: the id signed with the server's secret."""
-        mac = hmac.new(self._secret, player_id.encode(), hashlib.sha256).digest()[:18]
-        return f"{player_id}.{base64.urlsafe_b64encode(mac).decode()}"
+    def token_for(self, player_id: str, issued: int | None = None) -> str:
+        """The resume token of ``player_id`` issued now (or at ``issued``, whole seconds):
+        ``<id>.<issued>.<mac>``, the id and the time signed with the server's secret. Each
+        ``hello`` with it gets a fresh one, so it expires only when unused for
+        ``token_seconds`` (sliding)."""
+        issued = int(self._now()) if issued is None else issued
+        return f"{player_id}.{issued}.{self._mac(f'{player_id}.{issued}')}"
+
+    def _mac(self, text: str) -> str:
+        mac = hmac.new(self._secret, text.encode(), hashlib.sha256).digest()[:18]
+        return base64.urlsafe_b64encode(mac).decode()
+
+    def _token_player(self, token: str) -> str:
+        """The player id a guest resume token names, or ``bad_resume_token``: forged, or
+        expired. A token of the older form (``<id>.<mac>``, no time) is taken once and
+        replaced by the ``welcome`` of that ``hello``."""
+        parts = token.split(".")
+        if len(parts) == 2 and parts[0] and hmac.compare_digest(self._mac(parts[0]), parts[1]):
+            return parts[0]
+        if len(parts) != 3 or not parts[0] or not parts[1].isdigit() or not hmac.compare_digest(
+                self._mac(f"{parts[0]}.{parts[1]}"), parts[2]):
+            raise errors.BadResumeToken("that resume token is not valid here; say hello without it")
+        if self._token_seconds > 0 and self._now() - int(parts[1]) > self._token_seconds:
+            raise errors.BadResumeToken("that resume token has expired (unused too long); say "
+                                        "hello without it")
+        return parts[0]
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -126,7 +154,7 @@ class Identity:
             player = await self._resumed(hello.resume, client)
             await self._bots.refuse_resume(player.id)
             await self._refuse_account_resume(client, player.id)
-            token = hello.resume
+            token = hello.resume if client.account is not None else self.token_for(player.id)
             name = (hello.name or "").strip()
             if name and name != player.name and client.account is None:  # accounts keep theirs
                 player = await self._rename(player, name)
@@ -169,9 +197,7 @@ class Identity:
     async def _resumed(self, token: str, client: Client) -> Player:
         if is_session(token):
             return await self._session(client, token)
-        player_id = token.rpartition(".")[0]
-        if not player_id or not hmac.compare_digest(self.token_for(player_id), token):
-            raise errors.BadResumeToken("that resume token is not valid here; say hello without it")
+        player_id = self._token_player(token)
         player = self._players.get(player_id)
         if player is None:
             record = await self._store.load_player(player_id)
@@ -188,6 +214,13 @@ class Identity:
         if session is None or session.revoked_at is not None:
             raise errors.BadResumeToken(
                 "that session has ended (signed out, or unknown here); sign in again")
+        now = self._now()
+        used = session.used_at if session.used_at is not None else session.created_at
+        if self._session_seconds > 0 and now - used > self._session_seconds:
+            raise errors.BadResumeToken("that session has expired (unused too long); sign in "
+                                        "again")
+        if now - used > min(3600.0, self._session_seconds / 100 or 3600.0):
+            await self._store.touch_session(session.id, now)  # not on every quick reconnect
         player = self._players.get(session.player_id)
         if player is None:
             record = await self._store.load_player(session.player_id)

@@ -100,6 +100,12 @@ class Settings:
     """Web origins (``https://example.org``) whose pages may open a websocket besides the
     server's own (an ``Origin`` whose host is the request's ``Host``). Clients that send no
     ``Origin`` (bots, scripts) are let in."""
+    guest_token_days: float = 90.0
+    """A guest's resume token unused this long no longer resumes; each ``hello`` with it
+    gets a fresh one (sliding). 0: never expires."""
+    session_days: float = 90.0
+    """An account's session unused this long has ended (sign in again); each ``hello`` with
+    it counts as a use (sliding). 0: never expires."""
 
     def limits(self) -> p.ServerLimits:
         return p.ServerLimits(

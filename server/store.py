@@ -109,6 +109,9 @@ class SessionRecord:
     token_hash: str
     created_at: float
     revoked_at: float | None = None
+    used_at: float | None = None
+    """When a ``hello`` last came with it (None: not since it was made); a session unused
+    for ``Settings.session_days`` has ended."""
 
 
 @dataclass(frozen=True)
@@ -266,6 +269,9 @@ class Store(Protocol):
     async def find_session(self, token_hash: str) -> SessionRecord | None:
         """The session with this token hash, revoked or not, or None."""
         ...
+
+    async def touch_session(self, session_id: str, now: float) -> None:
+        """Record that the session was used at ``now`` (its sliding expiry starts again)."""
 
     async def revoke_sessions(self, player_id: str, now: float,
                               session_id: str | None = None) -> int:
@@ -431,6 +437,11 @@ class MemoryStore:
 
     async def find_session(self, token_hash: str) -> SessionRecord | None:
         return self._sessions.get(token_hash)
+
+    async def touch_session(self, session_id: str, now: float) -> None:
+        for token_hash, session in list(self._sessions.items()):
+            if session.id == session_id:
+                self._sessions[token_hash] = dataclasses.replace(session, used_at=now)
 
     async def change_password(self, player_id: str, password_hash: str, now: float,
                               keep_session: str) -> int:

@@ -252,6 +252,8 @@ class Session(Base):
     token_hash: Mapped[str] = mapped_column(String(128), unique=True)
     created_at: Mapped[float] = mapped_column(Double)
     revoked_at: Mapped[float | None] = mapped_column(Double)
+    used_at: Mapped[float | None] = mapped_column(Double)
+    """The last ``hello`` with it (sliding expiry, ``Settings.session_days``)."""
 
     __table_args__ = (Index("ix_sessions_player", "player_id"),)
 

@@ -762,7 +762,13 @@ async def find_session(conn: AsyncConnection, token_hash: str) -> SessionRecord 
         select(sessions).where(sessions.c.token_hash == token_hash))).first()
     if row is None:
         return None
-    return SessionRecord(row.id, row.player_id, row.token_hash, row.created_at, row.revoked_at)
+    return SessionRecord(row.id, row.player_id, row.token_hash, row.created_at, row.revoked_at,
+                         row.used_at)
+
+
+async def touch_session(conn: AsyncConnection, session_id: str, used_at: float) -> None:
+    await conn.execute(update(sessions).where(sessions.c.id == session_id).values(
+        used_at=used_at))
 
 
 async def revoke_sessions(conn: AsyncConnection, player_id: str, revoked_at: float,

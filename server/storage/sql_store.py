@@ -164,6 +164,10 @@ class SqlStore:
         async with self.engine.connect() as conn:
             return await repo.find_session(conn, token_hash)
 
+    async def touch_session(self, session_id: str, now: float) -> None:
+        async with self.engine.begin() as conn:
+            await repo.touch_session(conn, session_id, now)
+
     async def revoke_sessions(self, player_id: str, now: float,
                               session_id: str | None = None) -> int:
         async with self.engine.begin() as conn:
