@@ -188,8 +188,11 @@ class Identity:
 
     def became(self, player: Player) -> None:
         """The guest became the account ``player`` (same id, sign-up or sign-in): its new
-        name in the rooms it sits in and on its connections here."""
+        name in the rooms it sits in and on its connections here. The account's row is
+        written by the store: ``keep`` has nothing left to write for it."""
         self._players[player.id] = player
+        self._unsaved.pop(player.id, None)
+        self._kept.add(player.id)
         self._rooms.rename(player)
         for client in self._outbox.connections(player.id):
             client.player = player
