@@ -4,9 +4,10 @@ Connect Four worker pool."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser, BrowserContext, async_playwright
 
 from server.engines import AiPool
 
@@ -20,6 +21,16 @@ async def browser() -> AsyncIterator[Browser]:
     """A fresh headless Chromium for one test."""
     async with async_playwright() as pw:
         chromium = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        # Playwright runs string predicates (``wait_for_function("...")``) through eval,
+        # which the pages' Content-Security-Policy forbids: the tests' own scripts are let
+        # through. test_hardening.py drives the page under its policy.
+        new_context = chromium.new_context
+
+        async def bypassing(**options: Any) -> BrowserContext:
+            options.setdefault("bypass_csp", True)
+            return await new_context(**options)
+
+        chromium.new_context = bypassing  # type: ignore[method-assign]
         try:
             yield chromium
         finally:
