@@ -39,6 +39,7 @@ from server.store import (
     GameRecord,
     LevelScore,
     PlayerKind,
+    PlayerRecord,
     RatingChangeRecord,
     RatingRecord,
     Store,
@@ -136,6 +137,8 @@ class People(Protocol):
     """The player registry, read (``server.identity``)."""
 
     async def people(self, player_ids: Iterable[str | None]) -> dict[str, Player]: ...
+
+    def get(self, player_id: str) -> Player | None: ...
 
 
 class RatingDesk:
@@ -269,6 +272,9 @@ class RatingDesk:
     async def profile(self, player_id: str) -> p.Profile:
         store = self.store
         who = await store.load_player(player_id)
+        known = self.people.get(player_id) if who is None else None
+        if known is not None and not known.bot:  # a guest that has not played: no row yet
+            who = PlayerRecord(known.id, known.name, "guest", 0.0)
         if who is None:
             raise errors.UnknownPlayer(f"there is no player {player_id!r}")
         changes = await store.rating_history(player_id, limit=HISTORY_POINTS)
