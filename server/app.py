@@ -159,7 +159,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
         shared_bots, shared_names, shared_challenges = _shared(cluster, settings)
     bots = BotDesk(store, outbox, lobby, settings, engine, shared_bots)
     identity = Identity(store, outbox, secret, bots, lobby, settings.guest_token_days * 86400,
-                        settings.session_days * 86400, now)
+                        settings.session_days * 86400, now, lazy_guests=cluster is None)
     ratings = RatingDesk(store, outbox, identity, levels, lobby, settings.max_rooms, now)
     runner = RoomRunner(store, lobby, outbox, placement, identity, ratings, bots, levels, pool,
                         settings, stopping, locks, now)

@@ -7,11 +7,12 @@ rating, and were once written from eight places; now everything else reads them 
 id signed with the server's secret (checked without a lookup, valid across restarts sharing
 the secret); a session token (``server.sessions``) is looked up in the store.
 
-A guest costs nothing until it plays: its ``players`` row is written when it first sits in a
-game that is stored (``keep``, called by the runner before it stores a game), not at
-``hello``, so a script saying hello a thousand times leaves no rows. Until then the guest is
-known to this node's registry only: its resume token works here, not after a restart (the
-page then gets a new guest, as a guest that never played would not notice).
+A guest costs nothing until it plays (on one node; a cluster's nodes look each other's
+players up in the store, so there the row is written at ``hello``): its ``players`` row is
+written when it first sits in a game that is stored (``keep``, called by the runner before it
+stores a game), so a script saying hello a thousand times leaves no rows. Until then the
+guest is known to this node's registry only; its token, being signed, still resumes it after
+a restart, as a guest by the name its ``hello`` gives.
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ class Identity:
 
     def __init__(self, store: Store, outbox: Outbox, secret: bytes, bots: BotLogin,
                  rooms: Renaming, token_seconds: float = 0.0, session_seconds: float = 0.0,
-                 now: Callable[[], float] = time.time) -> None:
+                 now: Callable[[], float] = time.time, lazy_guests: bool = True) -> None:
+        self._lazy_guests = lazy_guests
+        """Whether a guest's row waits for its first game (one node); a cluster's nodes look
+        each other's players up in the store, so there it is written at ``hello``."""
         self._token_seconds = token_seconds
         """A guest's resume token older than this no longer resumes (0: never expires)."""
         self._session_seconds = session_seconds
@@ -151,10 +155,11 @@ class Identity:
             self._players[player.id] = player
             token = self.token_for(player.id)
         elif hello.resume is not None:
-            player = await self._resumed(hello.resume, client)
+            player = await self._resumed(hello.resume, client, hello.name)
             await self._bots.refuse_resume(player.id)
             await self._refuse_account_resume(client, player.id)
-            token = hello.resume if client.account is not None else self.token_for(player.id)
+            token = hello.resume if client.account is not None else self._renewed(
+                hello.resume, player.id)
             name = (hello.name or "").strip()
             if name and name != player.name and client.account is None:  # accounts keep theirs
                 player = await self._rename(player, name)
@@ -162,8 +167,12 @@ class Identity:
             name = (hello.name or "").strip() or f"Guest {secrets.randbelow(9000) + 1000}"
             player = Player(secrets.token_hex(6), await self._guest_name(name))
             self._players[player.id] = player
-            self._unsaved[player.id] = time.time()
             token = self.token_for(player.id)
+            if self._lazy_guests:
+                self._unsaved[player.id] = time.time()
+            else:
+                await self._store.save_player(PlayerRecord(player.id, player.name, "guest",
+                                                           time.time()))
         client.player = player
         self._outbox.attach(player.id, client)
         return player, token
@@ -197,7 +206,10 @@ class Identity:
         for client in self._outbox.connections(player.id):
             client.player = player
 
-    async def _resumed(self, token: str, client: Client) -> Player:
+    async def _resumed(self, token: str, client: Client, name: str | None) -> Player:
+        """The player a resume token names. A guest's token this node signed but whose player
+        it knows of nowhere is a guest that has not played yet (met by another node, or before
+        a restart): it comes back as that guest, by ``name``."""
         if is_session(token):
             return await self._session(client, token)
         player_id = self._token_player(token)
@@ -205,10 +217,22 @@ class Identity:
         if player is None:
             record = await self._store.load_player(player_id)
             if record is None:
-                raise errors.BadResumeToken("that player is unknown here; say hello without it")
-            player = self._players[player_id] = Player(record.id, record.name,
-                                                       bot=record.kind == "bot")
+                name = (name or "").strip() or f"Guest {secrets.randbelow(9000) + 1000}"
+                player = Player(player_id, await self._guest_name(name))
+                self._unsaved[player_id] = time.time()
+            else:
+                player = Player(record.id, record.name, bot=record.kind == "bot")
+            self._players[player_id] = player
         return player
+
+    def _renewed(self, token: str, player_id: str) -> str:
+        """``token`` while it is young (under a day, or a hundredth of its life), else a
+        fresh one: each use starts the guest token's life again (sliding expiry)."""
+        parts = token.split(".")
+        refresh = min(86400.0, self._token_seconds / 100 if self._token_seconds else 86400.0)
+        if len(parts) == 3 and self._now() - int(parts[1]) < refresh:
+            return token
+        return self.token_for(player_id)
 
     async def _session(self, client: Client, token: str) -> Player:
         """The account a live session token belongs to; remembers the session on

@@ -175,13 +175,13 @@ async def test_metrics_count_moves_acknowledged_and_connections_by_state(
 async def test_a_guests_resume_token_expires_unused_and_slides_with_use() -> None:
     from server.app import Settings
 
-    async with running(store=MemoryStore(), settings=Settings(guest_token_days=2 / 86400)) as srv:
+    async with running(store=MemoryStore(), settings=Settings(guest_token_days=6 / 86400)) as srv:
         first = (await Client.open(srv.url, "Ann")).welcome["resume"]
-        await asyncio.sleep(1.2)
+        await asyncio.sleep(3.5)
         back = await Client.open(srv.url, None, resume=first)
         fresh = back.welcome["resume"]
         assert fresh != first and fresh.split(".")[0] == first.split(".")[0]
-        await asyncio.sleep(1.2)  # the first is 2.4 s old now, the fresh one 1.2 s
+        await asyncio.sleep(3.5)  # the first is 7 s old or more, the fresh one under 5 s
         again = await Client.open(srv.url, None, resume=fresh)
         assert again.welcome["player"]["id"] == back.welcome["player"]["id"]
         late = await Client.open(srv.url, hello=False)
@@ -194,16 +194,16 @@ async def test_an_accounts_session_expires_unused_and_slides_with_use() -> None:
 
     from server.app import Settings
 
-    async with running(store=MemoryStore(), settings=Settings(session_days=2 / 86400)) as srv:
+    async with running(store=MemoryStore(), settings=Settings(session_days=3 / 86400)) as srv:
         srv.app.accounts.hasher = CHEAP_HASHER
         guest = await Client.open(srv.url, "someone")
         await guest.send(type="sign_up", name="Ann_Lee", password=PASSWORD)
         session = (await guest.expect("signed_in"))["session"]
-        for _ in range(2):  # used every 1.2 s: it lives on past its 2 s
-            await asyncio.sleep(1.2)
+        for _ in range(2):  # used every 1.5 s: it lives on past its 3 s
+            await asyncio.sleep(1.5)
             back = await Client.open(srv.url, None, resume=session)
             assert back.welcome["player"]["name"] == "Ann_Lee"
-        await asyncio.sleep(2.4)
+        await asyncio.sleep(3.5)
         late = await Client.open(srv.url, hello=False)
         error = await late.request("hello", version=1, resume=session)
         assert error["code"] == "bad_resume_token" and "expired" in error["message"]
