@@ -39,7 +39,7 @@ from server.http import HttpSide
 from server.identity import Identity
 from server.live_levels import LiveLevels
 from server.locks import RoomLocks
-from server.node import ClusterInbox, ClusterPlacement
+from server.node import ClusterInbox, ClusterPlacement, shared_state
 from server.outbox import Outbox, publish_nowhere
 from server.overload import LoadGauge
 from server.placement import Placement, SingleNode
@@ -49,8 +49,6 @@ from server.rooms import ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, Lobby
 from server.routes import Desks, handlers
 from server.runner import RoomRunner
 from server.settings import RECONNECT_REASON, SHUTDOWN_SECONDS, STATIC_DIR, Settings
-from server.shared_challenges import SharedChallengeBook
-from server.shared_limits import SharedBotLimiter, SharedNameLimiter
 from server.stats import StatsDesk
 from server.store import MemoryStore, Store
 
@@ -153,7 +151,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
         shared_bots = shared_names = shared_challenges = None
     else:
         placement = ClusterPlacement(cluster, outbox, store, lobby, locks, settings.max_rooms)
-        shared_bots, shared_names, shared_challenges = _shared(cluster, settings)
+        shared_bots, shared_names, shared_challenges = shared_state(cluster, settings)
     bots = BotDesk(store, outbox, lobby, settings, engine, shared_bots)
     identity = Identity(store, outbox, secret, bots, lobby)
     ratings = RatingDesk(store, outbox, identity, levels, lobby, settings.max_rooms, now)
@@ -182,20 +180,6 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     return Server(settings, store, stopping, levels, outbox, lobby, placement, identity, runner,
                   bots, challenges, accounts, ratings, reviews, admin, history, stats, gauge,
                   gateway, http, pool, cluster)
-
-
-def _shared(cluster: Cluster, settings: Settings) -> tuple[Any, Any, Any]:
-    """A cluster's side of the limits and challenges: kept in Redis for every node."""
-    from server.account_desk import DEFAULT_SIGN_IN_LIMITS
-    from server.challenges import ChallengeBook
-
-    limits = DEFAULT_SIGN_IN_LIMITS
-    return (SharedBotLimiter(cluster.redis, cluster.prefix, cluster.node, settings.bots),
-            SharedNameLimiter(cluster.redis, cluster.prefix, limits.per_name,
-                              limits.window_seconds),
-            SharedChallengeBook(cluster.redis, cluster.prefix,
-                                lambda: "c" + secrets.token_hex(4),
-                                settings.max_challenges, ChallengeBook.ttl))
 
 
 @dataclass

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Protocol
 
@@ -22,12 +23,17 @@ from pydantic import BaseModel
 
 from server import errors, history
 from server import protocol as p
+from server.account_desk import DEFAULT_SIGN_IN_LIMITS
+from server.challenges import ChallengeBook
 from server.cluster import Cluster, OwnerGone
 from server.connection import Client
 from server.locks import RoomLocks
 from server.outbox import Outbox
 from server.placement import unfinished_limit
 from server.rooms import Lobby, Player, Room, room_of
+from server.settings import Settings
+from server.shared_challenges import SharedChallengeBook
+from server.shared_limits import SharedBotLimiter, SharedNameLimiter
 from server.store import Fenced, GameRecord, MoveRecord, Store
 
 log = logging.getLogger("discus.node")
@@ -340,3 +346,15 @@ class ClusterInbox:
         room = self._lobby.rooms.get(room_id)
         self._runner.forget(room_id)
         return None if room is None else room.game_id
+
+
+def shared_state(cluster: Cluster, settings: Settings) -> tuple[
+        SharedBotLimiter, SharedNameLimiter, SharedChallengeBook]:
+    """A cluster's side of the limits and challenges: kept in Redis for every node."""
+    limits = DEFAULT_SIGN_IN_LIMITS
+    return (SharedBotLimiter(cluster.redis, cluster.prefix, cluster.node, settings.bots),
+            SharedNameLimiter(cluster.redis, cluster.prefix, limits.per_name,
+                              limits.window_seconds),
+            SharedChallengeBook(cluster.redis, cluster.prefix,
+                                lambda: "c" + secrets.token_hex(4),
+                                settings.max_challenges, ChallengeBook.ttl))
