@@ -85,6 +85,9 @@ ErrorCode = Literal[
     "bad_password",
     "not_a_guest",
     "not_signed_in",
+    "unknown_tournament",
+    "not_entered",
+    "tournament_closed",
 ]
 """Stable error codes; one per class in ``server.errors`` (a test keeps them equal)."""
 
