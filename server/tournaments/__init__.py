@@ -15,3 +15,17 @@ anything, as ``server.rooms`` does.
 Seats are the rooms' seats: 0 moves first (Othello's black, Connect Four's first player),
 1 second. "Colours balanced" means each player moves first about as often as second.
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """A player as a tournament sees it: an id, a display name and the rating it is seeded
+    and paired by (its rating in the tournament's game when it joined)."""
+
+    id: str
+    name: str
+    rating: float

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from server import errors
+from server.tournaments import Entrant
 
 WIN_POINTS = 2
 DRAW_POINTS = 1
@@ -46,16 +47,6 @@ class Status(StrEnum):
     ACTIVE = "active"
     PAUSED = "paused"
     WITHDRAWN = "withdrawn"
-
-
-@dataclass(frozen=True)
-class Entrant:
-    """A player as the arena sees it: an id, a display name and the rating used to pair
-    players of equal score (the player's rating in the arena's game when it was joined)."""
-
-    id: str
-    name: str
-    rating: float
 
 
 @dataclass(frozen=True)
