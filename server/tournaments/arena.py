@@ -80,6 +80,8 @@ class ArenaGame:
     """The winning seat (0 or 1), or None for a draw; meaningful once ``finished``."""
     finished: bool = False
     finished_at: float | None = None
+    seq: int = 0
+    """Its place in the order the arena's games were paired (from 0)."""
 
     def seat_of(self, player: str) -> int:
         return 0 if player == self.first else 1
@@ -304,6 +306,7 @@ class Arena:
         return Pairing(game.game_id, first, second)
 
     def _begin(self, game: ArenaGame) -> None:
+        game.seq = len(self.games)
         self.games[game.game_id] = game
         self._game_count = max(self._game_count, len(self.games))
         for seat, player_id in enumerate(game.players()):
