@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from typing import cast
 
 from server.store import EntrantRecord, EntrantStatus, PairingRecord, TournamentRecord
-from server.tournaments import Entrant
+from server.tournaments import Entrant, roundrobin
 from server.tournaments.arena import Arena, ArenaGame, Status
+from server.tournaments.rounds import Board, Kind, RoundEvent
 
 
 def entrant_record(arena: Arena, player_id: str, joined_at: float) -> EntrantRecord:
@@ -52,3 +53,54 @@ def arena_from_records(tournament: TournamentRecord, entrants: Sequence[EntrantR
         tournament.id, tournament.starts_at, tournament.ends_at, tournament.berserk,
         [(Entrant(e.player_id, e.name, e.rating), Status(e.status)) for e in entrants],
         games)
+
+
+def round_entrant_record(event: RoundEvent, entrant: Entrant, joined_at: float
+                         ) -> EntrantRecord:
+    """The row of ``entrant`` in a round-robin or Swiss, saved on entry and on withdrawal
+    (a withdrawal before the start too: it is ``withdrawn`` and stays out of the event
+    rebuilt)."""
+    gone = entrant.id not in event.entrants or entrant.id in event.withdrawn
+    status: EntrantStatus = "withdrawn" if gone else "active"
+    return EntrantRecord(event.id, entrant.id, entrant.name, entrant.rating, status,
+                         joined_at)
+
+
+def round_pairing_records(event: RoundEvent, round_number: int, started_at: float,
+                          finished_at: float | None = None) -> list[PairingRecord]:
+    """The rows of round ``round_number`` as they stand (saved when the round is paired and
+    again as its results come in). ``seq`` counts boards from the first round's first."""
+    before = sum(len(boards) for boards in event.boards[: round_number - 1])
+    return [PairingRecord(event.id, f"r{round_number}-{board.first}", before + k,
+                          round_number, board.first, board.second, started_at, None, (),
+                          board.result, board.forfeit,
+                          None if board.result is None else finished_at)
+            for k, board in enumerate(event.boards[round_number - 1])]
+
+
+def rounds_from_records(tournament: TournamentRecord, entrants: Sequence[EntrantRecord],
+                        pairings: Sequence[PairingRecord]) -> RoundEvent:
+    """The round-robin or Swiss as its saved rows left it. Before the first round the
+    entrants are those not withdrawn; after it, those the first round paired."""
+    if tournament.kind not in ("swiss", "roundrobin"):
+        raise ValueError(f"tournament {tournament.id} is not played in rounds")
+    kind = cast(Kind, tournament.kind)
+    event = RoundEvent(tournament.id, kind, tournament.rounds)
+    rows = sorted(pairings, key=lambda p: p.seq)
+    first_round = {pid for row in rows if row.round == 1
+                   for pid in (row.first, row.second) if pid is not None}
+    for e in entrants:
+        if (e.player_id in first_round) if rows else e.status != "withdrawn":
+            event.enter(Entrant(e.player_id, e.name, e.rating))
+            if rows and e.status == "withdrawn":
+                event.withdrawn.add(e.player_id)
+    if rows:
+        event.seeds = sorted(event.entrants, key=lambda pid: (-event.entrants[pid].rating, pid))
+        if kind == "roundrobin":
+            event.rounds = roundrobin.rounds_needed(len(event.seeds))
+        for row in rows:
+            while len(event.boards) < row.round:
+                event.boards.append([])
+            event.boards[row.round - 1].append(
+                Board(row.round, row.first, row.second, row.result, row.forfeit))
+    return event

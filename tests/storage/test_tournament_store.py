@@ -1,5 +1,5 @@
 """Tournaments in every store (memory, SQLite, PostgreSQL): rows read back as written, and an
-arena saved as it is played comes back with the same standings from a store opened anew."""
+arena or a Swiss saved as it is played comes back the same from a store opened anew."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ from server.storage import SqlStore
 from server.store import EntrantRecord, PairingRecord, Store, TournamentRecord
 from server.tournaments import Entrant
 from server.tournaments.arena import Arena
-from server.tournaments.records import arena_from_records, arena_pairing_record, entrant_record
+from server.tournaments.records import (
+    arena_from_records,
+    arena_pairing_record,
+    entrant_record,
+    round_entrant_record,
+    round_pairing_records,
+    rounds_from_records,
+)
+from server.tournaments.rounds import RoundEvent
 
 
 def arena_record(tid: str, starts_at: float = 100.0, status: str = "running",
@@ -107,3 +115,48 @@ async def test_an_arena_saved_as_it_is_played_comes_back_with_the_same_standings
     assert sorted(back.free_players()) == sorted(arena.free_players())
     assert {g.game_id for g in back.under_way()} == {g.game_id for g in arena.under_way()}
     assert back.standings()[0].score > 0
+
+
+async def test_a_swiss_saved_round_by_round_resumes_from_a_store_opened_anew(
+        store: Store, database_url: str | None) -> None:
+    rng = random.Random(11)
+    record = TournamentRecord("s1", "swiss", "othello", "Swiss", None, True, None, 1.0, 10.0,
+                              None, 6, False, False, "running")
+    await store.save_tournament(record)
+    event = RoundEvent("s1", "swiss", 6)
+    people = [Entrant(f"p{k}", f"P{k}", float(rng.randint(1200, 2000))) for k in range(10)]
+    for k, entrant in enumerate(people):
+        event.enter(entrant)
+        await store.save_entrant(round_entrant_record(event, entrant, float(k)))
+    event.withdraw("p9")  # before the start: out of the event
+    await store.save_entrant(round_entrant_record(event, people[9], 9.0))
+    for number in range(1, 4):
+        event.pair_next()
+        for board in event.boards[-1]:
+            if board.result is None:
+                event.record(number, board.first, rng.choice([1.0, 0.5, 0.0]))
+        for row in round_pairing_records(event, number, 100.0 * number, 100.0 * number + 50):
+            await store.save_pairing(row)
+        if number == 2:
+            event.withdraw("p4")
+            await store.save_entrant(round_entrant_record(event, people[4], 4.0))
+    if isinstance(store, SqlStore):
+        assert database_url is not None
+        store = SqlStore(database_url)
+        await store.open()
+    try:
+        loaded = await store.load_tournament("s1")
+        assert loaded is not None
+        back = rounds_from_records(loaded, await store.tournament_entrants("s1"),
+                                   await store.tournament_pairings("s1"))
+    finally:
+        if database_url is not None:
+            await store.close()
+    assert back.standings() == event.standings()
+    assert back.seeds == event.seeds and "p9" not in back.entrants
+    assert back.withdrawn == {"p4"}
+    # Both pair round 4 alike: the saved history is all the pairing needs.
+    assert [(b.first, b.second) for b in back.pair_next()] == [
+        (b.first, b.second) for b in event.pair_next()]
+    assert [(b.first, b.second) for b in back.boards[-1]] == [
+        (b.first, b.second) for b in event.boards[-1]]
