@@ -80,8 +80,12 @@ class ArenaGame:
     """The winning seat (0 or 1), or None for a draw; meaningful once ``finished``."""
     finished: bool = False
     finished_at: float | None = None
+    cancelled: bool = False
+    """Aborted before both had moved: it ended without a result and scores nothing."""
     seq: int = 0
     """Its place in the order the arena's games were paired (from 0)."""
+    stored_as: str | None = None
+    """The id of the stored game its room plays, once the caller has started it."""
 
     def seat_of(self, player: str) -> int:
         return 0 if player == self.first else 1
@@ -237,13 +241,25 @@ class Arena:
                                     field="winner")
         game.finished, game.winner, game.finished_at = True, winner, now
         scored = [self._score(game, seat) for seat in (0, 1)]
+        self._free(game, now)
+        return scored
+
+    def _free(self, game: ArenaGame, now: float) -> None:
         for player_id in game.players():
             player = self.players[player_id]
             if player.playing == game.game_id:
                 player.playing = None
                 if player.status is Status.ACTIVE:
                     self._free_since[player_id] = now
-        return scored
+
+    def cancel(self, game_id: str, now: float) -> None:
+        """A game aborted before it was played: it scores nothing and frees its players.
+        ``NotEntered`` for a game not under way."""
+        game = self.games.get(game_id)
+        if game is None or game.finished:
+            raise errors.NotEntered(f"the arena has no game {game_id!r} under way")
+        game.finished, game.cancelled, game.finished_at = True, True, now
+        self._free(game, now)
 
     # --- views -----------------------------------------------------------------------------
 
@@ -278,10 +294,14 @@ class Arena:
         ordered = list(games)
         for game in ordered:
             arena._begin(ArenaGame(game.game_id, game.first, game.second, game.started_at,
-                                   set(game.berserk)))
+                                   set(game.berserk), stored_as=game.stored_as))
         for game in sorted((g for g in ordered if g.finished),
                            key=lambda g: g.finished_at or 0.0):
-            arena.finish(game.game_id, game.winner, game.finished_at or game.started_at)
+            ended_at = game.finished_at or game.started_at
+            if game.cancelled:
+                arena.cancel(game.game_id, ended_at)
+            else:
+                arena.finish(game.game_id, game.winner, ended_at)
         arena._free_since = {pid: arena._free_since.get(pid, starts_at)
                              for pid, p in arena.players.items()
                              if p.status is Status.ACTIVE and p.playing is None}

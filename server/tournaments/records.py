@@ -23,16 +23,15 @@ def entrant_record(arena: Arena, player_id: str, joined_at: float) -> EntrantRec
                          cast(EntrantStatus, player.status.value), joined_at)
 
 
-def arena_pairing_record(arena: Arena, game_id: str, room_game: str | None = None
-                         ) -> PairingRecord:
+def arena_pairing_record(arena: Arena, game_id: str) -> PairingRecord:
     """The row of the arena game ``game_id`` as it stands (saved when paired, when its room
-    starts with ``room_game`` the stored game's id, on berserk, and when it ends)."""
+    has started, on berserk, and when it ends)."""
     game = arena.games[game_id]
     result = None
-    if game.finished:
+    if game.finished and not game.cancelled:
         result = 0.5 if game.winner is None else (1.0 if game.winner == 0 else 0.0)
     return PairingRecord(arena.id, game_id, game.seq, 0, game.first, game.second, game.started_at,
-                         room_game, tuple(sorted(game.berserk)), result, False,
+                         game.stored_as, tuple(sorted(game.berserk)), result, game.cancelled,
                          game.finished_at)
 
 
@@ -46,9 +45,10 @@ def arena_from_records(tournament: TournamentRecord, entrants: Sequence[EntrantR
         if row.second is None:
             raise ValueError(f"arena pairing {row.pairing_id} has no second player")
         winner = None if row.result in (None, 0.5) else (0 if row.result == 1.0 else 1)
+        cancelled = row.forfeit  # in an arena: aborted, scoring nothing
         games.append(ArenaGame(row.pairing_id, row.first, row.second, row.started_at,
-                               set(row.berserk), winner, row.result is not None,
-                               row.finished_at))
+                               set(row.berserk), winner, row.result is not None or cancelled,
+                               row.finished_at, cancelled, stored_as=row.game_id))
     return Arena.restored(
         tournament.id, tournament.starts_at, tournament.ends_at, tournament.berserk,
         [(Entrant(e.player_id, e.name, e.rating), Status(e.status)) for e in entrants],
