@@ -99,6 +99,8 @@ class TournamentDesk:
         else:
             tid = message.tournament
         arena = self._arena(tid)
+        if isinstance(message, p.JoinTournament) and not arena.is_over(self.now()):
+            await self._pause_elsewhere(tid, player.id)  # before this arena's lock: no cycle
         async with self._lock(tid):
             now = self.now()
             if isinstance(message, p.JoinTournament):
@@ -232,6 +234,18 @@ class TournamentDesk:
         await self.store.save_tournament(record)
         self._set_timers(record)
         return tid
+
+    async def _pause_elsewhere(self, tid: str, player_id: str) -> None:
+        """One arena at a time: joining one pauses the player in the others it plays in
+        (a game under way there is played out), so it is never paired twice at once."""
+        for other, arena in self.arenas.items():
+            entered = arena.players.get(player_id)
+            if other == tid or entered is None or entered.status.value != "active":
+                continue
+            async with self._lock(other):
+                arena.pause(player_id)
+                await self.store.save_entrant(entrant_record(arena, player_id, self.now()))
+            self._push(other)
 
     async def _rating(self, tid: str, player_id: str) -> float:
         seat = (await self.ratings.seat_ratings(self.records[tid].game, [player_id])).get(

@@ -130,6 +130,25 @@ async def test_pausing_withdrawing_and_listing(server: Running) -> None:
         await client.close()
 
 
+async def test_joining_a_second_arena_pauses_the_player_in_the_first(server: Running) -> None:
+    ann = await Client.open(server.url, "Ann")
+    await sign_up(ann, "Ann")
+    one = await make_arena(ann, starts_in=3600)
+    two = await make_arena(ann, starts_in=3600)
+    await ann.send(type="join_tournament", tournament=one)
+    await until_you(ann, "active")
+    await ann.send(type="join_tournament", tournament=two)
+    while True:
+        message = await until_you(ann, "paused")
+        if message["tournament"]["id"] == one:
+            break
+    state = await ann.request("get_tournament", tournament=two)
+    while state["type"] != "tournament" or state["tournament"]["id"] != two:
+        state = await ann.expect("tournament")
+    assert state["you"]["status"] == "active"
+    await ann.close()
+
+
 async def test_bad_tournament_requests_are_refused(server: Running) -> None:
     guest = await Client.open(server.url, "Guest")
     ann = await Client.open(server.url, "Ann")
