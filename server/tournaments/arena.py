@@ -41,6 +41,9 @@ DRAW_POINTS = 1
 STREAK_AFTER = 2
 """Wins in a row after which each win scores double, until a game that is not a win."""
 BERSERK_BONUS = 1
+EXACT_POOL = 8
+"""Free pools up to this size are paired by exhaustive search (at most 764 matchings);
+larger ones greedily. Players are paired as they free up, so pools are mostly tiny."""
 
 
 class Status(StrEnum):
@@ -199,35 +202,65 @@ class Arena:
         game.berserk.add(player_id)
 
     def pair(self, now: float) -> list[Pairing]:
-        """The games to start now, among the free active players: each in turn (best score
-        first, then rating, then who waited longest) meets the free player closest in score
-        whom it did not just play; among those, one whose seat it can balance (not both due
-        to move first, nor both due to move second), then the closest in rating. Nobody is
-        paired before ``starts_at`` or after ``ends_at``."""
+        """The games to start now, among the free active players, never two who just met.
+        Up to ``EXACT_POOL`` free players: as many games as can be made, and among those the
+        pairing closest in score overall, then with the fewest seat clashes (both due to
+        move first, or both second), then closest in rating. A larger pool (the start of a
+        big arena) is paired greedily: each in turn, best score first, meets the free
+        player it is closest to by the same measures. Nobody is paired before
+        ``starts_at`` or after ``ends_at``."""
         if now < self.starts_at or self.is_over(now):
             return []
         free = sorted(self._free_since, key=lambda pid: (
             -self.players[pid].score, -self.players[pid].entrant.rating,
             self._free_since[pid], pid))
-        made: list[Pairing] = []
+        if len(free) <= EXACT_POOL:
+            pairs = self._best_pairs(tuple(free))[1]
+        else:
+            pairs = self._greedy_pairs(free)
+        return [self._start(one, other, now) for one, other in pairs]
+
+    def _cost(self, one: str, other: str) -> tuple[int, int, float] | None:
+        """How far apart two free players are (score, seat clash, rating); None when they
+        just met."""
+        me, them = self.players[one], self.players[other]
+        if me.last_opponent == other or them.last_opponent == one:
+            return None
+        return (abs(me.score - them.score), _clash(me, them),
+                abs(me.entrant.rating - them.entrant.rating))
+
+    def _best_pairs(self, free: tuple[str, ...]
+                    ) -> tuple[tuple[int, int, int, float], list[tuple[str, str]]]:
+        """The best pairing of a small pool by exhaustive search: key (minus the games made,
+        then the summed costs), and the pairs."""
+        if len(free) < 2:
+            return (0, 0, 0, 0.0), []
+        one, rest = free[0], free[1:]
+        best: tuple[tuple[int, int, int, float], list[tuple[str, str]]] | None = None
+        for k, other in enumerate(rest):  # ties go to the first in order: ``one`` and its
+            cost = self._cost(one, other)  # nearest by the pool's order
+            if cost is None:
+                continue
+            key, pairs = self._best_pairs(rest[:k] + rest[k + 1:])
+            total = (key[0] - 1, key[1] + cost[0], key[2] + cost[1], key[3] + cost[2])
+            if best is None or total < best[0]:
+                best = (total, [(one, other), *pairs])
+        waits = self._best_pairs(rest)  # or ``one`` waits for the next one free
+        return waits if best is None or waits[0] < best[0] else best
+
+    def _greedy_pairs(self, free: list[str]) -> list[tuple[str, str]]:
+        pairs: list[tuple[str, str]] = []
         while len(free) >= 2:
             one = free.pop(0)
-            me = self.players[one]
             best: tuple[int, int, float, int] | None = None
             choice = -1
-            for k, other_id in enumerate(free):
-                other = self.players[other_id]
-                if me.last_opponent == other_id or other.last_opponent == one:
-                    continue
-                key = (abs(me.score - other.score), _clash(me, other),
-                       abs(me.entrant.rating - other.entrant.rating), k)
-                if best is None or key < best:
-                    best, choice = key, k
-            if choice < 0:
-                continue  # nobody fits now: this player waits for the next one free
-            other_id = free.pop(choice)
-            made.append(self._start(one, other_id, now))
-        return made
+            for k, other in enumerate(free):
+                cost = self._cost(one, other)
+                if cost is not None and (best is None or (*cost, k) < best):
+                    best, choice = (*cost, k), k
+            if choice >= 0:  # else nobody fits: this player waits for the next one free
+                pairs.append((one, free.pop(choice)))
+        return pairs
 
     def finish(self, game_id: str, winner: int | None, now: float) -> list[Scored]:
         """Score a game that ended at ``now`` (``winner`` the winning seat, None a draw) and

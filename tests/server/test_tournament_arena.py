@@ -129,6 +129,23 @@ def test_free_players_meet_the_closest_in_score() -> None:
     assert frozenset(("b", "d")) in pairs  # 2 meets 2, though a and c are closer in rating
 
 
+def test_the_leader_does_not_take_the_only_partner_closer_in_score_to_another() -> None:
+    made = arena("ann", "bob")
+    play(made, "ann", "bob", "ann")  # ann 2, bob 0; they may not meet again at once
+    made.join(entrant("cy"), START + 20)
+    (game,) = made.pair(START + 20)
+    assert {game.first, game.second} == {"bob", "cy"}  # 0 meets 0; ann waits
+
+
+def test_a_big_pool_is_paired_greedily_by_the_same_measures() -> None:
+    made = Arena("t1", START, END)
+    for k in range(20):
+        made.join(entrant(f"p{k:02}", 2000 - 10 * k), START)
+    pairs = [(g.first, g.second) for g in made.pair(START)]
+    assert sorted(frozenset(pair) for pair in pairs) == sorted(
+        frozenset((f"p{2 * k:02}", f"p{2 * k + 1:02}")) for k in range(10))
+
+
 def test_free_players_of_equal_score_meet_the_closest_in_rating() -> None:
     made = Arena("t1", START, END)
     for name, rating in [("a", 2000), ("b", 1200), ("c", 1990), ("d", 1210)]:

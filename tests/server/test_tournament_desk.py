@@ -97,12 +97,12 @@ async def test_an_arena_pairs_players_as_they_come_scores_the_game_and_pushes_st
     assert row(pushed, first.player_id)["sheet"] == [2]
     assert row(pushed, second.player_id)["sheet"] == [0]
     assert pushed["you"]["player"]["id"] == first.player_id and pushed["games"] == []
-    # Ann and Bob just met: both wait, and Cy is paired the moment it joins. (The leader
-    # picks first, and the only one it has not just played is Cy.)
+    # Ann and Bob just met: both wait. Cy is paired the moment it joins, with the one
+    # closest in score (the loser; the winner waits).
     await cy.send(type="join_tournament", tournament=tid)
     now = await cy.expect("tournament")
     (game,) = now["games"]
-    assert {game["first"]["id"], game["second"]["id"]} == {cy.player_id, first.player_id}
+    assert {game["first"]["id"], game["second"]["id"]} == {cy.player_id, second.player_id}
     await room_state(cy, game["room"])
     for client in (ann, bob, cy):
         await client.close()
@@ -197,5 +197,6 @@ async def test_an_arena_and_its_scores_outlive_a_restart(tmp_path: Path) -> None
         assert state["tournament"]["players"] == 2 and state["games"] == []
         await cy.send(type="join_tournament", tournament=tid)
         (game,) = (await cy.expect("tournament"))["games"]
-        assert {game["first"]["id"], game["second"]["id"]} == {cy.player_id, winner}
+        loser = second.player_id
+        assert {game["first"]["id"], game["second"]["id"]} == {cy.player_id, loser}
         await cy.close()
