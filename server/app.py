@@ -51,6 +51,7 @@ from server.runner import RoomRunner
 from server.settings import RECONNECT_REASON, SHUTDOWN_SECONDS, STATIC_DIR, Settings
 from server.stats import StatsDesk
 from server.store import MemoryStore, Store
+from server.tournament_desk import TournamentDesk
 
 __all__ = ["Running", "Server", "Settings", "build", "running"]
 
@@ -89,6 +90,7 @@ class Server:
     http: HttpSide
     pool: Pool | None
     cluster: Cluster | None
+    tournaments: TournamentDesk
 
     async def sweep_forever(self) -> None:
         """Every few seconds until ``stopping``: the rooms' housekeeping, then connections
@@ -111,6 +113,7 @@ class Server:
         ``SHUTDOWN_SECONDS`` is cancelled as a last resort."""
         self.stopping.set()
         self.runner.stop_timers()
+        self.tournaments.close()
         await self.placement.drain()  # forwarded commands wait for the rooms' next owner
         await self.runner.quiesce()  # commands under way finish, and announce
         await self.placement.hand_over()  # other nodes take the rooms over from here
@@ -166,10 +169,14 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     admin = AdminDesk(engine, levels, store, outbox, pool, bots, lobby, stats.stats,
                       placement.elsewhere, placement.node)
     history = HistoryDesk(store, outbox, identity, settings.max_rooms)
+    tournaments = TournamentDesk(store, outbox, identity, lobby, runner, ratings,
+                                 placement.is_online, now, single_node=cluster is None)
+    runner.on_finish.append(tournaments.game_finished)
     gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
     arrivals = Arrivals(identity, outbox, runner, placement, levels, bots, challenges,
                         settings, stopping, forget=[admin.gone, accounts.forget])
-    desks = Desks(bots, challenges, accounts, ratings, reviews, admin, history, stats)
+    desks = Desks(bots, challenges, accounts, ratings, reviews, admin, history, stats,
+                  tournaments)
     gateway = Gateway(settings, outbox, gauge, handlers(outbox, runner, placement, lobby, desks),
                       arrivals.hello, arrivals.gone, now)
     http = HttpSide(static_dir, history.replay, gauge, stopping)
@@ -179,7 +186,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                                           accounts.close_revoked, admin.local_rooms, lobby))
     return Server(settings, store, stopping, levels, outbox, lobby, placement, identity, runner,
                   bots, challenges, accounts, ratings, reviews, admin, history, stats, gauge,
-                  gateway, http, pool, cluster)
+                  gateway, http, pool, cluster, tournaments)
 
 
 @dataclass
@@ -224,6 +231,8 @@ async def running(
     restored = await server.placement.start(server.runner)
     if restored:
         log.info("restored %d unfinished games", restored)
+    if cluster is None:
+        await server.tournaments.restore()  # arenas run on a single node only, for now
     ws_server = await serve(
         server.gateway.handler, host, port,
         process_request=server.http.respond,

@@ -361,6 +361,29 @@ class NotSignedIn(ProtocolError):
     code = "not_signed_in"
 
 
+# --- tournaments --------------------------------------------------------------------------
+
+
+class UnknownTournament(ProtocolError):
+    """No tournament has this id (never made, or deleted)."""
+
+    code = "unknown_tournament"
+
+
+class NotEntered(ProtocolError):
+    """A tournament command (withdraw, pause, berserk) from a player who is not entered in
+    it, or about a game of the tournament the player is not playing."""
+
+    code = "not_entered"
+
+
+class TournamentClosed(ProtocolError):
+    """The tournament no longer takes this command: it is over, or (rounds) its first round
+    has been paired, so entries are closed. ``detail.reason`` says which."""
+
+    code = "tournament_closed"
+
+
 ERRORS: tuple[type[ProtocolError], ...] = (
     InternalError,
     BadJson,
@@ -410,6 +433,9 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     BadPassword,
     NotAGuest,
     NotSignedIn,
+    UnknownTournament,
+    NotEntered,
+    TournamentClosed,
 )
 """Every concrete error class, in the order the protocol documentation lists them."""
 

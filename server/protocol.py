@@ -85,6 +85,9 @@ ErrorCode = Literal[
     "bad_password",
     "not_a_guest",
     "not_signed_in",
+    "unknown_tournament",
+    "not_entered",
+    "tournament_closed",
 ]
 """Stable error codes; one per class in ``server.errors`` (a test keeps them equal)."""
 
@@ -456,6 +459,67 @@ class GetProfile(_ClientMessage):
 RATING_MESSAGES = (GetLeaderboard, GetProfile)
 
 
+# --- tournaments ------------------------------------------------------------------------------
+
+
+class CreateTournament(_ClientMessage):
+    """Make an arena: from ``starts_in`` seconds from now for ``minutes``, games of ``game``
+    under ``time_control``; answered by ``tournament``. Only signed-in accounts (and bots)
+    may make one (``forbidden`` for a guest)."""
+
+    type: Literal["create_tournament"] = "create_tournament"
+    game: str = Field(max_length=32, description="A game name from `welcome.games`.")
+    name: str = Field(min_length=1, max_length=60)
+    time_control: str = Field(max_length=32,
+                              description="A name from `welcome.time_controls`.")
+    minutes: int = Field(ge=5, le=720, description="How long pairing goes on.")
+    starts_in: int = Field(default=0, ge=0, le=7 * 86400,
+                           description="Seconds from now until the first pairing.")
+    berserk: bool = Field(default=True, description="Whether players may berserk.")
+
+
+class JoinTournament(_ClientMessage):
+    """Enter an arena, or come back after ``pause_tournament`` or ``withdraw_tournament``
+    (the score stands); answered by ``tournament``. A free player is paired as soon as
+    another is: its room's ``room_state`` arrives unasked."""
+
+    type: Literal["join_tournament"] = "join_tournament"
+    tournament: str = Field(max_length=64)
+
+
+class PauseTournament(_ClientMessage):
+    """Stop being paired in an arena until ``join_tournament``; a game under way is played
+    out. Answered by ``tournament``."""
+
+    type: Literal["pause_tournament"] = "pause_tournament"
+    tournament: str = Field(max_length=64)
+
+
+class WithdrawTournament(_ClientMessage):
+    """Leave an arena (the score stands in the standings); answered by ``tournament``."""
+
+    type: Literal["withdraw_tournament"] = "withdraw_tournament"
+    tournament: str = Field(max_length=64)
+
+
+class GetTournament(_ClientMessage):
+    """Ask for an arena's state and standings; answered by ``tournament``."""
+
+    type: Literal["get_tournament"] = "get_tournament"
+    tournament: str = Field(max_length=64)
+
+
+class ListTournaments(_ClientMessage):
+    """Ask for the arenas upcoming, running and lately finished; answered by
+    ``tournaments``."""
+
+    type: Literal["list_tournaments"] = "list_tournaments"
+
+
+TOURNAMENT_MESSAGES = (CreateTournament, JoinTournament, PauseTournament, WithdrawTournament,
+                       GetTournament, ListTournaments)
+
+
 # --- client -> server: admin (refused with `forbidden` before `admin_login`) -----------------
 
 
@@ -612,7 +676,13 @@ ClientMessage = Annotated[
     | SignOut
     | ChangePassword
     | GetLeaderboard
-    | GetProfile,
+    | GetProfile
+    | CreateTournament
+    | JoinTournament
+    | PauseTournament
+    | WithdrawTournament
+    | GetTournament
+    | ListTournaments,
     Field(discriminator="type"),
 ]
 
@@ -1532,6 +1602,66 @@ class Profile(_Message):
     recent: list[PastGame] = Field(description="Finished games, newest first (the last 10).")
 
 
+class TournamentView(_Message):
+    """An arena's settings and state. Times are epoch seconds."""
+
+    id: str
+    kind: Literal["arena"]
+    name: str
+    game: str
+    time_control: str
+    starts_at: float
+    ends_at: float
+    status: Literal["upcoming", "running", "finished"]
+    berserk: bool
+    players: int = Field(description="How many have joined (paused and withdrawn included).")
+
+
+class StandingRow(_Message):
+    """A player's line in the standings: points of each finished game in ``sheet`` (in the
+    order they finished; a win on a streak counts double), ``on_fire`` after two wins in a
+    row."""
+
+    rank: int
+    player: PlayerView
+    rating: int
+    score: int
+    games: int
+    sheet: list[int]
+    on_fire: bool
+    status: Literal["active", "paused", "withdrawn"]
+    playing: bool
+
+
+class TournamentGameView(_Message):
+    """A game under way in an arena: its room (to spectate) and who moves first."""
+
+    room: str
+    first: PlayerView
+    second: PlayerView
+
+
+class TournamentMessage(_Message):
+    """An arena's state: the answer to every tournament message but ``list_tournaments``,
+    and pushed to its players whenever a game starts or ends or someone joins, pauses or
+    withdraws. ``standings`` holds the top rows; ``you`` the receiver's own row (null when
+    it has not joined)."""
+
+    type: Literal["tournament"] = "tournament"
+    tournament: TournamentView
+    standings: list[StandingRow]
+    you: StandingRow | None = None
+    games: list[TournamentGameView]
+
+
+class Tournaments(_Message):
+    """Answer to ``list_tournaments``: upcoming and running arenas, soonest first, then the
+    lately finished."""
+
+    type: Literal["tournaments"] = "tournaments"
+    tournaments: list[TournamentView]
+
+
 ServerMessage = Annotated[
     Welcome
     | RoomState
@@ -1570,7 +1700,9 @@ ServerMessage = Annotated[
     | PasswordChanged
     | RatingChange
     | Leaderboard
-    | Profile,
+    | Profile
+    | TournamentMessage
+    | Tournaments,
     Field(discriminator="type"),
 ]
 
@@ -1631,7 +1763,7 @@ def error_message(exc: errors.ProtocolError, ref: str | int | None = None,
 CLIENT_MESSAGES: tuple[type[BaseModel], ...] = (
     Hello, ListRooms, CreateRoom, *ROOM_COMMANDS, ListHistory, GetGame, RequestReview,
     Analyse, GetStats, Ping, *CHALLENGE_CLIENT_MESSAGES, RegisterBot, *ADMIN_CLIENT_MESSAGES,
-    *ACCOUNT_MESSAGES, *RATING_MESSAGES)
+    *ACCOUNT_MESSAGES, *RATING_MESSAGES, *TOURNAMENT_MESSAGES)
 """Every message a client may send, one class each (``ClientMessage`` is their union)."""
 
 _CLIENT_TYPES = frozenset(m.model_fields["type"].default for m in CLIENT_MESSAGES)

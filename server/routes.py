@@ -27,6 +27,7 @@ from server.reviews import ReviewDesk
 from server.rooms import Lobby, Player
 from server.runner import RoomRunner
 from server.stats import StatsDesk
+from server.tournament_desk import TournamentDesk
 
 
 def handlers(outbox: Outbox, runner: RoomRunner, placement: Placement, lobby: Lobby,
@@ -60,7 +61,8 @@ def handlers(outbox: Outbox, runner: RoomRunner, placement: Placement, lobby: Lo
         (p.ROOM_COMMANDS, room_command),
         (p.CHALLENGE_CLIENT_MESSAGES, desks.challenges.handle),
         (p.ACCOUNT_MESSAGES, desks.accounts.handle),
-        (p.RATING_MESSAGES, desks.ratings.handle)]
+        (p.RATING_MESSAGES, desks.ratings.handle),
+        (p.TOURNAMENT_MESSAGES, desks.tournaments.handle)]
     groups += [((kind,), (lambda act: lambda c, pl, m: act(c, m))(admin))
                for kind, admin in desks.admin.handlers().items()]
     for kinds, handler in groups:
@@ -83,3 +85,4 @@ class Desks:
     admin: AdminDesk
     history: HistoryDesk
     stats: StatsDesk
+    tournaments: TournamentDesk

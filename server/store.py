@@ -16,6 +16,9 @@ from server.ratings import DEFAULT_DEVIATION, DEFAULT_RATING, DEFAULT_VOLATILITY
 
 PlayerKind = Literal["guest", "account", "bot", "admin"]
 GameStatus = Literal["waiting", "active", "finished", "aborted"]
+TournamentKind = Literal["arena", "swiss", "roundrobin"]
+TournamentStatus = Literal["upcoming", "running", "finished"]
+EntrantStatus = Literal["active", "paused", "withdrawn"]
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,65 @@ class LevelScore:
     wins: int
     draws: int
     losses: int
+
+
+@dataclass(frozen=True)
+class TournamentRecord:
+    """A tournament's settings and state (``server.tournaments``). ``kind`` is ``arena``,
+    ``swiss`` or ``roundrobin``; an arena runs from ``starts_at`` to ``ends_at``, a Swiss
+    has ``rounds``; ``time_control`` names one of ``server.clocks.TIME_CONTROLS``;
+    ``created_by`` is the player who made it (None: an admin); ``status`` is ``upcoming``,
+    ``running`` or ``finished``."""
+
+    id: str
+    kind: TournamentKind
+    game: str
+    name: str
+    time_control: str | None
+    rated: bool
+    created_by: str | None
+    created_at: float
+    starts_at: float
+    ends_at: float | None = None
+    rounds: int | None = None
+    berserk: bool = False
+    private: bool = False
+    status: TournamentStatus = "upcoming"
+
+
+@dataclass(frozen=True)
+class EntrantRecord:
+    """A player entered in a tournament: its name and the rating it was seeded by when it
+    joined, and whether it plays on (``active``), ``paused`` or ``withdrawn``."""
+
+    tournament_id: str
+    player_id: str
+    name: str
+    rating: float
+    status: EntrantStatus
+    joined_at: float
+
+
+@dataclass(frozen=True)
+class PairingRecord:
+    """One pairing of a tournament: ``first`` moves first against ``second`` (None: a bye)
+    in ``round`` (0 in an arena), ``seq`` its place in the order pairings were made.
+    ``game_id`` is the stored game once its room started; ``result`` is ``first``'s score
+    (1, 0.5, 0) once known; ``berserk`` the players who halved their clock; ``forfeit`` a
+    game not played because a player had withdrawn."""
+
+    tournament_id: str
+    pairing_id: str
+    seq: int
+    round: int
+    first: str
+    second: str | None
+    started_at: float
+    game_id: str | None = None
+    berserk: tuple[str, ...] = ()
+    result: float | None = None
+    forfeit: bool = False
+    finished_at: float | None = None
 
 
 RateGame = Callable[[Mapping[str, tuple[PlayerKind, RatingRecord]]], Sequence[RatingChangeRecord]]
@@ -318,6 +380,34 @@ class Store(Protocol):
         are left out. Empty if the game was never calibrated."""
         ...
 
+    async def save_tournament(self, tournament: TournamentRecord) -> None:
+        """Insert or replace a tournament (by ``id``)."""
+        ...
+
+    async def load_tournament(self, tournament_id: str) -> TournamentRecord | None: ...
+
+    async def list_tournaments(self, statuses: Sequence[TournamentStatus], limit: int = 100
+                               ) -> list[TournamentRecord]:
+        """Tournaments in any of ``statuses``, private ones included, soonest start first."""
+        ...
+
+    async def save_entrant(self, entrant: EntrantRecord) -> None:
+        """Insert or replace a tournament's entrant (by tournament and player)."""
+        ...
+
+    async def tournament_entrants(self, tournament_id: str) -> list[EntrantRecord]:
+        """A tournament's entrants in the order they joined."""
+        ...
+
+    async def save_pairing(self, pairing: PairingRecord) -> None:
+        """Insert or replace a pairing (by tournament and ``pairing_id``): written when it is
+        made, again when its game starts and when its result is known."""
+        ...
+
+    async def tournament_pairings(self, tournament_id: str) -> list[PairingRecord]:
+        """A tournament's pairings in the order they were made (``seq``)."""
+        ...
+
 
 class MemoryStore:
     """``Store`` kept in dictionaries: for tests and for a server started without a database."""
@@ -332,6 +422,9 @@ class MemoryStore:
         self._sessions: dict[str, SessionRecord] = {}
         self._ratings: dict[tuple[str, str], RatingRecord] = {}
         self._rating_changes: list[RatingChangeRecord] = []
+        self._tournaments: dict[str, TournamentRecord] = {}
+        self._entrants: dict[tuple[str, str], EntrantRecord] = {}
+        self._pairings: dict[tuple[str, str], PairingRecord] = {}
 
     async def open(self) -> None:
         return None
@@ -498,6 +591,32 @@ class MemoryStore:
 
     async def calibrated_levels(self, game: str) -> dict[str, tuple[float, float]]:
         return {}  # calibrations are stored in SQL only
+
+
+    async def save_tournament(self, tournament: TournamentRecord) -> None:
+        self._tournaments[tournament.id] = tournament
+
+    async def load_tournament(self, tournament_id: str) -> TournamentRecord | None:
+        return self._tournaments.get(tournament_id)
+
+    async def list_tournaments(self, statuses: Sequence[TournamentStatus], limit: int = 100
+                               ) -> list[TournamentRecord]:
+        found = [t for t in self._tournaments.values() if t.status in statuses]
+        return sorted(found, key=lambda t: (t.starts_at, t.id))[:limit]
+
+    async def save_entrant(self, entrant: EntrantRecord) -> None:
+        self._entrants[(entrant.tournament_id, entrant.player_id)] = entrant
+
+    async def tournament_entrants(self, tournament_id: str) -> list[EntrantRecord]:
+        found = [e for e in self._entrants.values() if e.tournament_id == tournament_id]
+        return sorted(found, key=lambda e: (e.joined_at, e.player_id))
+
+    async def save_pairing(self, pairing: PairingRecord) -> None:
+        self._pairings[(pairing.tournament_id, pairing.pairing_id)] = pairing
+
+    async def tournament_pairings(self, tournament_id: str) -> list[PairingRecord]:
+        found = [p for p in self._pairings.values() if p.tournament_id == tournament_id]
+        return sorted(found, key=lambda p: p.seq)
 
 
 def new_rating(player_id: str, game: str) -> RatingRecord:

@@ -6,6 +6,7 @@ dialect's ``INSERT ... ON CONFLICT`` (PostgreSQL and SQLite spell it the same wa
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import math
@@ -34,12 +35,17 @@ from server.storage.models import (
     RatingChange,
     Session,
     Token,
+    Tournament,
+    TournamentEntrant,
+    TournamentPairing,
 )
 from server.store import (
     AccountRecord,
+    EntrantRecord,
     Fenced,
     GameRecord,
     MoveRecord,
+    PairingRecord,
     PlayerKind,
     PlayerRecord,
     RateGame,
@@ -47,6 +53,7 @@ from server.store import (
     RatingRecord,
     ReviewRecord,
     SessionRecord,
+    TournamentRecord,
     name_key,
     new_rating,
     rating_after,
@@ -72,6 +79,9 @@ accounts: Table = Account.__table__  # type: ignore[assignment]
 sessions: Table = Session.__table__  # type: ignore[assignment]
 ratings: Table = PlayerRating.__table__  # type: ignore[assignment]
 rating_history: Table = RatingChange.__table__  # type: ignore[assignment]
+tournaments: Table = Tournament.__table__  # type: ignore[assignment]
+tournament_entrants: Table = TournamentEntrant.__table__  # type: ignore[assignment]
+tournament_pairings: Table = TournamentPairing.__table__  # type: ignore[assignment]
 
 
 def _insert(conn: AsyncConnection, table: Table) -> Any:
@@ -893,3 +903,53 @@ async def find_calibrated_levels(conn: AsyncConnection,
                 float(elo), float(error) if isinstance(error, int | float)
                 and math.isfinite(error) else 0.0)
     return measured
+
+
+# -- tournaments -----------------------------------------------------------------------------
+
+
+async def save_tournament(conn: AsyncConnection, tournament: TournamentRecord) -> None:
+    await _upsert(conn, tournaments, dataclasses.asdict(tournament), ["id"])
+
+
+def _tournament(row: Row[Any]) -> TournamentRecord:
+    return TournamentRecord(**row._mapping)
+
+
+async def find_tournament(conn: AsyncConnection, tournament_id: str) -> TournamentRecord | None:
+    row = (await conn.execute(select(tournaments).where(tournaments.c.id == tournament_id))
+           ).first()
+    return None if row is None else _tournament(row)
+
+
+async def list_tournaments(conn: AsyncConnection, statuses: Sequence[str], limit: int
+                           ) -> list[TournamentRecord]:
+    stmt = (select(tournaments).where(tournaments.c.status.in_(list(statuses)))
+            .order_by(tournaments.c.starts_at, tournaments.c.id).limit(limit))
+    return [_tournament(row) for row in await conn.execute(stmt)]
+
+
+async def save_entrant(conn: AsyncConnection, entrant: EntrantRecord) -> None:
+    await _upsert(conn, tournament_entrants, dataclasses.asdict(entrant),
+                  ["tournament_id", "player_id"])
+
+
+async def list_entrants(conn: AsyncConnection, tournament_id: str) -> list[EntrantRecord]:
+    stmt = (select(tournament_entrants)
+            .where(tournament_entrants.c.tournament_id == tournament_id)
+            .order_by(tournament_entrants.c.joined_at, tournament_entrants.c.player_id))
+    return [EntrantRecord(**row._mapping) for row in await conn.execute(stmt)]
+
+
+async def save_pairing(conn: AsyncConnection, pairing: PairingRecord) -> None:
+    values = dataclasses.asdict(pairing)
+    values["berserk"] = list(pairing.berserk)
+    await _upsert(conn, tournament_pairings, values, ["tournament_id", "pairing_id"])
+
+
+async def list_pairings(conn: AsyncConnection, tournament_id: str) -> list[PairingRecord]:
+    stmt = (select(tournament_pairings)
+            .where(tournament_pairings.c.tournament_id == tournament_id)
+            .order_by(tournament_pairings.c.seq))
+    return [PairingRecord(**{**row._mapping, "berserk": tuple(row.berserk)})
+            for row in await conn.execute(stmt)]

@@ -26,18 +26,22 @@ from server.storage.migrate import upgrade_engine
 from server.store import (
     AccountRecord,
     DuplicateMove,
+    EntrantRecord,
     Fenced,
     GameRecord,
     LevelScore,
     MoveRecord,
     NameTaken,
     NotAGuest,
+    PairingRecord,
     PlayerRecord,
     RateGame,
     RatingChangeRecord,
     RatingRecord,
     ReviewRecord,
     SessionRecord,
+    TournamentRecord,
+    TournamentStatus,
     score_levels,
 )
 
@@ -222,6 +226,35 @@ class SqlStore:
     async def calibrated_levels(self, game: str) -> dict[str, tuple[float, float]]:
         async with self.engine.connect() as conn:
             return await repo.find_calibrated_levels(conn, game)
+
+    async def save_tournament(self, tournament: TournamentRecord) -> None:
+        async with self.engine.begin() as conn:
+            await repo.save_tournament(conn, tournament)
+
+    async def load_tournament(self, tournament_id: str) -> TournamentRecord | None:
+        async with self.engine.connect() as conn:
+            return await repo.find_tournament(conn, tournament_id)
+
+    async def list_tournaments(self, statuses: Sequence[TournamentStatus], limit: int = 100
+                               ) -> list[TournamentRecord]:
+        async with self.engine.connect() as conn:
+            return await repo.list_tournaments(conn, statuses, limit)
+
+    async def save_entrant(self, entrant: EntrantRecord) -> None:
+        async with self.engine.begin() as conn:
+            await repo.save_entrant(conn, entrant)
+
+    async def tournament_entrants(self, tournament_id: str) -> list[EntrantRecord]:
+        async with self.engine.connect() as conn:
+            return await repo.list_entrants(conn, tournament_id)
+
+    async def save_pairing(self, pairing: PairingRecord) -> None:
+        async with self.engine.begin() as conn:
+            await repo.save_pairing(conn, pairing)
+
+    async def tournament_pairings(self, tournament_id: str) -> list[PairingRecord]:
+        async with self.engine.connect() as conn:
+            return await repo.list_pairings(conn, tournament_id)
 
     def _writes(self) -> _WriteBatcher:
         if self._batcher is None:
