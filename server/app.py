@@ -31,6 +31,7 @@ from server.admin import AdminDesk
 from server.arrivals import Arrivals
 from server.bot_desk import BotDesk
 from server.challenge_desk import ChallengeDesk
+from server.chat_desk import ChatDesk
 from server.cluster import Cluster
 from server.engines import Pool
 from server.gateway import Gateway
@@ -166,10 +167,11 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     admin = AdminDesk(engine, levels, store, outbox, pool, bots, lobby, stats.stats,
                       placement.elsewhere, placement.node)
     history = HistoryDesk(store, outbox, identity, settings.max_rooms)
+    chat = ChatDesk(store, outbox, placement.present, settings, stopping, now)
     gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
     arrivals = Arrivals(identity, outbox, runner, placement, levels, bots, challenges,
-                        settings, stopping, forget=[admin.gone, accounts.forget])
-    desks = Desks(bots, challenges, accounts, ratings, reviews, admin, history, stats)
+                        settings, stopping, forget=[admin.gone, accounts.forget, chat.gone])
+    desks = Desks(bots, challenges, accounts, ratings, reviews, admin, history, stats, chat)
     gateway = Gateway(settings, outbox, gauge, handlers(outbox, runner, placement, lobby, desks),
                       arrivals.hello, arrivals.gone, now)
     http = HttpSide(static_dir, history.replay, gauge, stopping)

@@ -361,6 +361,22 @@ class NotSignedIn(ProtocolError):
     code = "not_signed_in"
 
 
+# --- chat ----------------------------------------------------------------------------------
+
+
+class Silenced(ProtocolError):
+    """An admin silenced this player's chat for a time; ``detail.until`` says until when
+    (Unix seconds)."""
+
+    code = "silenced"
+
+
+class UnknownChatLine(ProtocolError):
+    """``admin_delete_chat`` named a chat line there is not (or one already deleted)."""
+
+    code = "unknown_chat_line"
+
+
 ERRORS: tuple[type[ProtocolError], ...] = (
     InternalError,
     BadJson,
@@ -410,6 +426,8 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     BadPassword,
     NotAGuest,
     NotSignedIn,
+    Silenced,
+    UnknownChatLine,
 )
 """Every concrete error class, in the order the protocol documentation lists them."""
 

@@ -17,6 +17,7 @@ from server.account_desk import AccountDesk
 from server.admin import AdminDesk
 from server.bot_desk import BotDesk
 from server.challenge_desk import ChallengeDesk
+from server.chat_desk import ChatDesk
 from server.connection import Client
 from server.gateway import Handler
 from server.history_desk import HistoryDesk
@@ -63,6 +64,7 @@ def handlers(outbox: Outbox, runner: RoomRunner, placement: Placement, lobby: Lo
         (p.RATING_MESSAGES, desks.ratings.handle)]
     groups += [((kind,), (lambda act: lambda c, pl, m: act(c, m))(admin))
                for kind, admin in desks.admin.handlers().items()]
+    groups += [((kind,), handler) for kind, handler in desks.chat.handlers().items()]
     for kinds, handler in groups:
         for kind in kinds:
             if kind in table:
@@ -83,3 +85,4 @@ class Desks:
     admin: AdminDesk
     history: HistoryDesk
     stats: StatsDesk
+    chat: ChatDesk
