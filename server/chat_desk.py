@@ -22,7 +22,7 @@ import asyncio
 import collections
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from pydantic import BaseModel
@@ -39,6 +39,9 @@ log = logging.getLogger("discus.chat")
 
 MAX_OPEN = 16
 """Chats one connection may have open; opening another closes its oldest."""
+
+MAX_RATES = 10_000
+"""Players whose recent lines are counted before the quiet ones are forgotten."""
 
 Handler = Callable[[Client, Player, Any], Awaitable[None]]
 
@@ -83,8 +86,9 @@ class ChatDesk:
         if game_id not in opened and len(opened) >= MAX_OPEN:
             self._close(client, next(iter(opened)))
         addresses = tuple(chat.address(game_id, c) for c in reads)
-        opened.pop(game_id, None)
+        _, before = opened.pop(game_id, (channel, ()))  # opened again: the seat may differ
         opened[game_id] = (channel, addresses)
+        self._unlisten(client, [a for a in before if a not in addresses])
         for address in addresses:  # listen first: a line said meanwhile comes twice at worst
             if self.outbox.listen(address, client):
                 await self.present(address, True)
@@ -120,6 +124,8 @@ class ChatDesk:
                 f"at most {self.settings.chat_lines} chat lines in {window:g} s; wait "
                 f"{wait:.1f} s", retry_after=round(wait, 3))
         said.append(now)
+        if len(self._said) > MAX_RATES:  # forget those who have not spoken for a window
+            self._said = {k: q for k, q in self._said.items() if q and q[-1] > now - window}
         line = await self.store.add_chat_line(
             ChatLineRecord(0, game_id, channel, player.id, player.name, text, now),
             self.settings.lobby_chat_kept)
@@ -169,6 +175,9 @@ class ChatDesk:
 
     def _close(self, client: Client, game_id: str | None) -> None:
         _, addresses = self._open[client].pop(game_id)
+        self._unlisten(client, addresses)
+
+    def _unlisten(self, client: Client, addresses: Iterable[str]) -> None:
         for address in addresses:
             if self.outbox.unlisten(address, client) and not self.stopping.is_set():
                 task = asyncio.get_running_loop().create_task(self._absent(address))

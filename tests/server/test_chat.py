@@ -105,6 +105,31 @@ async def test_players_and_spectators_each_talk_in_their_own_channel_kept_with_t
         await late.close()
 
 
+async def test_a_spectator_who_takes_the_seat_talks_with_the_players_once_it_opens_again(
+    sqlite_server: Running,
+) -> None:
+    ann = await Client.open(sqlite_server.url, "Ann")
+    bob = await Client.open(sqlite_server.url, "Bob")
+    eve = await Client.open(sqlite_server.url, "Eve")
+    await ann.send(type="create_room", game="connect4", opponent={"kind": "open"}, seat=0)
+    room = (await ann.expect("room_state"))["room"]["id"]
+    game = f"{room}-1"
+    for watcher in (bob, eve):
+        await watcher.send(type="spectate", room=room)
+        await watcher.expect("room_state")
+        assert (await opened(watcher, game))["channel"] == "spectators"
+    await opened(ann, game)
+    await bob.send(type="join_room", room=room)
+    await bob.expect("room_state")
+    assert (await opened(bob, game))["channel"] == "players"
+    await said(eve, game, "only spectators hear this")
+    await said(ann, game, "welcome, Bob")
+    assert (await bob.expect("chat_line"))["line"]["text"] == "welcome, Bob"
+    await nothing_more(eve, "chat_line")
+    for client in (ann, bob, eve):
+        await client.close()
+
+
 async def test_a_line_too_long_empty_or_too_fast_is_refused_and_not_stored(
     sqlite_server: Running,
 ) -> None:
