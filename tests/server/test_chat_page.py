@@ -1,7 +1,8 @@
 """Chat on the page, in Debian's headless Chromium against a real server: the players and a
 spectator of a game each talk in their own tab, a line of HTML shows as the text it is, a
 muted player's lines are hidden, the lobby chat is read-only for a guest and writable once
-signed up, and a line an admin deletes leaves everyone's page."""
+signed up, and a line an admin deletes on the admin page leaves everyone's page, and a
+player the admin silenced is told so."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import pytest
 from pages import ONLINE, open_page
 from people import CHEAP_HASHER, PASSWORD
 from playwright.async_api import Browser, Locator, Page, expect
-from wsclient import Client
 
 from server.admin_accounts import Admins
 from server.app import running
@@ -107,15 +107,26 @@ async def test_a_guest_reads_the_lobby_chat_an_account_writes_and_an_admin_delet
                 ["anyone for Othello?", "a rude line"])
             await expect(page.locator("#lobby-chat .chat-who").first).to_have_text("Mia")
 
+        # The admin page opens the lobby's chat, deletes a line and silences Mia.
         _, token = await Admins(store.engine).create("Root")
-        admin = await Client.open(srv.url, "admin")
-        await admin.request("admin_login", token=token)
-        await admin.send(type="get_chat", game_id=None)
-        history = await admin.expect("chat_history")
-        rude = next(line for line in history["lines"] if line["text"] == "a rude line")
-        await admin.send(type="admin_delete_chat", line=rude["id"])
-        await admin.expect("chat_deleted")
+        admin = await (await browser.new_context()).new_page()
+        admin.set_default_timeout(20_000)
+        admin.on("pageerror", lambda exc: problems.append(f"admin page error: {exc}"))
+        await admin.goto(f"{base}admin")
+        await admin.fill("#token", token)
+        await admin.click("#login-form button[type=submit]")
+        await admin.click("#chat-open")
+        rude = admin.locator("#chat-admin .chat-line", has_text="a rude line")
+        await expect(admin.locator("#chat-admin .chat-text")).to_have_text(
+            ["anyone for Othello?", "a rude line"])
+        await rude.locator("[data-delete]").click()
+        await expect(admin.locator("#chat-admin .chat-text")).to_have_text(["anyone for Othello?"])
         for page in (guest, mia):
             await expect(lines(page, "lobby-chat")).to_have_text(["anyone for Othello?"])
-        await admin.close()
+        await admin.select_option("#chat-silence-for", "600")
+        await admin.locator("#chat-admin [data-silence]").first.click()
+        await expect(admin.locator("#toast")).to_contain_text("Mia is silenced until")
+        await say(mia, "lobby-chat", "hey!")
+        await expect(mia.locator("#toast")).to_contain_text("an admin silenced your chat")
+        await expect(lines(guest, "lobby-chat")).to_have_text(["anyone for Othello?"])
     assert problems == []
