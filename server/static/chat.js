@@ -136,7 +136,7 @@ export function setUpChat(client, { me }) {
       for (const chat of chats.values()) chat.open = false;
       const again = shown;
       shown = null;
-      if (again !== null) this.show(again === "" ? null : again);
+      if (again !== null) this.show(again === "" ? null : again, chats.get(again).seat);
     },
     /** The chat of ``gameId`` (null: the lobby's) is on screen now, for a player in ``seat``
      * (null: watching); opened if it was not, and again when the seat changed (a spectator
