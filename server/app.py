@@ -167,7 +167,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     admin = AdminDesk(engine, levels, store, outbox, pool, bots, lobby, stats.stats,
                       placement.elsewhere, placement.node)
     history = HistoryDesk(store, outbox, identity, settings.max_rooms)
-    chat = ChatDesk(store, outbox, placement.present, settings, stopping, now)
+    chat = ChatDesk(store, outbox, identity, placement.present, settings, stopping, now)
     gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
     arrivals = Arrivals(identity, outbox, runner, placement, levels, bots, challenges,
                         settings, stopping, forget=[admin.gone, accounts.forget, chat.gone])

@@ -51,7 +51,8 @@ def clean(text: str, max_chars: int) -> str:
     return text
 
 
-def view(line: ChatLineRecord, bot: bool = False) -> p.ChatLineView:
+def view(line: ChatLineRecord, bot: bool) -> p.ChatLineView:
+    """A stored line as sent; ``bot``: whether its author is a bot account."""
     return p.ChatLineView(id=line.id, game_id=line.game_id, channel=line.channel,
                           player=p.PlayerView(id=line.player_id, name=line.name, bot=bot),
                           text=line.text, at=line.created_at)

@@ -23,7 +23,7 @@ import collections
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -46,16 +46,23 @@ MAX_RATES = 10_000
 Handler = Callable[[Client, Player, Any], Awaitable[None]]
 
 
+class People(Protocol):
+    """The player registry, read (``server.identity``): who wrote a stored line."""
+
+    async def people(self, player_ids: Iterable[str | None]) -> dict[str, Player]: ...
+
+
 class ChatDesk:
     """``get_chat``, ``chat``, ``admin_delete_chat``, ``admin_silence_chat``; ``gone`` when a
     connection closes. ``present`` tells the cluster that this node listens to a channel
     (``Placement.present``: a channel is addressed as a player is)."""
 
-    def __init__(self, store: Store, outbox: Outbox,
+    def __init__(self, store: Store, outbox: Outbox, people: People,
                  present: Callable[[str, bool], Awaitable[bool]], settings: Settings,
                  stopping: asyncio.Event, now: Callable[[], float] = time.time) -> None:
         self.store = store
         self.outbox = outbox
+        self.people = people
         self.present = present
         self.settings = settings
         self.stopping = stopping
@@ -93,8 +100,9 @@ class ChatDesk:
             if self.outbox.listen(address, client):
                 await self.present(address, True)
         lines = await self.store.chat_lines(game_id, reads, self.settings.chat_history)
-        self.outbox.send([client], p.ChatHistory(game_id=game_id, channel=channel,
-                                                 lines=[chat.view(line) for line in lines]))
+        who = await self.people.people(line.player_id for line in lines)
+        self.outbox.send([client], p.ChatHistory(game_id=game_id, channel=channel, lines=[
+            chat.view(line, who[line.player_id].bot) for line in lines]))
 
     async def _say(self, client: Client, player: Player, message: p.Chat) -> None:
         game_id = message.game_id

@@ -48,7 +48,9 @@ class HistoryDesk:
             lines = await self.store.chat_lines(
                 replay.id, ("players", "spectators") if played else ("spectators",),
                 CHAT_LINES)
-            replay = replay.model_copy(update={"chat": [chat.view(line) for line in lines]})
+            who = await self.people.people(line.player_id for line in lines)
+            replay = replay.model_copy(update={"chat": [
+                chat.view(line, who[line.player_id].bot) for line in lines]})
             self.outbox.send([client], p.GameRecordMessage(record=replay))
 
     async def past(self, player_id: str, limit: int) -> p.History:

@@ -16,6 +16,7 @@ from wsclient import Client, friends_game
 
 from server.admin_accounts import Admins
 from server.app import Running, Settings, running
+from server.bot_accounts import Accounts
 from server.cluster import Cluster
 from server.storage import SqlStore
 from tests.server.test_cluster import FAST, SECRET
@@ -171,8 +172,18 @@ async def test_guests_read_the_lobby_chat_and_only_accounts_write_in_it(
     assert (line["channel"], line["game_id"], line["player"]["name"]) == ("lobby", None, "Mia")
     assert (await guest.expect("chat_line"))["line"]["text"] == "hello lobby"
     assert [c["text"] for c in (await opened(guest, None))["lines"]] == ["hello lobby"]
-    await guest.close()
-    await member.close()
+    engine = sqlite_server.app.admin.engine
+    assert engine is not None
+    robo = await Client.open(sqlite_server.url, hello=False)  # bots write in the lobby too
+    await robo.send(type="hello", version=1, token=(await Accounts(engine).create("Robo")).token)
+    await robo.expect("welcome")
+    await opened(robo, None)
+    assert (await said(robo, None, "beep"))["player"]["bot"] is True
+    history = (await opened(guest, None))["lines"]
+    assert [(c["player"]["name"], c["player"]["bot"]) for c in history] == [
+        ("Mia", False), ("Robo", True)]
+    for client in (guest, member, robo):
+        await client.close()
 
 
 async def test_the_admin_switch_lets_guests_write_in_the_lobby() -> None:
