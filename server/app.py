@@ -31,6 +31,7 @@ from server.admin import AdminDesk
 from server.arrivals import Arrivals
 from server.bot_desk import BotDesk
 from server.challenge_desk import ChallengeDesk
+from server.chat_desk import ChatDesk
 from server.cluster import Cluster
 from server.engines import Pool
 from server.gateway import Gateway
@@ -172,11 +173,12 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     tournaments = TournamentDesk(store, outbox, identity, lobby, runner, ratings,
                                  placement.is_online, now, single_node=cluster is None)
     runner.on_finish.append(tournaments.game_finished)
+    chat = ChatDesk(store, outbox, identity, placement.present, settings, stopping, now)
     gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
     arrivals = Arrivals(identity, outbox, runner, placement, levels, bots, challenges,
-                        settings, stopping, forget=[admin.gone, accounts.forget])
+                        settings, stopping, forget=[admin.gone, accounts.forget, chat.gone])
     desks = Desks(bots, challenges, accounts, ratings, reviews, admin, history, stats,
-                  tournaments)
+                  tournaments, chat)
     gateway = Gateway(settings, outbox, gauge, handlers(outbox, runner, placement, lobby, desks),
                       arrivals.hello, arrivals.gone, now)
     http = HttpSide(static_dir, history.replay, gauge, stopping)

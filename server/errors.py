@@ -382,6 +382,20 @@ class TournamentClosed(ProtocolError):
     has been paired, so entries are closed. ``detail.reason`` says which."""
 
     code = "tournament_closed"
+# --- chat ----------------------------------------------------------------------------------
+
+
+class Silenced(ProtocolError):
+    """An admin silenced this player's chat for a time; ``detail.until`` says until when
+    (Unix seconds)."""
+
+    code = "silenced"
+
+
+class UnknownChatLine(ProtocolError):
+    """``admin_delete_chat`` named a chat line there is not (or one already deleted)."""
+
+    code = "unknown_chat_line"
 
 
 ERRORS: tuple[type[ProtocolError], ...] = (
@@ -436,6 +450,8 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     UnknownTournament,
     NotEntered,
     TournamentClosed,
+    Silenced,
+    UnknownChatLine,
 )
 """Every concrete error class, in the order the protocol documentation lists them."""
 

@@ -72,7 +72,8 @@ class Placement(Protocol):
 
     async def present(self, player_id: str, online: bool) -> bool:
         """This node's first connection of the player opened (``online``) or its last
-        closed; True if the player is still connected through another node."""
+        closed; True if the player is still connected through another node. A chat
+        channel's listeners (``Outbox.listen``) are announced the same way."""
 
     async def is_online(self, player_id: str) -> bool:
         """Whether the player has a connection on any node."""

@@ -88,6 +88,8 @@ ErrorCode = Literal[
     "unknown_tournament",
     "not_entered",
     "tournament_closed",
+    "silenced",
+    "unknown_chat_line",
 ]
 """Stable error codes; one per class in ``server.errors`` (a test keeps them equal)."""
 
@@ -518,6 +520,57 @@ class ListTournaments(_ClientMessage):
 
 TOURNAMENT_MESSAGES = (CreateTournament, JoinTournament, PauseTournament, WithdrawTournament,
                        GetTournament, ListTournaments)
+# --- client -> server: chat (``server.chat_desk``) ---------------------------------------------
+
+ChatGameId = Annotated[str | None, Field(
+    default=None, max_length=64,
+    description="A game id (`room.id` + `-` + `room.round`, as `history` lists them); null: "
+    "the lobby chat.")]
+
+
+class GetChat(_ClientMessage):
+    """Open a chat on this connection: answered by ``chat_history`` (its newest lines), then
+    every new line as ``chat_line`` (and ``chat_deleted``) until the connection closes.
+    In a game, a seated player reads and writes the players' chat, anyone else the
+    spectators' chat (an admin reads both); the lobby chat is everyone's to read."""
+
+    type: Literal["get_chat"] = "get_chat"
+    game_id: ChatGameId = None
+
+
+class Chat(_ClientMessage):
+    """Say ``text`` in a chat this connection opened with ``get_chat`` (``not_in_room``
+    otherwise); everyone who has it open gets ``chat_line``, the sender too. Refused:
+    longer than ``limits.chat.max_chars`` once trimmed, or empty (``bad_message``); more
+    than ``limits.chat.lines`` in ``limits.chat.window_seconds`` (``rate_limited``); a
+    guest in the lobby unless ``limits.chat.guests_in_lobby`` (``not_signed_in``); a
+    silenced player (``silenced``). The text is plain text: pages show it as text, never
+    as HTML."""
+
+    type: Literal["chat"] = "chat"
+    game_id: ChatGameId = None
+    text: str = Field(max_length=2000)
+
+
+class AdminDeleteChat(_ClientMessage):
+    """(Admins.) Delete a chat line: it is gone from the chat's history, and everyone who
+    has the chat open gets ``chat_deleted``; answered by ``chat_deleted`` too
+    (``unknown_chat_line`` if there is no such line)."""
+
+    type: Literal["admin_delete_chat"] = "admin_delete_chat"
+    line: int = Field(ge=1, description="The `chat_line.line.id`.")
+
+
+class AdminSilenceChat(_ClientMessage):
+    """(Admins.) Silence a player's chat everywhere for ``seconds`` (0 lifts a silence);
+    answered by ``chat_silenced``. Their lines meanwhile are refused with ``silenced``."""
+
+    type: Literal["admin_silence_chat"] = "admin_silence_chat"
+    player: str = Field(min_length=1, max_length=64, description="A player id.")
+    seconds: int = Field(ge=0, le=30 * 86400)
+
+
+CHAT_MESSAGES = (GetChat, Chat, AdminDeleteChat, AdminSilenceChat)
 
 
 # --- client -> server: admin (refused with `forbidden` before `admin_login`) -----------------
@@ -682,7 +735,11 @@ ClientMessage = Annotated[
     | PauseTournament
     | WithdrawTournament
     | GetTournament
-    | ListTournaments,
+    | ListTournaments
+    | GetChat
+    | Chat
+    | AdminDeleteChat
+    | AdminSilenceChat,
     Field(discriminator="type"),
 ]
 
@@ -851,9 +908,32 @@ class ServerLimits(_Message):
         default=10, description="Challenges one player may have waiting for an answer.")
     bot: BotLimitsView | None = Field(
         default=None, description="A bot's own limits; null unless `hello` had a bot token.")
+    chat: ChatLimits | None = Field(default=None, description="The bounds of `chat`.")
     bot_registration: BotRegistrationView | None = Field(
         default=None, description="How `register_bot` is bounded; null: this server does "
         "not let bots register themselves (ask its admin for a bot account).")
+
+
+class ChatLimits(_Message):
+    """How ``chat`` is bounded (``server.settings.Settings``)."""
+
+    max_chars: int = Field(description="Longest line, in characters once trimmed.")
+    lines: int = Field(description="Lines one player may send within `window_seconds`.")
+    window_seconds: float
+    guests_in_lobby: bool = Field(description="Whether guests may write in the lobby chat.")
+
+
+class ChatLineView(_Message):
+    """One line of chat, as sent and as stored."""
+
+    id: int = Field(description="Unique on this server (its cluster): `admin_delete_chat`.")
+    game_id: str | None = Field(description="The game's chat it belongs to; null: the lobby.")
+    channel: Literal["lobby", "players", "spectators"] = Field(
+        description="Within a game: the players' chat (its seated players) or the "
+        "spectators' (everyone else).")
+    player: PlayerView
+    text: str = Field(description="Plain text: show it as text, never as HTML.")
+    at: float = Field(description="Unix time (seconds) it was said.")
 
 
 class BotLimitsView(_Message):
@@ -935,6 +1015,9 @@ class GameReplay(_Message):
         default=None, description="A timed game's clocks after each ply (`len(moves)` "
         "pairs, seat 0 first, in milliseconds, the increment included; null for a seat "
         "without a clock); null when untimed.")
+    chat: list[ChatLineView] = Field(
+        default_factory=list, description="The game's chat, oldest first: its spectators' "
+        "lines, and its players' lines for those who played it (and admins).")
 
 
 # --- server -> client ------------------------------------------------------------------------
@@ -1660,6 +1743,39 @@ class Tournaments(_Message):
 
     type: Literal["tournaments"] = "tournaments"
     tournaments: list[TournamentView]
+class ChatHistory(_Message):
+    """Answer to ``get_chat``: the chat's newest lines this connection may read, oldest
+    first (both channels of a game for an admin)."""
+
+    type: Literal["chat_history"] = "chat_history"
+    game_id: str | None
+    channel: Literal["lobby", "players", "spectators"] = Field(
+        description="The channel this connection writes in (an admin writing in a game: "
+        "the spectators').")
+    lines: list[ChatLineView]
+
+
+class ChatLine(_Message):
+    """A new line in a chat this connection opened with ``get_chat``."""
+
+    type: Literal["chat_line"] = "chat_line"
+    line: ChatLineView
+
+
+class ChatDeleted(_Message):
+    """An admin deleted a line: remove it from the page."""
+
+    type: Literal["chat_deleted"] = "chat_deleted"
+    line: int
+    game_id: str | None
+
+
+class ChatSilenced(_Message):
+    """Answer to ``admin_silence_chat``."""
+
+    type: Literal["chat_silenced"] = "chat_silenced"
+    player: str
+    until: float | None = Field(description="Unix time the silence ends; null: lifted.")
 
 
 ServerMessage = Annotated[
@@ -1702,7 +1818,11 @@ ServerMessage = Annotated[
     | Leaderboard
     | Profile
     | TournamentMessage
-    | Tournaments,
+    | Tournaments
+    | ChatHistory
+    | ChatLine
+    | ChatDeleted
+    | ChatSilenced,
     Field(discriminator="type"),
 ]
 
@@ -1763,7 +1883,7 @@ def error_message(exc: errors.ProtocolError, ref: str | int | None = None,
 CLIENT_MESSAGES: tuple[type[BaseModel], ...] = (
     Hello, ListRooms, CreateRoom, *ROOM_COMMANDS, ListHistory, GetGame, RequestReview,
     Analyse, GetStats, Ping, *CHALLENGE_CLIENT_MESSAGES, RegisterBot, *ADMIN_CLIENT_MESSAGES,
-    *ACCOUNT_MESSAGES, *RATING_MESSAGES, *TOURNAMENT_MESSAGES)
+    *ACCOUNT_MESSAGES, *RATING_MESSAGES, *TOURNAMENT_MESSAGES, *CHAT_MESSAGES)
 """Every message a client may send, one class each (``ClientMessage`` is their union)."""
 
 _CLIENT_TYPES = frozenset(m.model_fields["type"].default for m in CLIENT_MESSAGES)

@@ -17,6 +17,7 @@ from server.account_desk import AccountDesk
 from server.admin import AdminDesk
 from server.bot_desk import BotDesk
 from server.challenge_desk import ChallengeDesk
+from server.chat_desk import ChatDesk
 from server.connection import Client
 from server.gateway import Handler
 from server.history_desk import HistoryDesk
@@ -65,6 +66,7 @@ def handlers(outbox: Outbox, runner: RoomRunner, placement: Placement, lobby: Lo
         (p.TOURNAMENT_MESSAGES, desks.tournaments.handle)]
     groups += [((kind,), (lambda act: lambda c, pl, m: act(c, m))(admin))
                for kind, admin in desks.admin.handlers().items()]
+    groups += [((kind,), handler) for kind, handler in desks.chat.handlers().items()]
     for kinds, handler in groups:
         for kind in kinds:
             if kind in table:
@@ -86,3 +88,4 @@ class Desks:
     history: HistoryDesk
     stats: StatsDesk
     tournaments: TournamentDesk
+    chat: ChatDesk

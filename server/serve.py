@@ -114,19 +114,21 @@ def run_loop(main: Coroutine[Any, Any, None], loop: str | None = None) -> None:
 
 def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = None,
         redis_url: str | None = None, workers: int | None = None,
-        bot_registration: bool = False, lease: float | None = None) -> None:
+        bot_registration: bool = False, lease: float | None = None,
+        chat_guests: bool = False) -> None:
     """``discus serve``: the whole server in this process plus its AI worker processes.
 
     Games are kept by ``server.storage``: ``database_url``, else ``$DATABASE_URL``, else the
     embedded SQLite file in the data directory; unfinished games come back on restart.
     The AI workers share a position cache: ``redis_url`` (else ``$REDIS_URL``) for the hot
     tier, else an LRU per process, over the database's ``position_cache`` table.
-    ``bot_registration`` lets connections make bot accounts (``Settings.bot_registration``).
+    ``bot_registration`` lets connections make bot accounts (``Settings.bot_registration``);
+    ``chat_guests`` lets guests write in the lobby chat (``Settings.chat_guests_in_lobby``).
     """
     from server.storage import open_store
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    settings = Settings(bot_registration=bot_registration,
+    settings = Settings(bot_registration=bot_registration, chat_guests_in_lobby=chat_guests,
                         min_ai_move_seconds=MIN_AI_MOVE_SECONDS)
     run_loop(serve_forever(host, port, store=open_store(database_url), workers=workers,
                               secret=persistent_secret(), redis_url=redis_url,

@@ -89,6 +89,19 @@ class Settings:
     attempt fails too, the move is not played and the room is told (the sweeper asks the AI
     again later)."""
 
+    chat_max_chars: int = 300
+    """Longest chat line, in characters once trimmed (``bad_message`` past it)."""
+    chat_lines: int = 5
+    """Chat lines one player may send within ``chat_window_seconds`` (``rate_limited``)."""
+    chat_window_seconds: float = 10.0
+    chat_guests_in_lobby: bool = False
+    """Whether guests may write in the lobby chat (they may always read it, and write in
+    their games' chat); off, only accounts and bots may (``not_signed_in``)."""
+    chat_history: int = 100
+    """Lines ``get_chat`` returns at most (the newest)."""
+    lobby_chat_kept: int = 500
+    """Lobby chat lines the store keeps (the oldest go); a game's lines are kept with it."""
+
     def limits(self) -> p.ServerLimits:
         return p.ServerLimits(
             max_message_bytes=self.max_message_bytes,
@@ -97,6 +110,9 @@ class Settings:
             grace_seconds=self.grace_seconds,
             max_rooms=self.max_rooms,
             max_challenges=self.max_challenges,
+            chat=p.ChatLimits(max_chars=self.chat_max_chars, lines=self.chat_lines,
+                              window_seconds=self.chat_window_seconds,
+                              guests_in_lobby=self.chat_guests_in_lobby),
         )
 
 

@@ -87,6 +87,23 @@ class ReviewRecord:
     created_at: float
 
 
+ChatChannel = Literal["lobby", "players", "spectators"]
+
+
+@dataclass(frozen=True)
+class ChatLineRecord:
+    """One line of chat (``server.chat_desk``): in a game's players' or spectators' chat,
+    kept with the game, or in the lobby's (``game_id`` None). ``id`` is 0 until stored."""
+
+    id: int
+    game_id: str | None
+    channel: ChatChannel
+    player_id: str
+    name: str
+    text: str
+    created_at: float
+
+
 @dataclass(frozen=True)
 class AccountRecord:
     """A person's account (``server.account_desk``): the player ``player_id`` signs in as ``name``
@@ -409,6 +426,25 @@ class Store(Protocol):
         ...
 
 
+    async def add_chat_line(self, line: ChatLineRecord, lobby_kept: int) -> ChatLineRecord:
+        """Store a chat line; the stored line, with its id (unique, growing). A lobby line
+        also drops all but the newest ``lobby_kept`` lobby lines."""
+
+    async def chat_lines(self, game_id: str | None, channels: Sequence[ChatChannel],
+                         limit: int) -> list[ChatLineRecord]:
+        """The newest ``limit`` lines (not deleted) of a game's chat (None: the lobby's) in
+        these channels, oldest first."""
+
+    async def delete_chat_line(self, line_id: int, now: float) -> ChatLineRecord | None:
+        """Mark a line deleted; the line, or None if there is none (or it was deleted)."""
+
+    async def silence_chat(self, player_id: str, until: float | None) -> None:
+        """Silence the player's chat until ``until`` (None: lift it)."""
+
+    async def chat_silenced_until(self, player_id: str) -> float | None:
+        """When the player's silence ends, if one was set (it may have ended)."""
+
+
 class MemoryStore:
     """``Store`` kept in dictionaries: for tests and for a server started without a database."""
 
@@ -425,6 +461,8 @@ class MemoryStore:
         self._tournaments: dict[str, TournamentRecord] = {}
         self._entrants: dict[tuple[str, str], EntrantRecord] = {}
         self._pairings: dict[tuple[str, str], PairingRecord] = {}
+        self._chat: dict[int, ChatLineRecord] = {}
+        self._silences: dict[str, float] = {}
 
     async def open(self) -> None:
         return None
@@ -591,6 +629,33 @@ class MemoryStore:
 
     async def calibrated_levels(self, game: str) -> dict[str, tuple[float, float]]:
         return {}  # calibrations are stored in SQL only
+
+    async def add_chat_line(self, line: ChatLineRecord, lobby_kept: int) -> ChatLineRecord:
+        stored = dataclasses.replace(line, id=max(self._chat, default=0) + 1)
+        self._chat[stored.id] = stored
+        if stored.game_id is None:
+            lobby = [i for i, c in self._chat.items() if c.game_id is None]
+            for old in sorted(lobby)[:max(0, len(lobby) - lobby_kept)]:
+                del self._chat[old]
+        return stored
+
+    async def chat_lines(self, game_id: str | None, channels: Sequence[ChatChannel],
+                         limit: int) -> list[ChatLineRecord]:
+        found = [c for c in self._chat.values()
+                 if c.game_id == game_id and c.channel in channels]
+        return sorted(found, key=lambda c: c.id)[-limit:]
+
+    async def delete_chat_line(self, line_id: int, now: float) -> ChatLineRecord | None:
+        return self._chat.pop(line_id, None)
+
+    async def silence_chat(self, player_id: str, until: float | None) -> None:
+        if until is None:
+            self._silences.pop(player_id, None)
+        else:
+            self._silences[player_id] = until
+
+    async def chat_silenced_until(self, player_id: str) -> float | None:
+        return self._silences.get(player_id)
 
 
     async def save_tournament(self, tournament: TournamentRecord) -> None:

@@ -406,6 +406,33 @@ class TournamentPairing(Base):
         Index("ix_tournament_pairings_seq", "tournament_id", "seq"),
         Index("ix_tournament_pairings_game", "game_id"),
     )
+class ChatLine(Base):
+    """A line of chat (``server.chat_desk``): a game's (players' or spectators' channel),
+    kept with the game, or the lobby's (``game_id`` NULL; only the newest few hundred are
+    kept). An admin's deletion marks it (``deleted_at``): it is shown no more."""
+
+    __tablename__ = "chat_lines"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    game_id: Mapped[str | None] = mapped_column(ID, ForeignKey("games.id", ondelete="CASCADE"))
+    channel: Mapped[str] = mapped_column(String(16))  # lobby | players | spectators
+    player_id: Mapped[str] = mapped_column(ID)
+    name: Mapped[str] = mapped_column(String(100))
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[float] = mapped_column(Double)
+    deleted_at: Mapped[float | None] = mapped_column(Double)
+
+    # A chat's newest lines: its game's (NULL: the lobby's), by id.
+    __table_args__ = (Index("ix_chat_lines_game", "game_id", "id"),)
+
+
+class ChatSilence(Base):
+    """A player an admin silenced in chat, until when."""
+
+    __tablename__ = "chat_silences"
+
+    player_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    until: Mapped[float] = mapped_column(Double)
 
 
 metadata = Base.metadata

@@ -13,6 +13,7 @@ loop (a 5,000-client run spent most of its move acknowledgement time there).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -25,6 +26,8 @@ from server.storage.config import create_engine, create_sqlite_writer, database_
 from server.storage.migrate import upgrade_engine
 from server.store import (
     AccountRecord,
+    ChatChannel,
+    ChatLineRecord,
     DuplicateMove,
     EntrantRecord,
     Fenced,
@@ -133,6 +136,36 @@ class SqlStore:
     async def load_review(self, game_id: str) -> ReviewRecord | None:
         async with self.engine.connect() as conn:
             return await repo.find_review(conn, game_id)
+
+    async def add_chat_line(self, line: ChatLineRecord, lobby_kept: int) -> ChatLineRecord:
+        ids: list[int] = []
+
+        def write(conn: Connection) -> None:
+            ids[:] = [repo.insert_chat_line(conn, line, lobby_kept)]
+
+        await self._writes().run(write)
+        return dataclasses.replace(line, id=ids[0])
+
+    async def chat_lines(self, game_id: str | None, channels: Sequence[ChatChannel],
+                         limit: int) -> list[ChatLineRecord]:
+        async with self.engine.connect() as conn:
+            return await repo.find_chat_lines(conn, game_id, channels, limit)
+
+    async def delete_chat_line(self, line_id: int, now: float) -> ChatLineRecord | None:
+        found: list[ChatLineRecord | None] = [None]
+
+        def write(conn: Connection) -> None:
+            found[0] = repo.mark_chat_line_deleted(conn, line_id, now)
+
+        await self._writes().run(write)
+        return found[0]
+
+    async def silence_chat(self, player_id: str, until: float | None) -> None:
+        await self._writes().run(lambda conn: repo.write_chat_silence(conn, player_id, until))
+
+    async def chat_silenced_until(self, player_id: str) -> float | None:
+        async with self.engine.connect() as conn:
+            return await repo.find_chat_silence(conn, player_id)
 
     # Accounts and sessions are rare writes that check before they write (a taken name), so
     # each runs in a transaction of its own rather than in a batch of other people's moves.

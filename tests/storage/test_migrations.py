@@ -14,7 +14,7 @@ from server.storage.migrate import alembic_config
 
 TABLES = {"players", "games", "moves", "levels", "tokens", "position_cache", "game_reviews",
           "accounts", "sessions", "ratings", "rating_history", "tournaments",
-          "tournament_entrants", "tournament_pairings"}
+          "tournament_entrants", "tournament_pairings", "chat_lines", "chat_silences"}
 
 
 def tables_and_indexes(url: str) -> tuple[set[str], set[str]]:
