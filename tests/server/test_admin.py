@@ -129,6 +129,11 @@ async def test_a_level_edit_is_validated_field_by_field_then_audited_and_adverti
         bad = await admin.request("admin_edit_level", game="connect4", level="easy",
                                   changes={"order": 0})
         assert bad["code"] == "invalid_level" and "taken by 'beginner'" in bad["detail"]["order"]
+        for order in (1_000_000_000, 100):  # the rating of an uncalibrated level grows with it
+            bad = await admin.request("admin_edit_level", game="connect4", level="easy",
+                                      changes={"order": order})
+            assert bad["code"] == "invalid_level"
+            assert bad["detail"] == {"order": "order must be a whole number between 0 and 99"}
         unknown = await admin.request("admin_edit_level", game="connect4", level="grandmaster",
                                       changes={"max_depth": 3})
         assert unknown["code"] == "unknown_level"
