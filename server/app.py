@@ -163,11 +163,11 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     challenges = ChallengeDesk(store, outbox, identity, lobby, bots, runner,
                                placement.is_online, settings, now, shared_challenges)
     accounts = AccountDesk(store, outbox, identity, ratings.signed_up,
-                           placement.revoked_elsewhere, shared_names)
+                           placement.revoked_elsewhere, shared_names, settings.sign_in)
     reviews = ReviewDesk(store, outbox, pool, settings.analysis_seconds, stopping)
     stats = StatsDesk(outbox, pool, cache)
     admin = AdminDesk(engine, levels, store, outbox, pool, bots, lobby, stats.stats,
-                      placement.elsewhere, placement.node)
+                      placement.elsewhere, placement.node, accounts.guard)
     history = HistoryDesk(store, outbox, identity, settings.max_rooms)
     tournaments = TournamentDesk(store, outbox, identity, lobby, runner, ratings,
                                  placement.is_online, now, single_node=cluster is None)

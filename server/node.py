@@ -23,7 +23,6 @@ from pydantic import BaseModel
 
 from server import errors, history
 from server import protocol as p
-from server.account_desk import DEFAULT_SIGN_IN_LIMITS
 from server.challenges import ChallengeBook
 from server.cluster import Cluster, OwnerGone
 from server.connection import Client
@@ -33,7 +32,7 @@ from server.placement import unfinished_limit
 from server.rooms import Lobby, Player, Room, room_of
 from server.settings import Settings
 from server.shared_challenges import SharedChallengeBook
-from server.shared_limits import SharedBotLimiter, SharedNameLimiter
+from server.shared_limits import SharedBotLimiter, SharedCounts
 from server.store import Fenced, GameRecord, MoveRecord, Store
 
 log = logging.getLogger("discus.node")
@@ -349,12 +348,10 @@ class ClusterInbox:
 
 
 def shared_state(cluster: Cluster, settings: Settings) -> tuple[
-        SharedBotLimiter, SharedNameLimiter, SharedChallengeBook]:
+        SharedBotLimiter, SharedCounts, SharedChallengeBook]:
     """A cluster's side of the limits and challenges: kept in Redis for every node."""
-    limits = DEFAULT_SIGN_IN_LIMITS
     return (SharedBotLimiter(cluster.redis, cluster.prefix, cluster.node, settings.bots),
-            SharedNameLimiter(cluster.redis, cluster.prefix, limits.per_name,
-                              limits.window_seconds),
+            SharedCounts(cluster.redis, cluster.prefix),
             SharedChallengeBook(cluster.redis, cluster.prefix,
                                 lambda: "c" + secrets.token_hex(4),
                                 settings.max_challenges, ChallengeBook.ttl))

@@ -19,6 +19,7 @@ from server.bot_limits import (
     RegistrationLimits,
 )
 from server.clocks import TIME_CONTROLS, TimeControl
+from server.sign_in_limits import DEFAULT_SIGN_IN_LIMITS, SignInLimits
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
@@ -70,6 +71,8 @@ class Settings:
     (``discus serve --bot-registration``). Off, bot accounts come from admins only."""
     bot_registration_limits: RegistrationLimits = DEFAULT_REGISTRATION_LIMITS
     """Bounds on ``register_bot`` (``welcome.limits.bot_registration`` while it is on)."""
+    sign_in: SignInLimits = DEFAULT_SIGN_IN_LIMITS
+    """Password guesses, sign-ups, admin logins and hashes allowed (``server.sign_in_limits``)."""
     max_connections: int = 20_000
     """Open websocket connections past which new ones are shed (``server.overload``)."""
     shed_lag_seconds: float = 0.5

@@ -420,3 +420,20 @@ async def test_a_revoked_admin_cannot_change_anything_even_before_the_sweep(
             assert await repo.list_level_audit(conn) == []
         assert (await Accounts(store.engine).list_bots()) == []
         await ann.close()
+
+
+async def test_admin_logins_are_throttled_per_address(tmp_path: Any) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+    _, token = await _make_admin(url)
+    async with running(port=0, store=SqlStore(url)) as server:
+        guesser = await Client.open(server.url, "guesser", source="127.0.0.2")
+        for n in range(10):
+            answer = await guesser.request("admin_login", token=f"discus_admin_{n:043d}")
+            assert answer["code"] == "bad_admin_token"
+        answer = await guesser.request("admin_login", token=token)
+        assert (answer["code"], answer["detail"]["limit"]) == ("rate_limited", "admin_login")
+        assert answer["detail"]["retry_after"] > 0
+        again = await Client.open(server.url, "again", source="127.0.0.2")
+        assert (await again.request("admin_login", token=token))["code"] == "rate_limited"
+        admin = await Client.open(server.url, "admin page", source="127.0.0.3")
+        assert (await admin.request("admin_login", token=token))["type"] == "admin_welcome"
