@@ -164,7 +164,8 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                                placement.is_online, settings, now, shared_challenges)
     accounts = AccountDesk(store, outbox, identity, ratings.signed_up,
                            placement.revoked_elsewhere, shared_names, settings.sign_in)
-    reviews = ReviewDesk(store, outbox, pool, settings.analysis_seconds, stopping)
+    reviews = ReviewDesk(store, outbox, pool, settings.analysis_seconds, stopping,
+                         settings.analyses)
     stats = StatsDesk(outbox, pool, cache)
     admin = AdminDesk(engine, levels, store, outbox, pool, bots, lobby, stats.stats,
                       placement.elsewhere, placement.node, accounts.guard)
@@ -174,7 +175,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     runner.on_finish.append(tournaments.game_finished)
     gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
     arrivals = Arrivals(identity, outbox, runner, placement, levels, bots, challenges,
-                        settings, stopping, forget=[admin.gone, accounts.forget])
+                        settings, stopping, forget=[admin.gone, accounts.forget, reviews.forget])
     desks = Desks(bots, challenges, accounts, ratings, reviews, admin, history, stats,
                   tournaments)
     gateway = Gateway(settings, outbox, gauge, handlers(outbox, runner, placement, lobby, desks),

@@ -39,6 +39,26 @@ FLAG_MARGIN_SECONDS = 0.005
 
 
 @dataclass(frozen=True)
+class AnalysisLimits:
+    """How much engine time reviews and analyses may hold (``Settings.analyses``, kept by
+    ``server.reviews``). Each costs engine time and a page trying moves needs only its latest
+    answer, so past these a request is refused at once, never queued."""
+
+    per_player: int = 1
+    """Analyses (and, apart, reviews) one player may have in flight (``rate_limited``,
+    ``detail.limit`` ``analyses_per_player``)."""
+    per_source: int = 2
+    """Reviews and analyses in flight from one address (``rate_limited``,
+    ``analyses_per_source``)."""
+    at_once: int = 4
+    """Reviews and analyses in flight on this server: the share of engine time they may
+    ever ask for (``busy``, ``analyses``); a live game's move always goes first besides."""
+
+
+DEFAULT_ANALYSIS_LIMITS = AnalysisLimits()
+
+
+@dataclass(frozen=True)
 class Settings:
     """Published limits (``welcome.limits``) and server knobs, named in one place."""
 
@@ -84,6 +104,9 @@ class Settings:
     analysis_seconds: float = ANALYSIS_SOLVE_SECONDS
     """Most the analysis board spends proving one Connect Four move (on a low-priority
     worker); a move past it is shown without a value."""
+    analyses: AnalysisLimits = DEFAULT_ANALYSIS_LIMITS
+    """Reviews and analyses in flight per player, per address and in all
+    (``server.reviews.AnalysisLimits``)."""
     time_controls: Mapping[str, TimeControl] = field(default_factory=lambda: dict(TIME_CONTROLS))
     """The time controls rooms may be made with, by name (``server.clocks``); tests add a
     quick one here rather than through the protocol."""
