@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from server import errors
+from server import errors, names
 from server import protocol as p
 from server.connection import Client, source_of
 from server.hash_queue import Busy, HashQueue
@@ -83,7 +83,10 @@ MAX_PASSWORD = 128
 def check_name(name: str) -> str:
     """``name`` trimmed if it may be an account's name, else ``BadAccountName`` with
     ``detail.rule`` (``characters`` or ``reserved``). Whether it is taken is the store's."""
-    name = name.strip()
+    try:
+        name = names.enforce(name.strip())  # the one profile of every name (server.names)
+    except names.BadName:
+        name = ""
     if not NAME_PATTERN.fullmatch(name):
         raise errors.BadAccountName(
             "a name is 3 to 20 letters, digits, '_' or '-', starting with a letter or digit",

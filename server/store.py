@@ -321,6 +321,10 @@ class Store(Protocol):
         """The account called ``name`` in any letter case, or None."""
         ...
 
+    async def name_is_held(self, name: str) -> bool:
+        """Whether an account, a bot or an admin is called ``name`` in any letter case."""
+        ...
+
     async def add_session(self, session: SessionRecord) -> None:
         """Store a new session of an account (durable when it returns)."""
         ...
@@ -518,6 +522,11 @@ class MemoryStore:
     async def find_account(self, name: str) -> AccountRecord | None:
         key = name_key(name)
         return next((a for a in self._accounts.values() if a.name_key == key), None)
+
+    async def name_is_held(self, name: str) -> bool:
+        key = name_key(name)
+        return any(p.kind != "guest" and name_key(p.name) == key
+                   for p in self._players.values())
 
     async def add_session(self, session: SessionRecord) -> None:
         self._sessions[session.token_hash] = session

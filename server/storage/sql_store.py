@@ -160,6 +160,11 @@ class SqlStore:
         async with self.engine.connect() as conn:
             return await repo.find_account(conn, name)
 
+    async def name_is_held(self, name: str) -> bool:
+        async with self.engine.connect() as conn:
+            return (await repo.find_account(conn, name) is not None
+                    or await repo.name_is_reserved(conn, name))
+
     async def add_session(self, session: SessionRecord) -> None:
         async with self.engine.begin() as conn:
             await repo.insert_session(conn, session)

@@ -298,6 +298,26 @@ async def test_a_guest_asking_for_an_accounts_name_is_shown_as_a_guest(
     assert again.welcome["player"]["name"] == "Ann_Lee"
 
 
+async def test_look_alike_and_invisible_character_names_are_marked_as_guests(
+    server: Running,
+) -> None:
+    await signed_up(server.url, "Victim1")
+    for name in ("V\u0456ctim1",  # Cyrillic "і"
+                 "Vict\u0456m1", "Victim1\u200d", "Vi\u200bctim1", "\u202eVictim1",
+                 "\uff36ictim1"):  # fullwidth "V"
+        impostor = await Client.open(server.url, name)
+        shown = impostor.welcome["player"]["name"]
+        assert shown.endswith(" (guest)"), (name, shown)
+        assert not any(c in shown for c in "\u200d\u200b\u202e\uff36"), shown
+    for name, shown in (("Ann\x00\x1b[31m", "Ann[31m"), ("\u200d\u200d", None),
+                        ("Z\u0430ra", "Z\u0430ra")):  # a look-alike of nobody's stays
+        guest = await Client.open(server.url, name)
+        if shown is None:
+            assert guest.welcome["player"]["name"].startswith("Guest ")
+        else:
+            assert guest.welcome["player"]["name"] == shown
+
+
 async def test_an_account_cannot_sign_up_again_or_sign_out_without_a_session(
     server: Running,
 ) -> None:

@@ -18,7 +18,7 @@ from wsclient import Client
 from server import live_levels
 from server.admin_accounts import Admins
 from server.app import Settings, running
-from server.bot_accounts import Accounts
+from server.bot_accounts import Accounts, BadBotName
 from server.engines import AiPool
 from server.rooms import game_id_of
 from server.storage import SqlStore
@@ -437,3 +437,21 @@ async def test_admin_logins_are_throttled_per_address(tmp_path: Any) -> None:
         assert (await again.request("admin_login", token=token))["code"] == "rate_limited"
         admin = await Client.open(server.url, "admin page", source="127.0.0.3")
         assert (await admin.request("admin_login", token=token))["type"] == "admin_welcome"
+
+
+async def test_bots_and_admins_names_and_their_look_alikes_are_not_a_guests(
+    tmp_path: Any,
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+    await _make_admin(url, "Ann")
+    store = SqlStore(url)
+    async with running(port=0, store=store) as server:
+        await Accounts(store.engine).create("Robo")
+        for name, shown in (("robo", "robo (guest)"), ("R\u043ebo", "R\u043ebo (guest)"),
+                            ("ANN", "ANN (guest)"), ("\u0410nn", "\u0410nn (guest)"),
+                            ("Rob", "Rob")):
+            guest = await Client.open(server.url, name)
+            assert guest.welcome["player"]["name"] == shown, name
+        for bad in ("R\u043ebo", "\u0410nn", "Evil\u202ebot", "Zero\u200dwidth"):
+            with pytest.raises(BadBotName):
+                await Accounts(store.engine).create(bad)
