@@ -401,6 +401,7 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     HelloRequired,
     BadResumeToken,
     RateLimited,
+    Busy,
     MessageTooBig,
     UnknownGame,
     UnknownLevel,
