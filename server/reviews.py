@@ -249,7 +249,14 @@ class ReviewDesk:
             try:
                 stored = await self._compute(record, moves)
             except BaseException as exc:
-                computing.set_exception(exc)
+                if isinstance(exc, asyncio.CancelledError):
+                    # Its asker's connection closed: whoever else waits for the same review
+                    # is told to ask again (which computes it anew), not left unanswered.
+                    computing.set_exception(errors.Busy(
+                        "the review was interrupted; ask again", retry_after=1.0,
+                        limit="analyses"))
+                else:
+                    computing.set_exception(exc)
                 computing.exception()  # retrieved: waiters, if any, get it too
                 raise
             finally:
