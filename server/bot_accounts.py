@@ -147,7 +147,7 @@ class Accounts:
         """A new bot player and its token. ``BadBotName`` if the name is empty, too long or
         taken by a live bot; nothing is written then."""
         try:
-            name = names.enforce(" ".join(name.split()))
+            name = names.enforce(name.strip())
         except names.BadName as exc:
             raise BadBotName(f"a bot name is 1 to {MAX_NAME} printable characters: {exc}"
                              ) from None
