@@ -423,6 +423,8 @@ class MemoryStore:
         self._epochs: dict[str, int] = {}
         self._reviews: dict[str, ReviewRecord] = {}
         self._accounts: dict[str, AccountRecord] = {}
+        self._held: set[str] = set()
+        """Name keys of every account, bot and admin (``name_is_held``)."""
         self._sessions: dict[str, SessionRecord] = {}
         self._ratings: dict[tuple[str, str], RatingRecord] = {}
         self._rating_changes: list[RatingChangeRecord] = []
@@ -438,6 +440,8 @@ class MemoryStore:
 
     async def save_player(self, player: PlayerRecord) -> None:
         self._players[player.id] = player
+        if player.kind != "guest":
+            self._held.add(name_key(player.name))
 
     async def load_player(self, player_id: str) -> PlayerRecord | None:
         return self._players.get(player_id)
@@ -517,6 +521,7 @@ class MemoryStore:
                               known.created_at if known is not None else account.created_at)
         self._players[player.id] = player
         self._accounts[player.id] = account
+        self._held.add(key)
         return player
 
     async def find_account(self, name: str) -> AccountRecord | None:
@@ -524,9 +529,7 @@ class MemoryStore:
         return next((a for a in self._accounts.values() if a.name_key == key), None)
 
     async def name_is_held(self, name: str) -> bool:
-        key = name_key(name)
-        return any(p.kind != "guest" and name_key(p.name) == key
-                   for p in self._players.values())
+        return name_key(name) in self._held
 
     async def add_session(self, session: SessionRecord) -> None:
         self._sessions[session.token_hash] = session
