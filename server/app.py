@@ -164,11 +164,12 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     challenges = ChallengeDesk(store, outbox, identity, lobby, bots, runner,
                                placement.is_online, settings, now, shared_challenges)
     accounts = AccountDesk(store, outbox, identity, ratings.signed_up,
-                           placement.revoked_elsewhere, shared_names)
-    reviews = ReviewDesk(store, outbox, pool, settings.analysis_seconds, stopping)
+                           placement.revoked_elsewhere, shared_names, settings.sign_in)
+    reviews = ReviewDesk(store, outbox, pool, settings.analysis_seconds, stopping,
+                         settings.analyses)
     stats = StatsDesk(outbox, pool, cache)
     admin = AdminDesk(engine, levels, store, outbox, pool, bots, lobby, stats.stats,
-                      placement.elsewhere, placement.node)
+                      placement.elsewhere, placement.node, accounts.guard)
     history = HistoryDesk(store, outbox, identity, settings.max_rooms)
     tournaments = TournamentDesk(store, outbox, identity, lobby, runner, ratings,
                                  placement.is_online, now, single_node=cluster is None)
@@ -176,7 +177,8 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     chat = ChatDesk(store, outbox, identity, placement.present, settings, stopping, now)
     gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
     arrivals = Arrivals(identity, outbox, runner, placement, levels, bots, challenges,
-                        settings, stopping, forget=[admin.gone, accounts.forget, chat.gone])
+                        settings, stopping,
+                        forget=[admin.gone, accounts.forget, chat.gone, reviews.forget])
     desks = Desks(bots, challenges, accounts, ratings, reviews, admin, history, stats,
                   tournaments, chat)
     gateway = Gateway(settings, outbox, gauge, handlers(outbox, runner, placement, lobby, desks),

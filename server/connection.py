@@ -53,3 +53,10 @@ class Client:
         the peer's close frame is not stuck behind unread messages."""
         if self.closing is None:
             self.closing = asyncio.create_task(self.ws.close(code, reason))
+
+
+def source_of(client: Client) -> str:
+    """The address a connection comes from, the key of every per-source limit: the peer's
+    IP address (behind a proxy, the proxy's, until the PROXY protocol tells the client's)."""
+    address = client.ws.remote_address
+    return str(address[0]) if address else "unknown"

@@ -81,6 +81,14 @@ class RateLimited(ProtocolError):
     code = "rate_limited"
 
 
+class Busy(ProtocolError):
+    """The server's share of some costly work (password hashing, analyses) is taken for now:
+    nothing was done; ``detail.retry_after`` is the seconds to wait, ``detail.limit`` which
+    share."""
+
+    code = "busy"
+
+
 class MessageTooBig(ProtocolError):
     """A frame larger than the published ``max_message_bytes``; the connection is closed."""
 
@@ -407,6 +415,7 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     HelloRequired,
     BadResumeToken,
     RateLimited,
+    Busy,
     MessageTooBig,
     UnknownGame,
     UnknownLevel,

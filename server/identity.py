@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable
 from typing import Protocol
 
-from server import errors
+from server import errors, names
 from server import protocol as p
 from server.connection import Client
 from server.outbox import Outbox
@@ -181,11 +181,15 @@ class Identity:
                 "this player is an account now: sign in (hello.resume with a session token)")
 
     async def _guest_name(self, name: str) -> str:
-        """``name`` itself unless an account holds it (in any letter case), then
-        ``"name (guest)"``, so nobody can pass for a signed-up person."""
-        if await self._store.find_account(name) is None:
-            return name
-        return f"{name} (guest)"
+        """``name`` as the names profile shows a guest's (``server.names.guest``), marked
+        ``"name (guest)"`` if it, or its look-alike (``server.names.lookalike``), is an
+        account's, a bot's or an admin's name in any letter case: nobody passes for a
+        signed-up person, a bot or the staff."""
+        shown = names.guest(name) or f"Guest {secrets.randbelow(9000) + 1000}"
+        for candidate in dict.fromkeys((shown, names.lookalike(shown))):
+            if await self._store.name_is_held(candidate):
+                return f"{shown} (guest)"
+        return shown
 
     async def _rename(self, player: Player, name: str) -> Player:
         """The guest ``player`` now goes by ``name`` (as ``_guest_name`` has it): stored, and

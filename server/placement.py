@@ -10,6 +10,7 @@ chosen once at start-up, as websockets picks its asyncio or sync layer.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -134,7 +135,7 @@ class SingleNode:
         """The lobby counts this node's rooms itself, and they are all of them."""
 
     async def open_rooms(self, lobby: Lobby) -> p.Rooms:
-        return lobby.open_rooms()
+        return lobby.open_rooms(time.time())
 
     async def present(self, player_id: str, online: bool) -> bool:
         return False

@@ -45,6 +45,7 @@ ErrorCode = Literal[
     "hello_required",
     "bad_resume_token",
     "rate_limited",
+    "busy",
     "message_too_big",
     "unknown_game",
     "unknown_level",

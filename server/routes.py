@@ -18,7 +18,7 @@ from server.admin import AdminDesk
 from server.bot_desk import BotDesk
 from server.challenge_desk import ChallengeDesk
 from server.chat_desk import ChatDesk
-from server.connection import Client
+from server.connection import Client, source_of
 from server.gateway import Handler
 from server.history_desk import HistoryDesk
 from server.outbox import Outbox
@@ -50,7 +50,7 @@ def handlers(outbox: Outbox, runner: RoomRunner, placement: Placement, lobby: Lo
     table: dict[type[BaseModel], Handler] = {
         p.Ping: answer(pong),
         p.ListRooms: answer(lambda c, pl, m: placement.open_rooms(lobby)),
-        p.CreateRoom: lambda c, pl, m: runner.create(pl, m),
+        p.CreateRoom: lambda c, pl, m: runner.create(pl, m, source_of(c)),
         p.ListHistory: desks.history.handle,
         p.GetGame: desks.history.handle,
         p.GetStats: desks.stats.handle,

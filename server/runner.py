@@ -103,13 +103,16 @@ class RoomRunner:
 
     # --- commands ------------------------------------------------------------------------------
 
-    async def create(self, player: Player, message: p.CreateRoom) -> None:
+    async def create(self, player: Player, message: p.CreateRoom, source: str = "") -> None:
+        """A new room of ``player``'s, made from the address ``source`` (for the open
+        list's per-address share)."""
         await self.bots.check_games(player)
         await self.placement.check_room_limit(player.id)
         level = message.opponent.level if isinstance(message.opponent, p.AiOpponent) else None
         ratings = await self.ratings.seat_ratings(message.game, [player.id], level)
         room, out = self.lobby.create(player, message.game, message.opponent, message.seat,
                                       self.now(), message.time_control, ratings)
+        room.source = source
         async with self.lock(room.id):
             await self.carry(room, out)
 

@@ -19,6 +19,7 @@ from server.bot_limits import (
     RegistrationLimits,
 )
 from server.clocks import TIME_CONTROLS, TimeControl
+from server.sign_in_limits import DEFAULT_SIGN_IN_LIMITS, SignInLimits
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
@@ -35,6 +36,26 @@ SHUTDOWN_SECONDS = 10.0
 
 FLAG_MARGIN_SECONDS = 0.005
 """A flag timer wakes this long after the clock's deadline, so the check finds it run out."""
+
+
+@dataclass(frozen=True)
+class AnalysisLimits:
+    """How much engine time reviews and analyses may hold (``Settings.analyses``, kept by
+    ``server.reviews``). Each costs engine time and a page trying moves needs only its latest
+    answer, so past these a request is refused at once, never queued."""
+
+    per_player: int = 1
+    """Analyses (and, apart, reviews) one player may have in flight (``rate_limited``,
+    ``detail.limit`` ``analyses_per_player``)."""
+    per_source: int = 2
+    """Reviews and analyses in flight from one address (``rate_limited``,
+    ``analyses_per_source``)."""
+    at_once: int = 4
+    """Reviews and analyses in flight on this server: the share of engine time they may
+    ever ask for (``busy``, ``analyses``); a live game's move always goes first besides."""
+
+
+DEFAULT_ANALYSIS_LIMITS = AnalysisLimits()
 
 
 @dataclass(frozen=True)
@@ -70,6 +91,8 @@ class Settings:
     (``discus serve --bot-registration``). Off, bot accounts come from admins only."""
     bot_registration_limits: RegistrationLimits = DEFAULT_REGISTRATION_LIMITS
     """Bounds on ``register_bot`` (``welcome.limits.bot_registration`` while it is on)."""
+    sign_in: SignInLimits = DEFAULT_SIGN_IN_LIMITS
+    """Password guesses, sign-ups, admin logins and hashes allowed (``server.sign_in_limits``)."""
     max_connections: int = 20_000
     """Open websocket connections past which new ones are shed (``server.overload``)."""
     shed_lag_seconds: float = 0.5
@@ -81,6 +104,9 @@ class Settings:
     analysis_seconds: float = ANALYSIS_SOLVE_SECONDS
     """Most the analysis board spends proving one Connect Four move (on a low-priority
     worker); a move past it is shown without a value."""
+    analyses: AnalysisLimits = DEFAULT_ANALYSIS_LIMITS
+    """Reviews and analyses in flight per player, per address and in all
+    (``server.reviews.AnalysisLimits``)."""
     time_controls: Mapping[str, TimeControl] = field(default_factory=lambda: dict(TIME_CONTROLS))
     """The time controls rooms may be made with, by name (``server.clocks``); tests add a
     quick one here rather than through the protocol."""

@@ -338,6 +338,10 @@ class Store(Protocol):
         """The account called ``name`` in any letter case, or None."""
         ...
 
+    async def name_is_held(self, name: str) -> bool:
+        """Whether an account, a bot or an admin is called ``name`` in any letter case."""
+        ...
+
     async def add_session(self, session: SessionRecord) -> None:
         """Store a new session of an account (durable when it returns)."""
         ...
@@ -455,6 +459,8 @@ class MemoryStore:
         self._epochs: dict[str, int] = {}
         self._reviews: dict[str, ReviewRecord] = {}
         self._accounts: dict[str, AccountRecord] = {}
+        self._held: set[str] = set()
+        """Name keys of every account, bot and admin (``name_is_held``)."""
         self._sessions: dict[str, SessionRecord] = {}
         self._ratings: dict[tuple[str, str], RatingRecord] = {}
         self._rating_changes: list[RatingChangeRecord] = []
@@ -472,6 +478,8 @@ class MemoryStore:
 
     async def save_player(self, player: PlayerRecord) -> None:
         self._players[player.id] = player
+        if player.kind != "guest":
+            self._held.add(name_key(player.name))
 
     async def load_player(self, player_id: str) -> PlayerRecord | None:
         return self._players.get(player_id)
@@ -551,11 +559,15 @@ class MemoryStore:
                               known.created_at if known is not None else account.created_at)
         self._players[player.id] = player
         self._accounts[player.id] = account
+        self._held.add(key)
         return player
 
     async def find_account(self, name: str) -> AccountRecord | None:
         key = name_key(name)
         return next((a for a in self._accounts.values() if a.name_key == key), None)
+
+    async def name_is_held(self, name: str) -> bool:
+        return name_key(name) in self._held
 
     async def add_session(self, session: SessionRecord) -> None:
         self._sessions[session.token_hash] = session

@@ -810,6 +810,14 @@ async def find_account(conn: AsyncConnection, name: str) -> AccountRecord | None
     return AccountRecord(row.player_id, row.name, row.password_hash, row.created_at)
 
 
+async def is_token_name(conn: AsyncConnection, name: str) -> bool:
+    """Whether a bot or an admin token (revoked ones too) is called ``name`` in any letter
+    case: the small tokens table only, cheap enough for every guest's ``hello``."""
+    stmt = select(func.count()).select_from(tokens).where(
+        func.lower(tokens.c.name) == name_key(name))
+    return bool((await conn.execute(stmt)).scalar_one())
+
+
 async def name_is_reserved(conn: AsyncConnection, name: str) -> bool:
     """Whether a bot or an admin is called ``name`` in any letter case (revoked ones too:
     people have seen them under that name)."""

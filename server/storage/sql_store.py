@@ -193,6 +193,13 @@ class SqlStore:
         async with self.engine.connect() as conn:
             return await repo.find_account(conn, name)
 
+    async def name_is_held(self, name: str) -> bool:
+        # Every bot and admin has a token of its name: the accounts' index and the small
+        # tokens table answer it, never a scan of every guest's row.
+        async with self.engine.connect() as conn:
+            return (await repo.find_account(conn, name) is not None
+                    or await repo.is_token_name(conn, name))
+
     async def add_session(self, session: SessionRecord) -> None:
         async with self.engine.begin() as conn:
             await repo.insert_session(conn, session)

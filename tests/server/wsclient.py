@@ -20,8 +20,11 @@ class Client:
 
     @classmethod
     async def open(cls, url: str, name: str | None = "tester", resume: str | None = None,
-                   hello: bool = True) -> Client:
-        client = cls(await connect(url, max_size=None))
+                   hello: bool = True, source: str | None = None) -> Client:
+        """``source``: the local address to connect from (``127.0.0.2``, ``127.0.0.3``, ...
+        on loopback), so a test can play distinct clients' addresses."""
+        options: dict[str, Any] = {} if source is None else {"local_addr": (source, 0)}
+        client = cls(await connect(url, max_size=None, **options))
         if hello:
             await client.send(type="hello", version=1, name=name, resume=resume)
             client.welcome = await client.expect("welcome")
