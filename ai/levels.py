@@ -39,6 +39,12 @@ MAX_CANDIDATES = 64
 """No position of either game has more moves than the board has cells."""
 MAX_MARGIN = 1000
 """Connect Four's win score: a wider margin would let a level throw away won games."""
+MAX_ORDER = 99
+"""Places in one game's ladder: far more levels than anyone offers, and small enough that the
+guessed rating of an uncalibrated level (``server.ratings.guessed_level_rating``) stays on
+the rating scale."""
+MAX_NAME = 32
+"""Characters of a level's name: it is shown on the page and sent in every room."""
 MAX_DESCRIPTION = 200
 """Characters: a line on the page, not an essay."""
 
@@ -67,8 +73,8 @@ class Level:
     ``BadLevel`` sentences per field.
     """
 
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+$")]
-    order: Annotated[int, Field(ge=0)]
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+$", max_length=MAX_NAME)]
+    order: Annotated[int, Field(ge=0, le=MAX_ORDER)]
     description: Annotated[str, Field(max_length=MAX_DESCRIPTION)]
     max_depth: Annotated[int | None, Field(ge=1, le=MAX_DEPTH)]
     soft_time: Annotated[float, Field(gt=0, le=MAX_TIME)]

@@ -13,34 +13,42 @@ Passwords are people's secrets, low in entropy, so they are hashed with Argon2id
 an unknown name still verifies a password against a dummy hash, so the answer takes as long
 as for a known name with a wrong password; both get the same error.
 
-Attempts are limited over sliding windows: per connection (``sign_up`` and ``sign_in``
-alike) in this server's memory (``AttemptLimiter``), and per name (failed password checks)
-in memory too, or in Redis on a cluster so every node counts them (``SharedNameLimiter``).
+Attempts are limited: per connection (``sign_up`` and ``sign_in`` alike) in this server's
+memory (``AttemptLimiter``); failed passwords per (name, source), per name and per source, and
+sign-ups per source, by ``server.sign_in_limits`` (in memory, or in Redis on a cluster so every
+node counts them), built so that a guesser slows itself down, never the owner. Hashes go
+through a bounded queue fair per source (``server.hash_queue``): past its bound, ``busy``.
 
 ``AccountDesk`` is the server's glue; ``check_name`` and ``AttemptLimiter`` are pure.
 """
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import re
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from server import errors
+from server import errors, names
 from server import protocol as p
-from server.connection import Client
+from server.connection import Client, source_of
+from server.hash_queue import Busy, HashQueue
 from server.outbox import Outbox
 from server.rooms import Player
 from server.sessions import SESSION_BYTES, SESSION_PREFIX, hash_session
-from server.shared_limits import SharedNameLimiter
+from server.sign_in_limits import (
+    DEFAULT_SIGN_IN_LIMITS,
+    Counts,
+    LocalCounts,
+    Refused,
+    SignInGuard,
+    SignInLimits,
+)
 from server.store import (
     AccountRecord,
     NameTaken,
@@ -70,29 +78,15 @@ RESERVED_NAMES = frozenset({"admin", "administrator", "discus", "moderator", "ro
 """Names (any case) nobody may take: they would pass for the site or its staff."""
 MIN_PASSWORD = 8
 MAX_PASSWORD = 128
-HASHES_AT_ONCE = 2
-"""Argon2 computations (about 0.1 s of a core each) run at most this many at once, so a
-burst of sign-ins queues instead of taking every core from the games."""
-
-
-@dataclass(frozen=True)
-class SignInLimits:
-    """Attempts allowed per sliding window, named in one place."""
-
-    per_connection: int = 10
-    """``sign_up`` and ``sign_in`` attempts of one connection, successful or not."""
-    per_name: int = 5
-    """Failed password checks for one name, from any connection (of any node, on a cluster)."""
-    window_seconds: float = 300.0
-
-
-DEFAULT_SIGN_IN_LIMITS = SignInLimits()
 
 
 def check_name(name: str) -> str:
     """``name`` trimmed if it may be an account's name, else ``BadAccountName`` with
     ``detail.rule`` (``characters`` or ``reserved``). Whether it is taken is the store's."""
-    name = name.strip()
+    try:
+        name = names.enforce(name.strip())  # the one profile of every name (server.names)
+    except names.BadName:
+        name = ""
     if not NAME_PATTERN.fullmatch(name):
         raise errors.BadAccountName(
             "a name is 3 to 20 letters, digits, '_' or '-', starting with a letter or digit",
@@ -146,10 +140,11 @@ class AccountDesk:
 
     def __init__(self, store: Store, outbox: Outbox, identity: Becoming,
                  signed_up: Callable[[str], None], revoked_elsewhere: RevokedSessions,
-                 shared: SharedNameLimiter | None = None,
+                 counts: Counts | None = None,
                  limits: SignInLimits = DEFAULT_SIGN_IN_LIMITS,
                  hasher: PasswordHasher | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time) -> None:
         self.store = store
         self.outbox = outbox
         self.identity = identity
@@ -157,13 +152,14 @@ class AccountDesk:
         self.revoked_elsewhere = revoked_elsewhere
         self.hasher = hasher or PasswordHasher()
         self.clock = clock
+        self.wall = wall
         self.by_connection = AttemptLimiter(limits.per_connection, limits.window_seconds)
-        self.by_name = AttemptLimiter(limits.per_name, limits.window_seconds)
-        self.shared = shared
-        """On a cluster, failed passwords per name are counted in Redis instead of
-        ``by_name`` (``server.shared_limits``)."""
+        self.guard = SignInGuard(counts if counts is not None else LocalCounts(), limits)
+        """Failures per (name, source), name and source, and sign-ups per source: in this
+        process, or in Redis on a cluster (``server.shared_limits.SharedCounts``)."""
+        self.hashes = HashQueue(limits.hashes_at_once, limits.hashes_per_source,
+                                limits.hashes_waiting)
         self._dummy_hash: str | None = None
-        self._hashing = asyncio.Semaphore(HASHES_AT_ONCE)
 
     # --- messages ------------------------------------------------------------------------
 
@@ -190,7 +186,8 @@ class AccountDesk:
         check_password(password)
         if player.bot or client.admin is not None or client.account is not None:
             raise errors.NotAGuest("only a guest can sign up; this is an account already")
-        password_hash = await self._hash(password)
+        await self._limited(self.guard.sign_up(source_of(client), self.wall()))
+        password_hash = await self._hash(client, password)
         account = AccountRecord(player.id, name, password_hash, time.time())
         try:
             record = await self.store.create_account(account)
@@ -205,17 +202,17 @@ class AccountDesk:
 
     async def sign_in(self, client: Client, name: str, password: str) -> p.SignedIn:
         self._attempt(client)
-        key = name_key(name.strip())
-        await self._check_name_failures(key, "too many failed sign-ins for that name")
+        key, source = name_key(name.strip()), source_of(client)
+        await self._limited(self.guard.check_password(key, source, self.wall()))
         account = await self.store.find_account(name.strip())
-        if not await self._verify(account, password):
-            await self._name_failed(key)
+        if not await self._verify(client, account, password):
+            await self.guard.failed(key, source, self.wall())
             raise errors.WrongNameOrPassword("wrong name or password")
         assert account is not None
         record = await self.store.load_player(account.player_id)
         if record is None:  # the account's foreign key makes this impossible
             raise errors.WrongNameOrPassword("wrong name or password")
-        await self._name_cleared(key)
+        await self.guard.succeeded(key, source)
         return await self._new_session(record)
 
     async def sign_out(self, client: Client, player: Player, everywhere: bool) -> p.SignedOut:
@@ -235,16 +232,16 @@ class AccountDesk:
             raise errors.NotSignedIn("this connection is not signed in with a session")
         self._attempt(client)
         check_password(new_password)
-        key = name_key(player.name)
-        await self._check_name_failures(key, "too many failed passwords for this account")
+        key, source = name_key(player.name), source_of(client)
+        await self._limited(self.guard.check_password(key, source, self.wall()))
         account = await self.store.find_account(player.name)
         if account is not None and account.player_id != player.id:
             account = None
-        if not await self._verify(account, password):
-            await self._name_failed(key)
+        if not await self._verify(client, account, password):
+            await self.guard.failed(key, source, self.wall())
             raise errors.WrongNameOrPassword("that is not this account's password")
         revoked = await self.store.change_password(
-            player.id, await self._hash(new_password), time.time(), session.id)
+            player.id, await self._hash(client, new_password), time.time(), session.id)
         return p.PasswordChanged(revoked=revoked)
 
     # --- inside --------------------------------------------------------------------------
@@ -257,45 +254,43 @@ class AccountDesk:
                                      retry_after=round(retry, 1), limit="sign_in")
         self.by_connection.note(client, now)
 
-    async def _check_name_failures(self, key: str, why: str) -> None:
-        if self.shared is not None:
-            retry = await self.shared.wait(key, time.time())
-        else:
-            retry = self.by_name.wait(key, self.clock())
-        if retry:
-            raise errors.RateLimited(f"{why}; wait a little", retry_after=round(retry, 1),
-                                     limit="sign_in")
+    @staticmethod
+    async def _limited(check: Any) -> None:
+        """Await a ``SignInGuard`` check; its refusal as ``rate_limited``."""
+        try:
+            await check
+        except Refused as exc:
+            raise errors.RateLimited(f"{exc}; wait a little",
+                                     retry_after=round(max(0.1, exc.retry_after), 1),
+                                     limit=exc.limit) from None
 
-    async def _name_failed(self, key: str) -> None:
-        if self.shared is not None:
-            await self.shared.note(key, time.time())
-        else:
-            self.by_name.note(key, self.clock())
-
-    async def _name_cleared(self, key: str) -> None:
-        if self.shared is not None:
-            await self.shared.forget(key)
-        else:
-            self.by_name.forget(key)
-
-    async def _verify(self, account: AccountRecord | None, password: str) -> bool:
+    async def _verify(self, client: Client, account: AccountRecord | None,
+                      password: str) -> bool:
         """Whether ``password`` is the account's; for no account, as slow and always False."""
         if account is None:
             if self._dummy_hash is None:
-                self._dummy_hash = await self._hash(secrets.token_urlsafe(16))
+                self._dummy_hash = await self._hash(client, secrets.token_urlsafe(16))
             stored = self._dummy_hash
         else:
             stored = account.password_hash
         try:
-            async with self._hashing:
-                await asyncio.to_thread(self.hasher.verify, stored, password)
+            await self._hashed(client, self.hasher.verify, stored, password)
         except (VerificationError, InvalidHashError):
             return False
         return account is not None
 
-    async def _hash(self, password: str) -> str:
-        async with self._hashing:
-            return await asyncio.to_thread(self.hasher.hash, password)
+    async def _hash(self, client: Client, password: str) -> str:
+        result: str = await self._hashed(client, self.hasher.hash, password)
+        return result
+
+    async def _hashed(self, client: Client, work: Callable[..., Any], *args: Any) -> Any:
+        """``work(*args)`` through the hash queue, in the connection's source's turn;
+        ``busy`` at once past the queue's bound."""
+        try:
+            return await self.hashes.run(source_of(client), work, *args)
+        except Busy as exc:
+            raise errors.Busy("the password checks are busy; try again shortly",
+                              retry_after=exc.retry_after, limit=exc.limit) from None
 
     async def _new_session(self, record: PlayerRecord) -> p.SignedIn:
         token = SESSION_PREFIX + secrets.token_urlsafe(SESSION_BYTES)

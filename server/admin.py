@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -32,11 +33,12 @@ from server import errors
 from server import protocol as p
 from server.admin_accounts import AdminAccount, Admins, UnknownAdminToken
 from server.calibration import calibrate_and_store, load_levels_for_calibration
-from server.connection import Client
+from server.connection import Client, source_of
 from server.engines import Pool
 from server.live_levels import LiveLevels
 from server.outbox import Outbox
 from server.rooms import Room
+from server.sign_in_limits import LocalCounts, Refused, SignInGuard
 from server.storage import repository as repo
 from server.storage.levels import AuditEntry
 from server.store import Store
@@ -82,7 +84,7 @@ class AdminDesk:
                  outbox: Outbox, pool: Pool | None, bots: BotAccounts, lobby: RoomsHere,
                  stats: Callable[[], Awaitable[p.Stats]],
                  elsewhere: Callable[[], Awaitable[list[p.AdminRooms]]],
-                 node: str | None = None) -> None:
+                 node: str | None = None, guard: SignInGuard | None = None) -> None:
         self.engine = engine
         self.levels = levels
         self.book = levels.book
@@ -95,6 +97,8 @@ class AdminDesk:
         self.elsewhere = elsewhere
         self.node = node
         self.admins = Admins(engine) if engine is not None else None
+        self.guard = guard if guard is not None else SignInGuard(LocalCounts())
+        """Failed ``admin_login``s per source (``server.sign_in_limits``)."""
         self.calibration: asyncio.Task[None] | None = None
         self._sessions: set[Any] = set()
         """Connections logged in as an admin, until they close or the admin's token is
@@ -182,9 +186,16 @@ class AdminDesk:
         if self.admins is None:
             raise errors.BadAdminToken(
                 "this server keeps no database, so it has no admin accounts")
+        source = source_of(client)
+        try:
+            await self.guard.check_admin_login(source, time.time())
+        except Refused as exc:
+            raise errors.RateLimited(f"{exc}; wait a little", limit=exc.limit,
+                                     retry_after=round(max(0.1, exc.retry_after), 1)) from None
         try:
             account = await self.admins.verify(token)
         except UnknownAdminToken as exc:
+            await self.guard.admin_login_failed(source, time.time())
             raise errors.BadAdminToken(str(exc)) from None
         client.admin = account
         self._sessions.add(client)

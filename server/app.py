@@ -31,6 +31,7 @@ from server.admin import AdminDesk
 from server.arrivals import Arrivals
 from server.bot_desk import BotDesk
 from server.challenge_desk import ChallengeDesk
+from server.chat_desk import ChatDesk
 from server.cluster import Cluster
 from server.engines import Pool
 from server.gateway import Gateway
@@ -40,7 +41,7 @@ from server.identity import Identity
 from server.live_levels import LiveLevels
 from server.locks import RoomLocks
 from server.metrics import Metrics
-from server.node import ClusterInbox, ClusterPlacement
+from server.node import ClusterInbox, ClusterPlacement, shared_state
 from server.outbox import Outbox, publish_nowhere
 from server.overload import LoadGauge
 from server.placement import Placement, SingleNode
@@ -50,10 +51,9 @@ from server.rooms import ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, Lobby
 from server.routes import Desks, handlers
 from server.runner import RoomRunner
 from server.settings import RECONNECT_REASON, SHUTDOWN_SECONDS, STATIC_DIR, Settings
-from server.shared_challenges import SharedChallengeBook
-from server.shared_limits import SharedBotLimiter, SharedNameLimiter
 from server.stats import StatsDesk
 from server.store import MemoryStore, Store
+from server.tournament_desk import TournamentDesk
 
 __all__ = ["Running", "Server", "Settings", "build", "running"]
 
@@ -93,6 +93,7 @@ class Server:
     metrics: Metrics
     pool: Pool | None
     cluster: Cluster | None
+    tournaments: TournamentDesk
 
     async def sweep_forever(self) -> None:
         """Every few seconds until ``stopping``: the rooms' housekeeping, then connections
@@ -116,6 +117,7 @@ class Server:
         ``SHUTDOWN_SECONDS`` is cancelled as a last resort."""
         self.stopping.set()
         self.runner.stop_timers()
+        self.tournaments.close()
         await self.placement.drain()  # forwarded commands wait for the rooms' next owner
         await self.runner.quiesce()  # commands under way finish, and announce
         await self.placement.hand_over()  # other nodes take the rooms over from here
@@ -156,7 +158,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
         shared_bots = shared_names = shared_challenges = None
     else:
         placement = ClusterPlacement(cluster, outbox, store, lobby, locks, settings.max_rooms)
-        shared_bots, shared_names, shared_challenges = _shared(cluster, settings)
+        shared_bots, shared_names, shared_challenges = shared_state(cluster, settings)
     bots = BotDesk(store, outbox, lobby, settings, engine, shared_bots)
     identity = Identity(store, outbox, secret, bots, lobby, settings.guest_token_days * 86400,
                         settings.session_days * 86400, now, lazy_guests=cluster is None)
@@ -166,16 +168,23 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     challenges = ChallengeDesk(store, outbox, identity, lobby, bots, runner,
                                placement.is_online, settings, now, shared_challenges)
     accounts = AccountDesk(store, outbox, identity, ratings.signed_up,
-                           placement.revoked_elsewhere, shared_names)
-    reviews = ReviewDesk(store, outbox, pool, settings.analysis_seconds, stopping)
+                           placement.revoked_elsewhere, shared_names, settings.sign_in)
+    reviews = ReviewDesk(store, outbox, pool, settings.analysis_seconds, stopping,
+                         settings.analyses)
     stats = StatsDesk(outbox, pool, cache)
     admin = AdminDesk(engine, levels, store, outbox, pool, bots, lobby, stats.stats,
-                      placement.elsewhere, placement.node)
+                      placement.elsewhere, placement.node, accounts.guard)
     history = HistoryDesk(store, outbox, identity, settings.max_rooms)
+    tournaments = TournamentDesk(store, outbox, identity, lobby, runner, ratings,
+                                 placement.is_online, now, single_node=cluster is None)
+    runner.on_finish.append(tournaments.game_finished)
+    chat = ChatDesk(store, outbox, identity, placement.present, settings, stopping, now)
     gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
     arrivals = Arrivals(identity, outbox, runner, placement, levels, bots, challenges,
-                        settings, stopping, forget=[admin.gone, accounts.forget])
-    desks = Desks(bots, challenges, accounts, ratings, reviews, admin, history, stats)
+                        settings, stopping,
+                        forget=[admin.gone, accounts.forget, chat.gone, reviews.forget])
+    desks = Desks(bots, challenges, accounts, ratings, reviews, admin, history, stats,
+                  tournaments, chat)
     metrics = _metrics(runner, pool, cluster)
     gateway = Gateway(settings, outbox, gauge, handlers(outbox, runner, placement, lobby, desks),
                       arrivals.hello, arrivals.gone, now, metrics, lobby.holds)
@@ -187,7 +196,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                                           accounts.close_revoked, admin.local_rooms, lobby))
     return Server(settings, store, stopping, levels, outbox, lobby, placement, identity, runner,
                   bots, challenges, accounts, ratings, reviews, admin, history, stats, gauge,
-                  gateway, http, metrics, pool, cluster)
+                  gateway, http, metrics, pool, cluster, tournaments)
 
 
 def _metrics(runner: RoomRunner, pool: Pool | None, cluster: Cluster | None) -> Metrics:
@@ -200,19 +209,6 @@ def _metrics(runner: RoomRunner, pool: Pool | None, cluster: Cluster | None) -> 
                  lambda: cluster.takeovers if cluster is not None else 0)
     return metrics
 
-
-def _shared(cluster: Cluster, settings: Settings) -> tuple[Any, Any, Any]:
-    """A cluster's side of the limits and challenges: kept in Redis for every node."""
-    from server.account_desk import DEFAULT_SIGN_IN_LIMITS
-    from server.challenges import ChallengeBook
-
-    limits = DEFAULT_SIGN_IN_LIMITS
-    return (SharedBotLimiter(cluster.redis, cluster.prefix, cluster.node, settings.bots),
-            SharedNameLimiter(cluster.redis, cluster.prefix, limits.per_name,
-                              limits.window_seconds),
-            SharedChallengeBook(cluster.redis, cluster.prefix,
-                                lambda: "c" + secrets.token_hex(4),
-                                settings.max_challenges, ChallengeBook.ttl))
 
 
 @dataclass
@@ -257,6 +253,8 @@ async def running(
     restored = await server.placement.start(server.runner)
     if restored:
         log.info("restored %d unfinished games", restored)
+    if cluster is None:
+        await server.tournaments.restore()  # arenas run on a single node only, for now
     ws_server = await serve(
         server.gateway.handler, host, port,
         process_request=server.http.respond,

@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Literal
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from server import names
 from server.storage import repository as repo
 from server.store import PlayerRecord
 
@@ -145,9 +146,19 @@ class Accounts:
     async def create(self, name: str) -> NewBot:
         """A new bot player and its token. ``BadBotName`` if the name is empty, too long or
         taken by a live bot; nothing is written then."""
-        name = name.strip()
-        if not name or len(name) > MAX_NAME or not name.isprintable():
+        try:
+            name = names.enforce(name.strip())
+        except names.BadName as exc:
+            raise BadBotName(f"a bot name is 1 to {MAX_NAME} printable characters: {exc}"
+                             ) from None
+        if len(name) > MAX_NAME:
             raise BadBotName(f"a bot name is 1 to {MAX_NAME} printable characters")
+        look = names.lookalike(name)
+        if look != name:
+            async with self.engine.connect() as conn:
+                if (await repo.find_account(conn, look) is not None
+                        or await repo.name_is_reserved(conn, look)):
+                    raise BadBotName(f"{name!r} looks like {look!r}, another player's name")
         token = new_token()
         account = await create_account(self.engine, SCOPE, name, token, self.clock(),
                                        BadBotName(f"there is already a bot called {name!r}"))

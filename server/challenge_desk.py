@@ -8,6 +8,7 @@ challenges live in Redis (``server.shared_challenges``), so any node may answer 
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -17,7 +18,7 @@ from server import errors
 from server import protocol as p
 from server.bot_accounts import Accounts
 from server.challenges import ChallengeBook, Pending
-from server.connection import Client
+from server.connection import Client, source_of
 from server.outbox import Outbox
 from server.rooms import Lobby, Outcome, Player, Room
 from server.settings import Settings
@@ -83,11 +84,13 @@ class ChallengeDesk:
                                          f"{', '.join(games.names())}")
             control = self.lobby.time_control(message.time_control)
             seat = self.lobby.rng.randrange(2) if message.seat is None else message.seat
+            source = source_of(client)
             if self.shared_challenges is not None:
                 made = await self.shared_challenges.make(player, target, message.game, seat,
-                                                         now, control)
+                                                         now, control, source)
             else:
-                made = self.challenges.make(player, target, message.game, seat, now, control)
+                made = self.challenges.make(player, target, message.game, seat, now, control,
+                                            source)
             self.outbox.send([client], p.ChallengeSent(
                 challenge=made.id, to=target.view(), game=made.game, seat=seat,  # type: ignore[arg-type]
                 time_control=made.time_control.view() if made.time_control else None))
@@ -114,12 +117,18 @@ class ChallengeDesk:
             self.challenges.remove(made.id)
 
     async def greet(self, client: Client, player_id: str) -> None:
-        """After a (re)connection's room states: every challenge still waiting for the player."""
+        """After a (re)connection's room states: every challenge still waiting for the
+        player from a challenger still connected (anywhere); those of challengers who have
+        gone are dropped, not replayed."""
         now = self.now()
         waiting = (self.challenges.waiting_for(player_id, now) if self.shared_challenges is None
                    else await self.shared_challenges.waiting_for(player_id, now))
         for made in waiting:
-            self.outbox.send([client], self._offer(made))
+            if await self.online(made.challenger.id):
+                self.outbox.send([client], self._offer(made))
+                continue
+            with contextlib.suppress(errors.UnknownChallenge):  # answered meanwhile
+                await self._take(made)
 
     @staticmethod
     def _offer(made: Pending) -> p.ChallengeOffer:

@@ -9,7 +9,7 @@ messages (``server.bot_desk``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from server import errors
@@ -31,6 +31,26 @@ class Pending:
     seat: int
     made_at: float
     time_control: TimeControl | None = None
+    source: str = ""
+    """The address the challenger sent it from (``server.connection.source_of``)."""
+
+
+PER_TARGET_PER_SOURCE = 3
+"""Challenges one address may have waiting for one player: twenty guests from one address
+cannot bury somebody in offers."""
+
+
+def check_per_target(standing: Iterable[Pending], target: Player, source: str) -> None:
+    """``LimitExceeded`` (``challenges_per_target``) if ``source`` has its share of
+    challenges waiting for ``target``."""
+    if not source:
+        return
+    waiting = sum(1 for c in standing if c.target.id == target.id and c.source == source)
+    if waiting >= PER_TARGET_PER_SOURCE:
+        raise errors.LimitExceeded(
+            f"{target.name} already has {waiting} challenges from this address waiting; wait "
+            "for an answer", limit="challenges_per_target", allowed=PER_TARGET_PER_SOURCE,
+            retry_after=None)
 
 
 @dataclass
@@ -43,7 +63,8 @@ class ChallengeBook:
     _all: dict[str, Pending] = field(default_factory=dict)
 
     def make(self, challenger: Player, target: Player, game: str, seat: int,
-             now: float, time_control: TimeControl | None = None) -> Pending:
+             now: float, time_control: TimeControl | None = None,
+             source: str = "") -> Pending:
         """A new challenge; ``LimitExceeded`` (limit ``max_challenges``) when the challenger
         already has ``per_challenger`` waiting. Nothing changes on a refusal."""
         self.expire(now)
@@ -54,10 +75,11 @@ class ChallengeBook:
                 "allowed; wait for one to be answered",
                 limit="max_challenges", allowed=self.per_challenger, retry_after=None,
             )
+        check_per_target(self._all.values(), target, source)
         challenge_id = self.ids()
         while challenge_id in self._all:
             challenge_id = self.ids()
-        made = Pending(challenge_id, challenger, target, game, seat, now, time_control)
+        made = Pending(challenge_id, challenger, target, game, seat, now, time_control, source)
         self._all[challenge_id] = made
         return made
 

@@ -58,3 +58,14 @@ class Client:
         the peer's close frame is not stuck behind unread messages."""
         if self.closing is None:
             self.closing = asyncio.create_task(self.ws.close(code, reason))
+
+
+def source_of(client: Client) -> str:
+    """The address a connection comes from, the key of every per-source limit: the one the
+    gateway counts it by (``Client.source``: the peer's IP address, or behind a trusted
+    proxy the client's from the PROXY protocol, ``server.sources.source_key``), else the
+    peer's IP address."""
+    if client.source:
+        return client.source
+    address = client.ws.remote_address
+    return str(address[0]) if address else "unknown"

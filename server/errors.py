@@ -81,6 +81,14 @@ class RateLimited(ProtocolError):
     code = "rate_limited"
 
 
+class Busy(ProtocolError):
+    """The server's share of some costly work (password hashing, analyses) is taken for now:
+    nothing was done; ``detail.retry_after`` is the seconds to wait, ``detail.limit`` which
+    share."""
+
+    code = "busy"
+
+
 class MessageTooBig(ProtocolError):
     """A frame larger than the published ``max_message_bytes``; the connection is closed."""
 
@@ -361,6 +369,43 @@ class NotSignedIn(ProtocolError):
     code = "not_signed_in"
 
 
+# --- tournaments --------------------------------------------------------------------------
+
+
+class UnknownTournament(ProtocolError):
+    """No tournament has this id (never made, or deleted)."""
+
+    code = "unknown_tournament"
+
+
+class NotEntered(ProtocolError):
+    """A tournament command (withdraw, pause, berserk) from a player who is not entered in
+    it, or about a game of the tournament the player is not playing."""
+
+    code = "not_entered"
+
+
+class TournamentClosed(ProtocolError):
+    """The tournament no longer takes this command: it is over, or (rounds) its first round
+    has been paired, so entries are closed. ``detail.reason`` says which."""
+
+    code = "tournament_closed"
+# --- chat ----------------------------------------------------------------------------------
+
+
+class Silenced(ProtocolError):
+    """An admin silenced this player's chat for a time; ``detail.until`` says until when
+    (Unix seconds)."""
+
+    code = "silenced"
+
+
+class UnknownChatLine(ProtocolError):
+    """``admin_delete_chat`` named a chat line there is not (or one already deleted)."""
+
+    code = "unknown_chat_line"
+
+
 ERRORS: tuple[type[ProtocolError], ...] = (
     InternalError,
     BadJson,
@@ -370,6 +415,7 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     HelloRequired,
     BadResumeToken,
     RateLimited,
+    Busy,
     MessageTooBig,
     UnknownGame,
     UnknownLevel,
@@ -410,6 +456,11 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     BadPassword,
     NotAGuest,
     NotSignedIn,
+    UnknownTournament,
+    NotEntered,
+    TournamentClosed,
+    Silenced,
+    UnknownChatLine,
 )
 """Every concrete error class, in the order the protocol documentation lists them."""
 

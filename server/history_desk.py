@@ -9,12 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-from server import errors, history
+from server import chat, errors, history
 from server import protocol as p
 from server.connection import Client
 from server.outbox import Outbox
 from server.rooms import Player
 from server.store import Store
+
+CHAT_LINES = 500
+"""The most chat lines a replay shows (the newest)."""
 
 
 class People(Protocol):
@@ -39,8 +42,16 @@ class HistoryDesk:
             self.outbox.send([client], await self.past(message.player or player.id,
                                                         message.limit))
         else:
-            self.outbox.send([client], p.GameRecordMessage(record=await self.replay(
-                message.game_id)))
+            replay = await self.replay(message.game_id)
+            seated = [s.player.id for s in replay.seats if s.player is not None]
+            played = player.id in seated or client.admin is not None
+            lines = await self.store.chat_lines(
+                replay.id, ("players", "spectators") if played else ("spectators",),
+                CHAT_LINES)
+            who = await self.people.people(line.player_id for line in lines)
+            replay = replay.model_copy(update={"chat": [
+                chat.view(line, who[line.player_id].bot) for line in lines]})
+            self.outbox.send([client], p.GameRecordMessage(record=replay))
 
     async def past(self, player_id: str, limit: int) -> p.History:
         """The player's finished games, newest first (unfinished ones are in the lobby)."""

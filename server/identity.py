@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
-from server import errors
+from server import errors, names
 from server import protocol as p
 from server.connection import Client
 from server.outbox import Outbox
@@ -199,9 +199,13 @@ class Identity:
         """The guest became the account ``player`` (same id, sign-up or sign-in): its new
         name in the rooms it sits in and on its connections here. The account's row is
         written by the store: ``keep`` has nothing left to write for it."""
-        self._players[player.id] = player
         self._unsaved.pop(player.id, None)
         self._kept.add(player.id)
+        self._show(player)
+
+    def _show(self, player: Player) -> None:
+        """``player``'s name, as it is now, in its rooms and on its connections here."""
+        self._players[player.id] = player
         self._rooms.rename(player)
         for client in self._outbox.connections(player.id):
             client.player = player
@@ -268,11 +272,15 @@ class Identity:
                 "this player is an account now: sign in (hello.resume with a session token)")
 
     async def _guest_name(self, name: str) -> str:
-        """``name`` itself unless an account holds it (in any letter case), then
-        ``"name (guest)"``, so nobody can pass for a signed-up person."""
-        if await self._store.find_account(name) is None:
-            return name
-        return f"{name} (guest)"
+        """``name`` as the names profile shows a guest's (``server.names.guest``), marked
+        ``"name (guest)"`` if it, or its look-alike (``server.names.lookalike``), is an
+        account's, a bot's or an admin's name in any letter case: nobody passes for a
+        signed-up person, a bot or the staff."""
+        shown = names.guest(name) or f"Guest {secrets.randbelow(9000) + 1000}"
+        for candidate in dict.fromkeys((shown, names.lookalike(shown))):
+            if await self._store.name_is_held(candidate):
+                return f"{shown} (guest)"
+        return shown
 
     async def _rename(self, player: Player, name: str) -> Player:
         """The guest ``player`` now goes by ``name`` (as ``_guest_name`` has it): stored, and
@@ -283,5 +291,5 @@ class Identity:
             created = record.created_at if record is not None else time.time()
             await self._store.save_player(PlayerRecord(player.id, renamed.name, "guest",
                                                        created))
-        self.became(renamed)
+        self._show(renamed)  # still a guest: its row, if it has none, waits for its first game
         return renamed

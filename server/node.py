@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Protocol
 
@@ -22,12 +24,16 @@ from pydantic import BaseModel
 
 from server import errors, history
 from server import protocol as p
+from server.challenges import ChallengeBook
 from server.cluster import Cluster, OwnerGone
 from server.connection import Client
 from server.locks import RoomLocks
 from server.outbox import Outbox
 from server.placement import unfinished_limit
-from server.rooms import Lobby, Player, Room, room_of
+from server.rooms import Lobby, Player, Room, pick_open, room_of
+from server.settings import Settings
+from server.shared_challenges import SharedChallengeBook
+from server.shared_limits import SharedBotLimiter, SharedCounts
 from server.store import Fenced, GameRecord, MoveRecord, Store
 
 log = logging.getLogger("discus.node")
@@ -90,7 +96,8 @@ class ClusterPlacement:
             await self.cluster.forget(room.id)
             return
         people = tuple(s.player.id for s in room.seats if s.player is not None)
-        summary = (json.dumps([room.created_at, room.summary().model_dump(mode="json")])
+        summary = (json.dumps([room.created_at, room.summary().model_dump(mode="json"),
+                               room.source or f"player:{people[0] if people else ''}"])
                    if room.opponent == "open" and room.status == "waiting" else None)
         entry = (room.game_id, people, tuple(sorted(room.spectators)), summary)
         if self._published.get(room.id) == entry:
@@ -188,10 +195,11 @@ class ClusterPlacement:
         await unfinished_limit(self._store, player_id, self._max_rooms)
 
     async def open_rooms(self, lobby: Lobby) -> p.Rooms:
-        found = sorted((json.loads(s) for s in await self.cluster.open_rooms()),
-                       key=lambda entry: -entry[0])
-        return p.Rooms(rooms=[p.RoomSummary.model_validate(summary)
-                              for _, summary in found[:100]])
+        found = [json.loads(s) for s in await self.cluster.open_rooms()]
+        # An entry from a node before rooms kept their source has two fields.
+        return pick_open([(entry[0], entry[2] if len(entry) > 2 else "",
+                           p.RoomSummary.model_validate(entry[1])) for entry in found],
+                         time.time())
 
     async def present(self, player_id: str, online: bool) -> bool:
         return await self.cluster.connected(player_id, online=online)
@@ -340,3 +348,13 @@ class ClusterInbox:
         room = self._lobby.rooms.get(room_id)
         self._runner.forget(room_id)
         return None if room is None else room.game_id
+
+
+def shared_state(cluster: Cluster, settings: Settings) -> tuple[
+        SharedBotLimiter, SharedCounts, SharedChallengeBook]:
+    """A cluster's side of the limits and challenges: kept in Redis for every node."""
+    return (SharedBotLimiter(cluster.redis, cluster.prefix, cluster.node, settings.bots),
+            SharedCounts(cluster.redis, cluster.prefix),
+            SharedChallengeBook(cluster.redis, cluster.prefix,
+                                lambda: "c" + secrets.token_hex(4),
+                                settings.max_challenges, ChallengeBook.ttl))

@@ -8,7 +8,11 @@ to other nodes of a cluster is handed to ``publish`` (a no-op on a single node) 
 call, so no caller has to know where its readers are.
 
 The outbox also keeps which connections each player has on this node (``attach``/``detach``);
-``server.identity`` decides who a connection is, the outbox only where to write.
+``server.identity`` decides who a connection is, the outbox only where to write. A *channel*
+(a name starting with ``#``, never a player id) is addressed like a player: the connections
+listening to it here (``listen``/``unlisten``) get its frames, and a cluster publishes them to
+the nodes where it has listeners, as it does for a player's connections (``server.chat_desk``
+says which channels there are).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class Outbox:
         self.max_buffered_bytes = max_buffered_bytes
         self.publish = publish
         self._connections: dict[str, set[Client]] = {}
+        self._channels: dict[str, set[Client]] = {}
 
     # --- who is connected here --------------------------------------------------------------
 
@@ -59,6 +64,23 @@ class Outbox:
         if mine:
             return False
         del self._connections[player_id]
+        return True
+
+    def listen(self, channel: str, client: Client) -> bool:
+        """``client`` gets the channel's frames; True if it is the channel's first here."""
+        listeners = self._channels.setdefault(channel, set())
+        listeners.add(client)
+        return len(listeners) == 1
+
+    def unlisten(self, channel: str, client: Client) -> bool:
+        """``client`` stops listening; True if it was the channel's last listener here."""
+        listeners = self._channels.get(channel)
+        if listeners is None or client not in listeners:
+            return False
+        listeners.discard(client)
+        if listeners:
+            return False
+        del self._channels[channel]
         return True
 
     def connections(self, player_id: str) -> Collection[Client]:
@@ -103,9 +125,12 @@ class Outbox:
             self.to_players(send.to, send.message)
 
     def deliver_local(self, player_ids: Iterable[str], data: str) -> None:
-        """An encoded frame to this node's connections of these players (a cluster's
-        subscriber calls this with frames other nodes published)."""
-        self.write([c.ws for pid in player_ids for c in self._connections.get(pid, ())], data)
+        """An encoded frame to this node's connections of these players, or listeners of
+        these channels (a cluster's subscriber calls this with frames other nodes
+        published)."""
+        self.write([c.ws for pid in player_ids
+                    for c in self._connections.get(pid) or self._channels.get(pid) or ()],
+                   data)
 
     def write(self, targets: list[ServerConnection], data: str) -> None:
         """The one place frames are written; a connection that stopped reading is cut."""

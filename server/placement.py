@@ -10,6 +10,7 @@ chosen once at start-up, as websockets picks its asyncio or sync layer.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -72,7 +73,8 @@ class Placement(Protocol):
 
     async def present(self, player_id: str, online: bool) -> bool:
         """This node's first connection of the player opened (``online``) or its last
-        closed; True if the player is still connected through another node."""
+        closed; True if the player is still connected through another node. A chat
+        channel's listeners (``Outbox.listen``) are announced the same way."""
 
     async def is_online(self, player_id: str) -> bool:
         """Whether the player has a connection on any node."""
@@ -133,7 +135,7 @@ class SingleNode:
         """The lobby counts this node's rooms itself, and they are all of them."""
 
     async def open_rooms(self, lobby: Lobby) -> p.Rooms:
-        return lobby.open_rooms()
+        return lobby.open_rooms(time.time())
 
     async def present(self, player_id: str, online: bool) -> bool:
         return False

@@ -45,6 +45,7 @@ ErrorCode = Literal[
     "hello_required",
     "bad_resume_token",
     "rate_limited",
+    "busy",
     "message_too_big",
     "unknown_game",
     "unknown_level",
@@ -85,6 +86,11 @@ ErrorCode = Literal[
     "bad_password",
     "not_a_guest",
     "not_signed_in",
+    "unknown_tournament",
+    "not_entered",
+    "tournament_closed",
+    "silenced",
+    "unknown_chat_line",
 ]
 """Stable error codes; one per class in ``server.errors`` (a test keeps them equal)."""
 
@@ -456,6 +462,118 @@ class GetProfile(_ClientMessage):
 RATING_MESSAGES = (GetLeaderboard, GetProfile)
 
 
+# --- tournaments ------------------------------------------------------------------------------
+
+
+class CreateTournament(_ClientMessage):
+    """Make an arena: from ``starts_in`` seconds from now for ``minutes``, games of ``game``
+    under ``time_control``; answered by ``tournament``. Only signed-in accounts (and bots)
+    may make one (``forbidden`` for a guest)."""
+
+    type: Literal["create_tournament"] = "create_tournament"
+    game: str = Field(max_length=32, description="A game name from `welcome.games`.")
+    name: str = Field(min_length=1, max_length=60)
+    time_control: str = Field(max_length=32,
+                              description="A name from `welcome.time_controls`.")
+    minutes: int = Field(ge=5, le=720, description="How long pairing goes on.")
+    starts_in: int = Field(default=0, ge=0, le=7 * 86400,
+                           description="Seconds from now until the first pairing.")
+    berserk: bool = Field(default=True, description="Whether players may berserk.")
+
+
+class JoinTournament(_ClientMessage):
+    """Enter an arena, or come back after ``pause_tournament`` or ``withdraw_tournament``
+    (the score stands); answered by ``tournament``. A free player is paired as soon as
+    another is: its room's ``room_state`` arrives unasked."""
+
+    type: Literal["join_tournament"] = "join_tournament"
+    tournament: str = Field(max_length=64)
+
+
+class PauseTournament(_ClientMessage):
+    """Stop being paired in an arena until ``join_tournament``; a game under way is played
+    out. Answered by ``tournament``."""
+
+    type: Literal["pause_tournament"] = "pause_tournament"
+    tournament: str = Field(max_length=64)
+
+
+class WithdrawTournament(_ClientMessage):
+    """Leave an arena (the score stands in the standings); answered by ``tournament``."""
+
+    type: Literal["withdraw_tournament"] = "withdraw_tournament"
+    tournament: str = Field(max_length=64)
+
+
+class GetTournament(_ClientMessage):
+    """Ask for an arena's state and standings; answered by ``tournament``."""
+
+    type: Literal["get_tournament"] = "get_tournament"
+    tournament: str = Field(max_length=64)
+
+
+class ListTournaments(_ClientMessage):
+    """Ask for the arenas upcoming, running and lately finished; answered by
+    ``tournaments``."""
+
+    type: Literal["list_tournaments"] = "list_tournaments"
+
+
+TOURNAMENT_MESSAGES = (CreateTournament, JoinTournament, PauseTournament, WithdrawTournament,
+                       GetTournament, ListTournaments)
+# --- client -> server: chat (``server.chat_desk``) ---------------------------------------------
+
+ChatGameId = Annotated[str | None, Field(
+    default=None, max_length=64,
+    description="A game id (`room.id` + `-` + `room.round`, as `history` lists them); null: "
+    "the lobby chat.")]
+
+
+class GetChat(_ClientMessage):
+    """Open a chat on this connection: answered by ``chat_history`` (its newest lines), then
+    every new line as ``chat_line`` (and ``chat_deleted``) until the connection closes.
+    In a game, a seated player reads and writes the players' chat, anyone else the
+    spectators' chat (an admin reads both); the lobby chat is everyone's to read."""
+
+    type: Literal["get_chat"] = "get_chat"
+    game_id: ChatGameId = None
+
+
+class Chat(_ClientMessage):
+    """Say ``text`` in a chat this connection opened with ``get_chat`` (``not_in_room``
+    otherwise); everyone who has it open gets ``chat_line``, the sender too. Refused:
+    longer than ``limits.chat.max_chars`` once trimmed, or empty (``bad_message``); more
+    than ``limits.chat.lines`` in ``limits.chat.window_seconds`` (``rate_limited``); a
+    guest in the lobby unless ``limits.chat.guests_in_lobby`` (``not_signed_in``); a
+    silenced player (``silenced``). The text is plain text: pages show it as text, never
+    as HTML."""
+
+    type: Literal["chat"] = "chat"
+    game_id: ChatGameId = None
+    text: str = Field(max_length=2000)
+
+
+class AdminDeleteChat(_ClientMessage):
+    """(Admins.) Delete a chat line: it is gone from the chat's history, and everyone who
+    has the chat open gets ``chat_deleted``; answered by ``chat_deleted`` too
+    (``unknown_chat_line`` if there is no such line)."""
+
+    type: Literal["admin_delete_chat"] = "admin_delete_chat"
+    line: int = Field(ge=1, description="The `chat_line.line.id`.")
+
+
+class AdminSilenceChat(_ClientMessage):
+    """(Admins.) Silence a player's chat everywhere for ``seconds`` (0 lifts a silence);
+    answered by ``chat_silenced``. Their lines meanwhile are refused with ``silenced``."""
+
+    type: Literal["admin_silence_chat"] = "admin_silence_chat"
+    player: str = Field(min_length=1, max_length=64, description="A player id.")
+    seconds: int = Field(ge=0, le=30 * 86400)
+
+
+CHAT_MESSAGES = (GetChat, Chat, AdminDeleteChat, AdminSilenceChat)
+
+
 # --- client -> server: admin (refused with `forbidden` before `admin_login`) -----------------
 
 
@@ -612,7 +730,17 @@ ClientMessage = Annotated[
     | SignOut
     | ChangePassword
     | GetLeaderboard
-    | GetProfile,
+    | GetProfile
+    | CreateTournament
+    | JoinTournament
+    | PauseTournament
+    | WithdrawTournament
+    | GetTournament
+    | ListTournaments
+    | GetChat
+    | Chat
+    | AdminDeleteChat
+    | AdminSilenceChat,
     Field(discriminator="type"),
 ]
 
@@ -781,9 +909,32 @@ class ServerLimits(_Message):
         default=10, description="Challenges one player may have waiting for an answer.")
     bot: BotLimitsView | None = Field(
         default=None, description="A bot's own limits; null unless `hello` had a bot token.")
+    chat: ChatLimits | None = Field(default=None, description="The bounds of `chat`.")
     bot_registration: BotRegistrationView | None = Field(
         default=None, description="How `register_bot` is bounded; null: this server does "
         "not let bots register themselves (ask its admin for a bot account).")
+
+
+class ChatLimits(_Message):
+    """How ``chat`` is bounded (``server.settings.Settings``)."""
+
+    max_chars: int = Field(description="Longest line, in characters once trimmed.")
+    lines: int = Field(description="Lines one player may send within `window_seconds`.")
+    window_seconds: float
+    guests_in_lobby: bool = Field(description="Whether guests may write in the lobby chat.")
+
+
+class ChatLineView(_Message):
+    """One line of chat, as sent and as stored."""
+
+    id: int = Field(description="Unique on this server (its cluster): `admin_delete_chat`.")
+    game_id: str | None = Field(description="The game's chat it belongs to; null: the lobby.")
+    channel: Literal["lobby", "players", "spectators"] = Field(
+        description="Within a game: the players' chat (its seated players) or the "
+        "spectators' (everyone else).")
+    player: PlayerView
+    text: str = Field(description="Plain text: show it as text, never as HTML.")
+    at: float = Field(description="Unix time (seconds) it was said.")
 
 
 class BotLimitsView(_Message):
@@ -865,6 +1016,9 @@ class GameReplay(_Message):
         default=None, description="A timed game's clocks after each ply (`len(moves)` "
         "pairs, seat 0 first, in milliseconds, the increment included; null for a seat "
         "without a clock); null when untimed.")
+    chat: list[ChatLineView] = Field(
+        default_factory=list, description="The game's chat, oldest first: its spectators' "
+        "lines, and its players' lines for those who played it (and admins).")
 
 
 # --- server -> client ------------------------------------------------------------------------
@@ -1532,6 +1686,99 @@ class Profile(_Message):
     recent: list[PastGame] = Field(description="Finished games, newest first (the last 10).")
 
 
+class TournamentView(_Message):
+    """An arena's settings and state. Times are epoch seconds."""
+
+    id: str
+    kind: Literal["arena"]
+    name: str
+    game: str
+    time_control: str
+    starts_at: float
+    ends_at: float
+    status: Literal["upcoming", "running", "finished"]
+    berserk: bool
+    players: int = Field(description="How many have joined (paused and withdrawn included).")
+
+
+class StandingRow(_Message):
+    """A player's line in the standings: points of each finished game in ``sheet`` (in the
+    order they finished; a win on a streak counts double), ``on_fire`` after two wins in a
+    row."""
+
+    rank: int
+    player: PlayerView
+    rating: int
+    score: int
+    games: int
+    sheet: list[int]
+    on_fire: bool
+    status: Literal["active", "paused", "withdrawn"]
+    playing: bool
+
+
+class TournamentGameView(_Message):
+    """A game under way in an arena: its room (to spectate) and who moves first."""
+
+    room: str
+    first: PlayerView
+    second: PlayerView
+
+
+class TournamentMessage(_Message):
+    """An arena's state: the answer to every tournament message but ``list_tournaments``,
+    and pushed to its players whenever a game starts or ends or someone joins, pauses or
+    withdraws. ``standings`` holds the top rows; ``you`` the receiver's own row (null when
+    it has not joined)."""
+
+    type: Literal["tournament"] = "tournament"
+    tournament: TournamentView
+    standings: list[StandingRow]
+    you: StandingRow | None = None
+    games: list[TournamentGameView]
+
+
+class Tournaments(_Message):
+    """Answer to ``list_tournaments``: upcoming and running arenas, soonest first, then the
+    lately finished."""
+
+    type: Literal["tournaments"] = "tournaments"
+    tournaments: list[TournamentView]
+class ChatHistory(_Message):
+    """Answer to ``get_chat``: the chat's newest lines this connection may read, oldest
+    first (both channels of a game for an admin)."""
+
+    type: Literal["chat_history"] = "chat_history"
+    game_id: str | None
+    channel: Literal["lobby", "players", "spectators"] = Field(
+        description="The channel this connection writes in (an admin writing in a game: "
+        "the spectators').")
+    lines: list[ChatLineView]
+
+
+class ChatLine(_Message):
+    """A new line in a chat this connection opened with ``get_chat``."""
+
+    type: Literal["chat_line"] = "chat_line"
+    line: ChatLineView
+
+
+class ChatDeleted(_Message):
+    """An admin deleted a line: remove it from the page."""
+
+    type: Literal["chat_deleted"] = "chat_deleted"
+    line: int
+    game_id: str | None
+
+
+class ChatSilenced(_Message):
+    """Answer to ``admin_silence_chat``."""
+
+    type: Literal["chat_silenced"] = "chat_silenced"
+    player: str
+    until: float | None = Field(description="Unix time the silence ends; null: lifted.")
+
+
 ServerMessage = Annotated[
     Welcome
     | RoomState
@@ -1570,7 +1817,13 @@ ServerMessage = Annotated[
     | PasswordChanged
     | RatingChange
     | Leaderboard
-    | Profile,
+    | Profile
+    | TournamentMessage
+    | Tournaments
+    | ChatHistory
+    | ChatLine
+    | ChatDeleted
+    | ChatSilenced,
     Field(discriminator="type"),
 ]
 
@@ -1637,7 +1890,7 @@ def error_message(exc: errors.ProtocolError, ref: str | int | None = None,
 CLIENT_MESSAGES: tuple[type[BaseModel], ...] = (
     Hello, ListRooms, CreateRoom, *ROOM_COMMANDS, ListHistory, GetGame, RequestReview,
     Analyse, GetStats, Ping, *CHALLENGE_CLIENT_MESSAGES, RegisterBot, *ADMIN_CLIENT_MESSAGES,
-    *ACCOUNT_MESSAGES, *RATING_MESSAGES)
+    *ACCOUNT_MESSAGES, *RATING_MESSAGES, *TOURNAMENT_MESSAGES, *CHAT_MESSAGES)
 """Every message a client may send, one class each (``ClientMessage`` is their union)."""
 
 _CLIENT_TYPES = frozenset(m.model_fields["type"].default for m in CLIENT_MESSAGES)

@@ -22,6 +22,12 @@ TAU = 0.5
 smaller keeps ratings from swinging on improbable results)."""
 EPSILON = 1e-6
 """Convergence tolerance of the volatility iteration (step 5 of the paper)."""
+MIN_RATING, MAX_RATING = 0.0, 5000.0
+MIN_DEVIATION = 30.0
+MIN_VOLATILITY, MAX_VOLATILITY = 0.01, 0.5
+"""The range every rating taken in or given out is clamped to (``bounded``): far wider than
+any person or level reaches, and narrow enough that the arithmetic below cannot overflow or
+divide by zero, whatever a database row or an admin's calibration holds."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,20 @@ class Outcome:
     score: float
 
 
+def _clamp(value: float, low: float, high: float, default: float) -> float:
+    return default if not math.isfinite(value) else min(high, max(low, value))
+
+
+def bounded(rating: Rating) -> Rating:
+    """``rating`` within ``MIN_RATING``..``MAX_RATING``, its deviation within
+    ``MIN_DEVIATION``..``DEFAULT_DEVIATION`` and its volatility within bounds (a value that is
+    not a number becomes the default): what ``update`` computes with and gives."""
+    return Rating(_clamp(rating.rating, MIN_RATING, MAX_RATING, DEFAULT_RATING),
+                  _clamp(rating.rd, MIN_DEVIATION, DEFAULT_DEVIATION, DEFAULT_DEVIATION),
+                  _clamp(rating.volatility, MIN_VOLATILITY, MAX_VOLATILITY,
+                         DEFAULT_VOLATILITY))
+
+
 def _g(phi: float) -> float:
     return 1.0 / math.sqrt(1.0 + 3.0 * phi * phi / (math.pi * math.pi))
 
@@ -64,11 +84,14 @@ def update(player: Rating, games: Sequence[Outcome], tau: float = TAU) -> Rating
     """``player``'s rating after a rating period in which it played ``games`` (all against
     opponents' ratings as they stood at the start of the period). With no games the rating
     and volatility stay and the deviation grows (step 6 alone): an idle player's rating is
-    less certain."""
+    less certain. Every rating in and out is ``bounded``, so no stored value can make it
+    raise."""
+    player = bounded(player)
+    games = [Outcome(bounded(game.opponent), game.score) for game in games]
     mu, phi, sigma = player.mu, player.phi, player.volatility
     if not games:
         phi_star = math.sqrt(phi * phi + sigma * sigma)
-        return Rating(player.rating, phi_star * SCALE, sigma)
+        return bounded(Rating(player.rating, phi_star * SCALE, sigma))
     # Steps 3 and 4: the estimated variance v and improvement delta.
     inverse_v = 0.0
     total = 0.0
@@ -84,7 +107,7 @@ def update(player: Rating, games: Sequence[Outcome], tau: float = TAU) -> Rating
     phi_star = math.sqrt(phi * phi + sigma_new * sigma_new)
     phi_new = 1.0 / math.sqrt(1.0 / (phi_star * phi_star) + 1.0 / v)
     mu_new = mu + phi_new * phi_new * total
-    return Rating(mu_new * SCALE + DEFAULT_RATING, phi_new * SCALE, sigma_new)
+    return bounded(Rating(mu_new * SCALE + DEFAULT_RATING, phi_new * SCALE, sigma_new))
 
 
 def _volatility(delta: float, phi: float, v: float, sigma: float, tau: float) -> float:
@@ -153,13 +176,13 @@ def is_provisional(rating: Rating) -> bool:
 def level_rating(elo: float, error: float = 0.0) -> Rating:
     """A calibrated level's rating: ``elo`` relative to the weakest level, anchored at
     ``LEVEL_ANCHOR``; deviation the calibration's ``error``, at least ``LEVEL_MIN_RD``."""
-    return Rating(LEVEL_ANCHOR + elo, max(LEVEL_MIN_RD, error), DEFAULT_VOLATILITY)
+    return bounded(Rating(LEVEL_ANCHOR + elo, max(LEVEL_MIN_RD, error), DEFAULT_VOLATILITY))
 
 
 def guessed_level_rating(order: int) -> Rating:
     """A level never calibrated: a guess from its place in the ladder (0 the weakest)."""
-    return Rating(LEVEL_ANCHOR + order * UNCALIBRATED_STEP, UNCALIBRATED_RD,
-                  DEFAULT_VOLATILITY)
+    return bounded(Rating(LEVEL_ANCHOR + order * UNCALIBRATED_STEP, UNCALIBRATED_RD,
+                          DEFAULT_VOLATILITY))
 
 
 def after_game(player: Rating, opponent: Rating, score: float) -> Rating:

@@ -18,15 +18,17 @@ import logging
 import multiprocessing
 import os
 import time
+from collections import Counter
 from typing import Any
 
 import games
 from ai import review as engine_review
 from server import errors
 from server import protocol as p
-from server.connection import Client
+from server.connection import Client, source_of
 from server.engines import AiPool, Pool
 from server.outbox import Outbox
+from server.settings import DEFAULT_ANALYSIS_LIMITS, AnalysisLimits
 from server.store import GameRecord, MoveRecord, ReviewRecord, Store
 
 log = logging.getLogger(__name__)
@@ -35,10 +37,8 @@ REVIEW_TASK = "ai.review:review_moves"
 ANALYSIS_TASK = "ai.review:analyse_moves"
 REVIEWABLE = frozenset({"finished", "aborted"})
 """Statuses of a game that can be reviewed: it is over, so its moves never change."""
-MAX_PENDING = 2
-"""Reviews and analyses one connection may have waiting for the engine at once; more are
-refused (``limit_exceeded``, ``detail.limit`` ``pending_analyses``): each costs engine time,
-and a page trying moves needs only its latest answer."""
+
+
 
 
 def _lower_priority() -> None:
@@ -115,7 +115,8 @@ class ReviewDesk:
     the server's shutdown flag (failures after it are not logged)."""
 
     def __init__(self, store: Store, outbox: Outbox, pool: Pool | None,
-                 analysis_seconds: float, stopping: asyncio.Event) -> None:
+                 analysis_seconds: float, stopping: asyncio.Event,
+                 limits: AnalysisLimits = DEFAULT_ANALYSIS_LIMITS) -> None:
         self.store = store
         self.outbox = outbox
         self.pool = pool
@@ -124,27 +125,56 @@ class ReviewDesk:
         self.local = LowPriorityRunner()
         self.tasks: set[asyncio.Task[None]] = set()
         self._computing: dict[str, asyncio.Future[ReviewRecord]] = {}
-        self._pending: dict[Client, int] = {}
+        self.limits = limits
+        self.seconds = 1.0
+        """A moving average of one request's engine time, for ``retry_after``."""
+        self._held: Counter[tuple[str, str]] = Counter()
+        """Requests in flight per (``player``/``source``/``all``, key)."""
+        self._of: dict[Client, set[asyncio.Task[None]]] = {}
+        """Each connection's requests in flight, cancelled when it closes (``forget``)."""
 
     async def handle(self, client: Client, message: p.RequestReview | p.Analyse) -> None:
         """Check the request now (a bad one raises its protocol error and changes nothing),
         then answer it when the engine is done, from a task of its own: the connection's
         other messages are not held up meanwhile."""
-        if self._pending.get(client, 0) >= MAX_PENDING:
-            raise errors.LimitExceeded(
-                f"at most {MAX_PENDING} reviews and analyses may wait at once; ask again "
-                "when one is answered", limit="pending_analyses", allowed=MAX_PENDING,
-                retry_after=None)
         if isinstance(message, p.RequestReview):
             record, moves = await self._finished_game(message.game_id)
             stored = await self.store.load_review(record.id)
             if stored is not None:
                 self.outbox.send([client], _message(stored))
                 return
-            self._spawn(client, message, self._review(record, moves))
+            holds = self._ration(client, message.type)
+            self._spawn(client, message, self._review(record, moves), holds)
         else:
             game, state, played = _position(message.game, message.moves)
-            self._spawn(client, message, self._analyse(game, state, played))
+            holds = self._ration(client, message.type)
+            self._spawn(client, message, self._analyse(game, state, played), holds)
+
+    def forget(self, client: Client) -> None:
+        """The connection closed: its requests in flight are cancelled (one not yet started
+        on a worker is dropped; ``AiPool.run_task``)."""
+        for task in self._of.pop(client, set()):
+            task.cancel()
+
+    def _ration(self, client: Client, kind: str) -> list[tuple[str, str]]:
+        """The counters a new request of ``kind`` would hold, or its refusal at once."""
+        lim = self.limits
+        player = client.player.id if client.player is not None else str(id(client))
+        holds = [("player", f"{kind}:{player}"), ("source", source_of(client)), ("all", "")]
+        retry = round(max(0.5, self.seconds), 1)
+        if self._held[holds[0]] >= lim.per_player:
+            raise errors.RateLimited(
+                f"you have a {kind} under way already; ask again when it is answered",
+                limit="analyses_per_player", allowed=lim.per_player, retry_after=retry)
+        if self._held[holds[1]] >= lim.per_source:
+            raise errors.RateLimited(
+                "too many reviews and analyses under way from this address; wait a little",
+                limit="analyses_per_source", allowed=lim.per_source, retry_after=retry)
+        if self._held[holds[2]] >= lim.at_once:
+            raise errors.Busy("the engine's share for reviews and analyses is taken; try "
+                              "again shortly", limit="analyses",
+                              retry_after=round(retry * (1 + self._held[holds[2]] / 2), 1))
+        return holds
 
     async def close(self) -> None:
         """At shutdown, after the AI pool has closed (failing the tasks it held): stop the
@@ -160,12 +190,18 @@ class ReviewDesk:
             return await pool.run_task(path, *args)
         return await self.local.run(path, *args)
 
-    def _spawn(self, client: Client, message: p.RequestReview | p.Analyse, work: Any) -> None:
-        self._pending[client] = self._pending.get(client, 0) + 1
+    def _spawn(self, client: Client, message: p.RequestReview | p.Analyse, work: Any,
+               holds: list[tuple[str, str]]) -> None:
+        for hold in holds:
+            self._held[hold] += 1
+        started = time.monotonic()
 
         async def answer() -> None:
             try:
                 self.outbox.send([client], await work)
+                self.seconds = 0.8 * self.seconds + 0.2 * (time.monotonic() - started)
+            except asyncio.CancelledError:
+                return  # its connection closed: nobody to answer
             except errors.ProtocolError as exc:
                 self.outbox.refuse(client, exc, message)
             except Exception:
@@ -175,13 +211,23 @@ class ReviewDesk:
                 self.outbox.refuse(client, errors.InternalError(
                     f"the {message.type} could not be computed; try again"), message)
             finally:
-                left = self._pending.pop(client, 1) - 1
-                if left:
-                    self._pending[client] = left
+                for hold in holds:
+                    self._held[hold] -= 1
+                    if not self._held[hold]:
+                        del self._held[hold]
 
         task = asyncio.create_task(answer())
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        mine = self._of.setdefault(client, set())
+        mine.add(task)
+
+        def done(task: asyncio.Task[None]) -> None:
+            self.tasks.discard(task)
+            mine.discard(task)
+            if not mine and self._of.get(client) is mine:
+                del self._of[client]
+
+        task.add_done_callback(done)
 
     async def _finished_game(self, game_id: str) -> tuple[GameRecord, list[MoveRecord]]:
         loaded = await self.store.load_game(game_id)
@@ -203,7 +249,14 @@ class ReviewDesk:
             try:
                 stored = await self._compute(record, moves)
             except BaseException as exc:
-                computing.set_exception(exc)
+                if isinstance(exc, asyncio.CancelledError):
+                    # Its asker's connection closed: whoever else waits for the same review
+                    # is told to ask again (which computes it anew), not left unanswered.
+                    computing.set_exception(errors.Busy(
+                        "the review was interrupted; ask again", retry_after=1.0,
+                        limit="analyses"))
+                else:
+                    computing.set_exception(exc)
                 computing.exception()  # retrieved: waiters, if any, get it too
                 raise
             finally:

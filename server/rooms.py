@@ -158,6 +158,9 @@ class Room:
         player id and by ``level_key(level)``; whoever is missing is shown without one."""
         self.round = 1
         self.created_at = now
+        self.source = ""
+        """The address its creator made it from (``server.connection.source_of``), for the
+        open list's per-address share; "" when unknown (restored, or a challenge's)."""
         self.epoch = 0
         """The fencing token this instance of the room writes with: the lease epoch it was
         created, loaded or taken over under (0 on a single node). A newer instance of the
@@ -858,6 +861,38 @@ def room_of(game_id: str) -> tuple[str, int]:
     return room_id, int(round)
 
 
+OPEN_LIST_SIZE = 100
+"""Rooms the open list shows at most."""
+OPEN_LIST_AGE = 1800.0
+"""Seconds a room waits on the open list: older ones are left off (still joinable by code)."""
+OPEN_LIST_PER_SOURCE = 3
+"""Rooms one address (or one creator, where the address is unknown) shows on the open list
+at most, its newest: twenty guests from one address cannot push everybody else's off."""
+
+
+def pick_open(waiting: Sequence[tuple[float, str, p.RoomSummary]], now: float | None
+              ) -> p.Rooms:
+    """The open list from ``(created_at, source, summary)`` of the rooms waiting for anyone:
+    newest first, none older than ``OPEN_LIST_AGE``, at most ``OPEN_LIST_PER_SOURCE`` per
+    source, at most ``OPEN_LIST_SIZE`` in all."""
+    shown: list[p.RoomSummary] = []
+    per_source: dict[str, int] = {}
+    for created_at, source, summary in sorted(waiting, key=lambda e: -e[0]):
+        too_old = now is not None and now - created_at > OPEN_LIST_AGE
+        if too_old or per_source.get(source, 0) >= OPEN_LIST_PER_SOURCE:
+            continue
+        per_source[source] = per_source.get(source, 0) + 1
+        shown.append(summary)
+        if len(shown) == OPEN_LIST_SIZE:
+            break
+    return p.Rooms(rooms=shown)
+
+
+def _creator(room: Room) -> str:
+    seated = next((s.player.id for s in room.seats if s.player is not None), "")
+    return f"player:{seated}"
+
+
 class Lobby:
     """Every room on this server, indexed by id and by player; the sans-I/O front door.
 
@@ -1064,10 +1099,12 @@ class Lobby:
         turns = [(room, room.stalled_ai_turn()) for room in self.rooms.values()]
         return [(room, turn) for room, turn in turns if turn is not None]
 
-    def open_rooms(self) -> p.Rooms:
-        waiting = [r for r in self.rooms.values() if r.opponent == "open" and r.status == "waiting"]
-        waiting.sort(key=lambda r: r.created_at, reverse=True)
-        return p.Rooms(rooms=[r.summary() for r in waiting[:100]])
+    def open_rooms(self, now: float | None = None) -> p.Rooms:
+        """The open list (``pick_open``) of this server's rooms waiting for anyone (``now``
+        None: none is too old)."""
+        return pick_open([(r.created_at, r.source or _creator(r), r.summary())
+                          for r in self.rooms.values()
+                          if r.opponent == "open" and r.status == "waiting"], now)
 
     def disconnect(self, player_id: str, now: float) -> Outcome:
         """The player's last connection closed: every room they are in hears of it."""

@@ -17,7 +17,8 @@ from server.account_desk import AccountDesk
 from server.admin import AdminDesk
 from server.bot_desk import BotDesk
 from server.challenge_desk import ChallengeDesk
-from server.connection import Client
+from server.chat_desk import ChatDesk
+from server.connection import Client, source_of
 from server.gateway import Handler
 from server.history_desk import HistoryDesk
 from server.outbox import Outbox
@@ -27,6 +28,7 @@ from server.reviews import ReviewDesk
 from server.rooms import Lobby, Player
 from server.runner import RoomRunner
 from server.stats import StatsDesk
+from server.tournament_desk import TournamentDesk
 
 
 def handlers(outbox: Outbox, runner: RoomRunner, placement: Placement, lobby: Lobby,
@@ -48,7 +50,7 @@ def handlers(outbox: Outbox, runner: RoomRunner, placement: Placement, lobby: Lo
     table: dict[type[BaseModel], Handler] = {
         p.Ping: answer(pong),
         p.ListRooms: answer(lambda c, pl, m: placement.open_rooms(lobby)),
-        p.CreateRoom: lambda c, pl, m: runner.create(pl, m),
+        p.CreateRoom: lambda c, pl, m: runner.create(pl, m, source_of(c)),
         p.ListHistory: desks.history.handle,
         p.GetGame: desks.history.handle,
         p.GetStats: desks.stats.handle,
@@ -60,9 +62,11 @@ def handlers(outbox: Outbox, runner: RoomRunner, placement: Placement, lobby: Lo
         (p.ROOM_COMMANDS, room_command),
         (p.CHALLENGE_CLIENT_MESSAGES, desks.challenges.handle),
         (p.ACCOUNT_MESSAGES, desks.accounts.handle),
-        (p.RATING_MESSAGES, desks.ratings.handle)]
+        (p.RATING_MESSAGES, desks.ratings.handle),
+        (p.TOURNAMENT_MESSAGES, desks.tournaments.handle)]
     groups += [((kind,), (lambda act: lambda c, pl, m: act(c, m))(admin))
                for kind, admin in desks.admin.handlers().items()]
+    groups += [((kind,), handler) for kind, handler in desks.chat.handlers().items()]
     for kinds, handler in groups:
         for kind in kinds:
             if kind in table:
@@ -83,3 +87,5 @@ class Desks:
     admin: AdminDesk
     history: HistoryDesk
     stats: StatsDesk
+    tournaments: TournamentDesk
+    chat: ChatDesk

@@ -19,7 +19,7 @@ import contextlib
 import logging
 import time
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ai.levels import find, levels_of
@@ -103,16 +103,22 @@ class RoomRunner:
         """AI moves and flag checks under way."""
         self.flag_timers: dict[str, asyncio.TimerHandle] = {}
         """Per timed room, the timer that checks its flag when the running clock runs out."""
+        self.on_finish: list[Callable[[GameRecord], Awaitable[None]]] = []
+        """Told of each game this node finished (stored, announced and rated): a
+        tournament scores it and pairs its players again."""
 
     # --- commands ------------------------------------------------------------------------------
 
-    async def create(self, player: Player, message: p.CreateRoom) -> None:
+    async def create(self, player: Player, message: p.CreateRoom, source: str = "") -> None:
+        """A new room of ``player``'s, made from the address ``source`` (for the open
+        list's per-address share)."""
         await self.bots.check_games(player)
         await self.placement.check_room_limit(player.id)
         level = message.opponent.level if isinstance(message.opponent, p.AiOpponent) else None
         ratings = await self.ratings.seat_ratings(message.game, [player.id], level)
         room, out = self.lobby.create(player, message.game, message.opponent, message.seat,
                                       self.now(), message.time_control, ratings)
+        room.source = source
         async with self.lock(room.id):
             await self.carry(room, out)
 
@@ -273,12 +279,17 @@ class RoomRunner:
         self.lobby.close(room_id)
 
     async def _rate(self, room: Room, record: GameRecord) -> None:
-        """Rate a game whose finish was just stored and announced; a failure is logged,
-        never the caller's: the game's result stands either way."""
+        """Rate a game whose finish was just stored and announced, then tell ``on_finish``;
+        a failure is logged, never the caller's: the game's result stands either way."""
         try:
             await self.ratings.rate(room.id, record)
         except Exception:
             log.exception("could not rate game %s", record.id)
+        for listener in self.on_finish:
+            try:
+                await listener(record)
+            except Exception:
+                log.exception("a listener failed on the end of game %s", record.id)
 
     async def show_ratings(self, room: Room) -> None:
         """Hand ``room`` the ratings of everyone seated (and of its AI level)."""

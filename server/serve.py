@@ -117,7 +117,8 @@ def run_loop(main: Coroutine[Any, Any, None], loop: str | None = None) -> None:
 def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = None,
         redis_url: str | None = None, workers: int | None = None,
         bot_registration: bool = False, lease: float | None = None,
-        trusted_proxies: tuple[str, ...] = (), allowed_origins: tuple[str, ...] = (),
+        chat_guests: bool = False, trusted_proxies: tuple[str, ...] = (),
+        allowed_origins: tuple[str, ...] = (),
         sources: SourceLimits = DEFAULT_SOURCE_LIMITS) -> None:
     """``discus serve``: the whole server in this process plus its AI worker processes.
 
@@ -126,6 +127,7 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     The AI workers share a position cache: ``redis_url`` (else ``$REDIS_URL``) for the hot
     tier, else an LRU per process, over the database's ``position_cache`` table.
     ``bot_registration`` lets connections make bot accounts (``Settings.bot_registration``);
+    ``chat_guests`` lets guests write in the lobby chat (``Settings.chat_guests_in_lobby``);
     ``trusted_proxies``, ``allowed_origins`` and ``sources`` are ``Settings``'
     (docs/SECURITY.md).
     """
@@ -135,7 +137,7 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     from server import proxy
 
     proxy.networks(trusted_proxies)  # a bad address fails here, before anything starts
-    settings = Settings(bot_registration=bot_registration,
+    settings = Settings(bot_registration=bot_registration, chat_guests_in_lobby=chat_guests,
                         min_ai_move_seconds=MIN_AI_MOVE_SECONDS,
                         trusted_proxies=trusted_proxies, allowed_origins=allowed_origins,
                         sources=sources)

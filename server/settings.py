@@ -19,6 +19,7 @@ from server.bot_limits import (
     RegistrationLimits,
 )
 from server.clocks import TIME_CONTROLS, TimeControl
+from server.sign_in_limits import DEFAULT_SIGN_IN_LIMITS, SignInLimits
 from server.sources import DEFAULT_SOURCE_LIMITS, SourceLimits
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -36,6 +37,26 @@ SHUTDOWN_SECONDS = 10.0
 
 FLAG_MARGIN_SECONDS = 0.005
 """A flag timer wakes this long after the clock's deadline, so the check finds it run out."""
+
+
+@dataclass(frozen=True)
+class AnalysisLimits:
+    """How much engine time reviews and analyses may hold (``Settings.analyses``, kept by
+    ``server.reviews``). Each costs engine time and a page trying moves needs only its latest
+    answer, so past these a request is refused at once, never queued."""
+
+    per_player: int = 1
+    """Analyses (and, apart, reviews) one player may have in flight (``rate_limited``,
+    ``detail.limit`` ``analyses_per_player``)."""
+    per_source: int = 2
+    """Reviews and analyses in flight from one address (``rate_limited``,
+    ``analyses_per_source``)."""
+    at_once: int = 4
+    """Reviews and analyses in flight on this server: the share of engine time they may
+    ever ask for (``busy``, ``analyses``); a live game's move always goes first besides."""
+
+
+DEFAULT_ANALYSIS_LIMITS = AnalysisLimits()
 
 
 @dataclass(frozen=True)
@@ -71,6 +92,8 @@ class Settings:
     (``discus serve --bot-registration``). Off, bot accounts come from admins only."""
     bot_registration_limits: RegistrationLimits = DEFAULT_REGISTRATION_LIMITS
     """Bounds on ``register_bot`` (``welcome.limits.bot_registration`` while it is on)."""
+    sign_in: SignInLimits = DEFAULT_SIGN_IN_LIMITS
+    """Password guesses, sign-ups, admin logins and hashes allowed (``server.sign_in_limits``)."""
     max_connections: int = 20_000
     """Open websocket connections past which new ones are shed (``server.overload``)."""
     shed_lag_seconds: float = 0.5
@@ -82,6 +105,9 @@ class Settings:
     analysis_seconds: float = ANALYSIS_SOLVE_SECONDS
     """Most the analysis board spends proving one Connect Four move (on a low-priority
     worker); a move past it is shown without a value."""
+    analyses: AnalysisLimits = DEFAULT_ANALYSIS_LIMITS
+    """Reviews and analyses in flight per player, per address and in all
+    (``server.reviews.AnalysisLimits``)."""
     time_controls: Mapping[str, TimeControl] = field(default_factory=lambda: dict(TIME_CONTROLS))
     """The time controls rooms may be made with, by name (``server.clocks``); tests add a
     quick one here rather than through the protocol."""
@@ -90,6 +116,18 @@ class Settings:
     attempt fails too, the move is not played and the room is told (the sweeper asks the AI
     again later)."""
 
+    chat_max_chars: int = 300
+    """Longest chat line, in characters once trimmed (``bad_message`` past it)."""
+    chat_lines: int = 5
+    """Chat lines one player may send within ``chat_window_seconds`` (``rate_limited``)."""
+    chat_window_seconds: float = 10.0
+    chat_guests_in_lobby: bool = False
+    """Whether guests may write in the lobby chat (they may always read it, and write in
+    their games' chat); off, only accounts and bots may (``not_signed_in``)."""
+    chat_history: int = 100
+    """Lines ``get_chat`` returns at most (the newest)."""
+    lobby_chat_kept: int = 500
+    """Lobby chat lines the store keeps (the oldest go); a game's lines are kept with it."""
     sources: SourceLimits = DEFAULT_SOURCE_LIMITS
     """What one client address may hold and do (``server.sources``; docs/SECURITY.md)."""
     trusted_proxies: tuple[str, ...] = ()
@@ -115,6 +153,9 @@ class Settings:
             grace_seconds=self.grace_seconds,
             max_rooms=self.max_rooms,
             max_challenges=self.max_challenges,
+            chat=p.ChatLimits(max_chars=self.chat_max_chars, lines=self.chat_lines,
+                              window_seconds=self.chat_window_seconds,
+                              guests_in_lobby=self.chat_guests_in_lobby),
         )
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from server import errors
-from server.challenges import Pending
+from server.challenges import Pending, check_per_target
 from server.clocks import TimeControl
 from server.rooms import Player
 from server.storage import keys
@@ -28,6 +28,7 @@ def _encode(made: Pending) -> str:
         "target": [made.target.id, made.target.name, made.target.bot],
         "time_control": None if control is None
         else [control.name, control.initial_ms, control.increment_ms],
+        "source": made.source,
     })
 
 
@@ -37,7 +38,7 @@ def _decode(text: str) -> Pending:
     control = raw.get("time_control")
     return Pending(raw["id"], Player(*raw["challenger"]), Player(*raw["target"]), raw["game"],
                    raw["seat"], raw["made_at"],
-                   None if control is None else TimeControl(*control))
+                   None if control is None else TimeControl(*control), raw.get("source", ""))
 
 
 class SharedChallengeBook:
@@ -59,15 +60,18 @@ class SharedChallengeBook:
         return [c for c in found if c.id not in stale]
 
     async def make(self, challenger: Player, target: Player, game: str, seat: int,
-                   now: float, time_control: TimeControl | None = None) -> Pending:
-        waiting = sum(1 for c in await self._standing(now) if c.challenger.id == challenger.id)
+                   now: float, time_control: TimeControl | None = None,
+                   source: str = "") -> Pending:
+        standing = await self._standing(now)
+        waiting = sum(1 for c in standing if c.challenger.id == challenger.id)
         if waiting >= self.per_challenger:
             raise errors.LimitExceeded(
                 f"you already have {waiting} challenges waiting for an answer, the most "
                 "allowed; wait for one to be answered",
                 limit="max_challenges", allowed=self.per_challenger, retry_after=None,
             )
-        made = Pending(self.ids(), challenger, target, game, seat, now, time_control)
+        check_per_target(standing, target, source)
+        made = Pending(self.ids(), challenger, target, game, seat, now, time_control, source)
         await self._client.hset(self._key, made.id, _encode(made))
         return made
 

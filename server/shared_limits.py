@@ -1,5 +1,5 @@
-"""Bot limits, and failed passwords per account name, counted across every node of a
-cluster, in Redis.
+"""Bot limits, and the sign-in limits' counts (``server.sign_in_limits``), kept across every
+node of a cluster, in Redis.
 
 ``BotLimiter`` (``server.bot_limits``) counts in one process: behind a load balancer a bot
 could open ``connections_per_token`` connections on each node and move at
@@ -58,43 +58,49 @@ return '0'
 """Take one move from the bot's bucket: '0', or the seconds until one is back."""
 
 
-_WAIT = """
+_RECENT = """
 redis.call('zremrangebyscore', KEYS[1], '-inf', ARGV[1] - ARGV[2])
-if redis.call('zcard', KEYS[1]) < tonumber(ARGV[3]) then return '0' end
+local n = redis.call('zcard', KEYS[1])
+if n == 0 then return {0, '0', ARGV[1]} end
+local newest = redis.call('zrange', KEYS[1], -1, -1, 'WITHSCORES')
 local oldest = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
-return tostring(tonumber(oldest[2]) + tonumber(ARGV[2]) - tonumber(ARGV[1]))
+return {n, newest[2], oldest[2]}
 """
-"""Drop failures older than the window (ARGV[2] s before ARGV[1], now); '0' if fewer than
-ARGV[3] remain, else the seconds until the oldest leaves the window."""
+"""Drop events older than the window (ARGV[2] s before ARGV[1], now); how many remain, the
+newest's time and the oldest's (now for none)."""
 
 
-class SharedNameLimiter:
-    """``AttemptLimiter``'s sliding window (``server.account_desk``) for failed password checks
-    per account name, on one Redis for every node: on one node alone, a guesser could make
-    the limit's failures on each node behind the load balancer. Times are wall-clock
-    seconds, which every node counts alike."""
+class SharedCounts:
+    """``server.sign_in_limits.Counts`` on one Redis for every node: on one node alone, a
+    guesser could make the limits' failures on each node behind the load balancer. One
+    sorted set per key, a unique member per event scored by its wall-clock time."""
 
-    def __init__(self, client: Any, prefix: str, limit: int, window: float) -> None:
-        self.limit = limit
-        self.window = window
+    def __init__(self, client: Any, prefix: str) -> None:
         self._prefix = prefix
         self._client = client
-        self._wait = client.register_script(_WAIT)
+        self._recent = client.register_script(_RECENT)
 
-    async def wait(self, key: str, now: float) -> float:
-        """0 if another attempt may be made now, else the seconds until one may."""
-        return max(0.0, float(await self._wait(
-            keys=[keys.sign_in_failures(self._prefix, key)], args=[now, self.window, self.limit])))
+    async def _read(self, key: str, now: float, window: float) -> tuple[int, float, float]:
+        n, newest, oldest = await self._recent(
+            keys=[keys.sign_in_counts(self._prefix, key)], args=[now, window])
+        return int(n), float(newest), float(oldest)
 
-    async def note(self, key: str, now: float) -> None:
-        name = keys.sign_in_failures(self._prefix, key)
+    async def recent(self, key: str, now: float, window: float) -> tuple[int, float]:
+        n, newest, _ = await self._read(key, now, window)
+        return n, newest
+
+    async def oldest(self, key: str, now: float, window: float) -> float:
+        return (await self._read(key, now, window))[2]
+
+    async def note(self, key: str, now: float, window: float) -> None:
+        name = keys.sign_in_counts(self._prefix, key)
         async with self._client.pipeline(transaction=True) as pipe:
             pipe.zadd(name, {secrets.token_hex(6): now})
-            pipe.expire(name, math.ceil(self.window) + 60)
+            pipe.expire(name, math.ceil(window) + 60)
             await pipe.execute()
 
     async def forget(self, key: str) -> None:
-        await self._client.delete(keys.sign_in_failures(self._prefix, key))
+        await self._client.delete(keys.sign_in_counts(self._prefix, key))
 
 
 class SharedBotLimiter:

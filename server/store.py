@@ -16,6 +16,9 @@ from server.ratings import DEFAULT_DEVIATION, DEFAULT_RATING, DEFAULT_VOLATILITY
 
 PlayerKind = Literal["guest", "account", "bot", "admin"]
 GameStatus = Literal["waiting", "active", "finished", "aborted"]
+TournamentKind = Literal["arena", "swiss", "roundrobin"]
+TournamentStatus = Literal["upcoming", "running", "finished"]
+EntrantStatus = Literal["active", "paused", "withdrawn"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,23 @@ class ReviewRecord:
 
     game_id: str
     review: dict[str, Any]
+    created_at: float
+
+
+ChatChannel = Literal["lobby", "players", "spectators"]
+
+
+@dataclass(frozen=True)
+class ChatLineRecord:
+    """One line of chat (``server.chat_desk``): in a game's players' or spectators' chat,
+    kept with the game, or in the lobby's (``game_id`` None). ``id`` is 0 until stored."""
+
+    id: int
+    game_id: str | None
+    channel: ChatChannel
+    player_id: str
+    name: str
+    text: str
     created_at: float
 
 
@@ -161,6 +181,65 @@ class LevelScore:
     wins: int
     draws: int
     losses: int
+
+
+@dataclass(frozen=True)
+class TournamentRecord:
+    """A tournament's settings and state (``server.tournaments``). ``kind`` is ``arena``,
+    ``swiss`` or ``roundrobin``; an arena runs from ``starts_at`` to ``ends_at``, a Swiss
+    has ``rounds``; ``time_control`` names one of ``server.clocks.TIME_CONTROLS``;
+    ``created_by`` is the player who made it (None: an admin); ``status`` is ``upcoming``,
+    ``running`` or ``finished``."""
+
+    id: str
+    kind: TournamentKind
+    game: str
+    name: str
+    time_control: str | None
+    rated: bool
+    created_by: str | None
+    created_at: float
+    starts_at: float
+    ends_at: float | None = None
+    rounds: int | None = None
+    berserk: bool = False
+    private: bool = False
+    status: TournamentStatus = "upcoming"
+
+
+@dataclass(frozen=True)
+class EntrantRecord:
+    """A player entered in a tournament: its name and the rating it was seeded by when it
+    joined, and whether it plays on (``active``), ``paused`` or ``withdrawn``."""
+
+    tournament_id: str
+    player_id: str
+    name: str
+    rating: float
+    status: EntrantStatus
+    joined_at: float
+
+
+@dataclass(frozen=True)
+class PairingRecord:
+    """One pairing of a tournament: ``first`` moves first against ``second`` (None: a bye)
+    in ``round`` (0 in an arena), ``seq`` its place in the order pairings were made.
+    ``game_id`` is the stored game once its room started; ``result`` is ``first``'s score
+    (1, 0.5, 0) once known; ``berserk`` the players who halved their clock; ``forfeit`` a
+    game not played because a player had withdrawn."""
+
+    tournament_id: str
+    pairing_id: str
+    seq: int
+    round: int
+    first: str
+    second: str | None
+    started_at: float
+    game_id: str | None = None
+    berserk: tuple[str, ...] = ()
+    result: float | None = None
+    forfeit: bool = False
+    finished_at: float | None = None
 
 
 RateGame = Callable[[Mapping[str, tuple[PlayerKind, RatingRecord]]], Sequence[RatingChangeRecord]]
@@ -262,6 +341,10 @@ class Store(Protocol):
         """The account called ``name`` in any letter case, or None."""
         ...
 
+    async def name_is_held(self, name: str) -> bool:
+        """Whether an account, a bot or an admin is called ``name`` in any letter case."""
+        ...
+
     async def add_session(self, session: SessionRecord) -> None:
         """Store a new session of an account (durable when it returns)."""
         ...
@@ -324,6 +407,53 @@ class Store(Protocol):
         are left out. Empty if the game was never calibrated."""
         ...
 
+    async def save_tournament(self, tournament: TournamentRecord) -> None:
+        """Insert or replace a tournament (by ``id``)."""
+        ...
+
+    async def load_tournament(self, tournament_id: str) -> TournamentRecord | None: ...
+
+    async def list_tournaments(self, statuses: Sequence[TournamentStatus], limit: int = 100
+                               ) -> list[TournamentRecord]:
+        """Tournaments in any of ``statuses``, private ones included, soonest start first."""
+        ...
+
+    async def save_entrant(self, entrant: EntrantRecord) -> None:
+        """Insert or replace a tournament's entrant (by tournament and player)."""
+        ...
+
+    async def tournament_entrants(self, tournament_id: str) -> list[EntrantRecord]:
+        """A tournament's entrants in the order they joined."""
+        ...
+
+    async def save_pairing(self, pairing: PairingRecord) -> None:
+        """Insert or replace a pairing (by tournament and ``pairing_id``): written when it is
+        made, again when its game starts and when its result is known."""
+        ...
+
+    async def tournament_pairings(self, tournament_id: str) -> list[PairingRecord]:
+        """A tournament's pairings in the order they were made (``seq``)."""
+        ...
+
+
+    async def add_chat_line(self, line: ChatLineRecord, lobby_kept: int) -> ChatLineRecord:
+        """Store a chat line; the stored line, with its id (unique, growing). A lobby line
+        also drops all but the newest ``lobby_kept`` lobby lines."""
+
+    async def chat_lines(self, game_id: str | None, channels: Sequence[ChatChannel],
+                         limit: int) -> list[ChatLineRecord]:
+        """The newest ``limit`` lines (not deleted) of a game's chat (None: the lobby's) in
+        these channels, oldest first."""
+
+    async def delete_chat_line(self, line_id: int, now: float) -> ChatLineRecord | None:
+        """Mark a line deleted; the line, or None if there is none (or it was deleted)."""
+
+    async def silence_chat(self, player_id: str, until: float | None) -> None:
+        """Silence the player's chat until ``until`` (None: lift it)."""
+
+    async def chat_silenced_until(self, player_id: str) -> float | None:
+        """When the player's silence ends, if one was set (it may have ended)."""
+
 
 class MemoryStore:
     """``Store`` kept in dictionaries: for tests and for a server started without a database."""
@@ -335,9 +465,16 @@ class MemoryStore:
         self._epochs: dict[str, int] = {}
         self._reviews: dict[str, ReviewRecord] = {}
         self._accounts: dict[str, AccountRecord] = {}
+        self._held: set[str] = set()
+        """Name keys of every account, bot and admin (``name_is_held``)."""
         self._sessions: dict[str, SessionRecord] = {}
         self._ratings: dict[tuple[str, str], RatingRecord] = {}
         self._rating_changes: list[RatingChangeRecord] = []
+        self._tournaments: dict[str, TournamentRecord] = {}
+        self._entrants: dict[tuple[str, str], EntrantRecord] = {}
+        self._pairings: dict[tuple[str, str], PairingRecord] = {}
+        self._chat: dict[int, ChatLineRecord] = {}
+        self._silences: dict[str, float] = {}
 
     async def open(self) -> None:
         return None
@@ -347,6 +484,8 @@ class MemoryStore:
 
     async def save_player(self, player: PlayerRecord) -> None:
         self._players[player.id] = player
+        if player.kind != "guest":
+            self._held.add(name_key(player.name))
 
     async def load_player(self, player_id: str) -> PlayerRecord | None:
         return self._players.get(player_id)
@@ -426,11 +565,15 @@ class MemoryStore:
                               known.created_at if known is not None else account.created_at)
         self._players[player.id] = player
         self._accounts[player.id] = account
+        self._held.add(key)
         return player
 
     async def find_account(self, name: str) -> AccountRecord | None:
         key = name_key(name)
         return next((a for a in self._accounts.values() if a.name_key == key), None)
+
+    async def name_is_held(self, name: str) -> bool:
+        return name_key(name) in self._held
 
     async def add_session(self, session: SessionRecord) -> None:
         self._sessions[session.token_hash] = session
@@ -509,6 +652,59 @@ class MemoryStore:
 
     async def calibrated_levels(self, game: str) -> dict[str, tuple[float, float]]:
         return {}  # calibrations are stored in SQL only
+
+    async def add_chat_line(self, line: ChatLineRecord, lobby_kept: int) -> ChatLineRecord:
+        stored = dataclasses.replace(line, id=max(self._chat, default=0) + 1)
+        self._chat[stored.id] = stored
+        if stored.game_id is None:
+            lobby = [i for i, c in self._chat.items() if c.game_id is None]
+            for old in sorted(lobby)[:max(0, len(lobby) - lobby_kept)]:
+                del self._chat[old]
+        return stored
+
+    async def chat_lines(self, game_id: str | None, channels: Sequence[ChatChannel],
+                         limit: int) -> list[ChatLineRecord]:
+        found = [c for c in self._chat.values()
+                 if c.game_id == game_id and c.channel in channels]
+        return sorted(found, key=lambda c: c.id)[-limit:]
+
+    async def delete_chat_line(self, line_id: int, now: float) -> ChatLineRecord | None:
+        return self._chat.pop(line_id, None)
+
+    async def silence_chat(self, player_id: str, until: float | None) -> None:
+        if until is None:
+            self._silences.pop(player_id, None)
+        else:
+            self._silences[player_id] = until
+
+    async def chat_silenced_until(self, player_id: str) -> float | None:
+        return self._silences.get(player_id)
+
+
+    async def save_tournament(self, tournament: TournamentRecord) -> None:
+        self._tournaments[tournament.id] = tournament
+
+    async def load_tournament(self, tournament_id: str) -> TournamentRecord | None:
+        return self._tournaments.get(tournament_id)
+
+    async def list_tournaments(self, statuses: Sequence[TournamentStatus], limit: int = 100
+                               ) -> list[TournamentRecord]:
+        found = [t for t in self._tournaments.values() if t.status in statuses]
+        return sorted(found, key=lambda t: (t.starts_at, t.id))[:limit]
+
+    async def save_entrant(self, entrant: EntrantRecord) -> None:
+        self._entrants[(entrant.tournament_id, entrant.player_id)] = entrant
+
+    async def tournament_entrants(self, tournament_id: str) -> list[EntrantRecord]:
+        found = [e for e in self._entrants.values() if e.tournament_id == tournament_id]
+        return sorted(found, key=lambda e: (e.joined_at, e.player_id))
+
+    async def save_pairing(self, pairing: PairingRecord) -> None:
+        self._pairings[(pairing.tournament_id, pairing.pairing_id)] = pairing
+
+    async def tournament_pairings(self, tournament_id: str) -> list[PairingRecord]:
+        found = [p for p in self._pairings.values() if p.tournament_id == tournament_id]
+        return sorted(found, key=lambda p: p.seq)
 
 
 def new_rating(player_id: str, game: str) -> RatingRecord:

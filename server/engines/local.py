@@ -42,6 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import games as games_module
 from server.engines import engine_process
 from server.engines.fallback import QUICK_THREAD, prepare_quick_move, quick_answer_off_loop
 from server.engines.messages import (
@@ -137,7 +138,7 @@ class AiPool:
     def __init__(
         self,
         processes: int | None = None,
-        games: Sequence[str] = ("connect4", "othello"),
+        games: Sequence[str] | None = None,
         margin: float = DEFAULT_MARGIN,
         queue_timeout: float = DEFAULT_QUEUE_TIMEOUT,
         search: str = "ai:search",
@@ -149,7 +150,7 @@ class AiPool:
         self.size = processes or os.cpu_count() or 1
         self.warm_up_timeout = warm_up_timeout
         self.cache = cache
-        self.games = tuple(games)
+        self.games = tuple(games if games is not None else games_module.names())
         self.margin = margin
         self.queue_timeout = queue_timeout
         self._paths = (search, warm_up)

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ai.connect4.evaluation import MAX_EVAL, WIN
+import ai
 from ai.levels import Level
 
 # --- what a job, its progress and its answer say ------------------------------------------
@@ -102,24 +102,10 @@ class Progress:
 
 
 def win_in(game: str, ply: int, score: int, exact: bool) -> int | None:
-    """A proven Connect Four result as the ``ai_thinking`` message's ``win_in``, from the
-    search's ``score`` for the side to move at ``ply``: exact scores are Pons' (22 minus the
-    winner's stones), and the heuristic search scores a win it found as ``WIN`` plus Pons'.
-    None when nothing is proven, for a draw, and for other games (no length is known)."""
-    if game != "connect4":
-        return None
-    if exact:
-        pons = score
-    elif abs(score) > MAX_EVAL:
-        pons = score - WIN if score > 0 else score + WIN
-    else:
-        return None
-    if pons == 0:
-        return None
-    mine = ply // 2  # the stones the side to move has played (it moves at even or odd plies)
-    if pons > 0:
-        return 22 - pons - mine
-    return -(22 + pons - (ply - mine))
+    """A search's proven result as the ``ai_thinking`` message's ``win_in``: the game's
+    engine reads it (``ai.win_in``); None when nothing is proven or the game knows no
+    length."""
+    return ai.win_in(game, ply, score, exact)
 
 
 # --- the messages ------------------------------------------------------------------------

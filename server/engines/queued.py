@@ -30,6 +30,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
+import games as games_module
 from server.engines.fallback import quick_answer_off_loop
 from server.engines.messages import (
     COUNTED,
@@ -83,10 +84,10 @@ class QueuedPool:
     Call ``start()`` inside the running loop before ``think``; ``close()`` at shutdown.
     """
 
-    def __init__(self, redis_url: str, games: Sequence[str] = ("connect4", "othello"),
+    def __init__(self, redis_url: str, games: Sequence[str] | None = None,
                  margin: float = DEFAULT_MARGIN, queue_timeout: float = DEFAULT_QUEUE_TIMEOUT,
                  prefix: str = keys.DEFAULT_PREFIX, database_url: str | None = None) -> None:
-        self.games = tuple(games)
+        self.games = tuple(games if games is not None else games_module.names())
         self.margin = margin
         self.queue_timeout = queue_timeout
         self.prefix = prefix

@@ -27,6 +27,7 @@ import secrets
 import signal
 import socket
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ class Worker:
 
     def __init__(self, redis_url: str, processes: int | None = None,
                  database_url: str | None = None, prefix: str = keys.DEFAULT_PREFIX,
-                 games: tuple[str, ...] = ("connect4", "othello"),
+                 games: Sequence[str] | None = None,
                  claim_idle: float = DEFAULT_CLAIM_IDLE, renew: float = DEFAULT_RENEW,
                  pool: AiPool | None = None, heartbeat: Path | None = None) -> None:
         self.prefix = prefix

@@ -2,6 +2,8 @@
 // workers and the cache, run calibrations. Speaks the admin messages of docs/PROTOCOL.md
 // ("Admin") over the same /ws as the game page. The token stays in sessionStorage (this tab).
 
+import { setUpAdminChat } from "./admin_chat.js";
+
 const PROTOCOL_VERSION = 1;
 const TOKEN_KEY = "discus.admin.token";
 const FIELDS = [
@@ -97,6 +99,7 @@ const HANDLERS = {
     if (!state.game) state.game = msg.games[0];
     buildGamePickers();
     refreshAll();
+    chat.opened();
   },
   error(msg) {
     const onError = state.pending[msg.ref];
@@ -156,6 +159,9 @@ const HANDLERS = {
     send({ type: "admin_list_bots" });
   },
 };
+
+const chat = setUpAdminChat($("#desk"), send, toast);
+Object.assign(HANDLERS, chat.handlers);
 
 function showLogin(error) {
   $("#login").hidden = false;

@@ -11,6 +11,7 @@ import { MARKS, markCells, shortValue, valueChart } from "./review.js";
 import { setUpAccount } from "./account.js";
 import { ratingText, setUpStandings } from "./standings.js";
 import { clockLabel, setUpChallenges } from "./challenges.js";
+import { setUpChat } from "./chat.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -128,6 +129,7 @@ const challenges = setUpChallenges(client, {
   titleOf: (game) => gameInfo(game).title, games: () => Object.values(S.games), me: () => S.me,
   fillClock, toast: (text) => toast(text, null, true),
 });
+const chat = setUpChat(client, { me: () => S.me });
 const standings = setUpStandings(client, (game) => gameInfo(game)?.title ?? game,
   (gameId) => client.getGame(gameId), challenges.profileBox);
 
@@ -161,6 +163,7 @@ function dispatch(event, msg) {
     case "challenge": return challenges.onOffer(msg);
     case "challenge_sent": return challenges.onSent(msg);
     case "challenge_declined": return challenges.onDeclined(msg);
+    case "chat_history": case "chat_line": case "chat_deleted": return chat.receive(msg);
     default: return undefined;
   }
 }
@@ -174,6 +177,7 @@ function onWelcome(msg) {
   account.show(msg.player);
   fillLevels();
   challenges.onWelcome();
+  chat.onWelcome(msg);
   client.listRooms();
   client.listHistory();
   for (const r of S.rooms.values()) r.fresh = false;
@@ -411,6 +415,7 @@ function boardMarks(r, ply) {
 function onError(msg) {
   S.expectNew = false;
   challenges.onError(msg);
+  chat.onError(msg);
   // A refused review or analysis: let it be asked again.
   for (const [id, ref] of S.reviewing) if (ref === msg.ref) S.reviewing.delete(id);
   if (S.analysis && S.analysis.ref === msg.ref) S.analysis = null;
@@ -572,6 +577,8 @@ function render() {
   $("lobby").hidden = inGame;
   $("game").hidden = !inGame;
   if (inGame) renderGame(S.rooms.get(S.current)); else renderLobby();
+  const r = inGame ? S.rooms.get(S.current) : null;
+  chat.show(!r ? null : r.record ? r.record.id : `${r.view.id}-${r.view.round}`, r ? r.you : null);
 }
 
 let retryTimer = null;

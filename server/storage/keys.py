@@ -156,7 +156,8 @@ def challenges(prefix: str) -> str:
     return f"{prefix}:challenges"
 
 
-def sign_in_failures(prefix: str, name_key: str) -> str:
-    """Sorted set of an account name's failed password checks on every node: a unique
-    member per failure, scored by its wall-clock time (``server.shared_limits``)."""
-    return f"{prefix}:account:{name_key}:failures"
+def sign_in_counts(prefix: str, key: str) -> str:
+    """Sorted set of one sign-in limit's events on every node (failed passwords per name, per
+    name and source, per source; sign-ups and admin logins per source): a unique member per
+    event, scored by its wall-clock time (``server.shared_limits.SharedCounts``)."""
+    return f"{prefix}:sign-in:{key}"

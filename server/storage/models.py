@@ -343,4 +343,98 @@ class GameReview(Base):
     created_at: Mapped[float] = mapped_column(Double)
 
 
+class Tournament(Base):
+    """A tournament's settings and state (``server.store.TournamentRecord``)."""
+
+    __tablename__ = "tournaments"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    game: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(String(100))
+    time_control: Mapped[str | None] = mapped_column(String(32))
+    rated: Mapped[bool] = mapped_column(Boolean)
+    created_by: Mapped[str | None] = mapped_column(ID)
+    created_at: Mapped[float] = mapped_column(Double)
+    starts_at: Mapped[float] = mapped_column(Double)
+    ends_at: Mapped[float | None] = mapped_column(Double)
+    rounds: Mapped[int | None] = mapped_column(Integer)
+    berserk: Mapped[bool] = mapped_column(Boolean)
+    private: Mapped[bool] = mapped_column(Boolean)
+    status: Mapped[str] = mapped_column(String(16))
+
+    # The lobby's lists: upcoming, running and finished tournaments by start.
+    __table_args__ = (Index("ix_tournaments_status_start", "status", "starts_at"),)
+
+
+class TournamentEntrant(Base):
+    """A player entered in a tournament, with the rating it was seeded by."""
+
+    __tablename__ = "tournament_entrants"
+
+    tournament_id: Mapped[str] = mapped_column(
+        ID, ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    player_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64))
+    rating: Mapped[float] = mapped_column(Double)
+    status: Mapped[str] = mapped_column(String(16))
+    joined_at: Mapped[float] = mapped_column(Double)
+
+
+class TournamentPairing(Base):
+    """One pairing of a tournament and, once known, its game and result. Players carry no
+    foreign key, as in games: a guest may enter an arena before it is saved as a player."""
+
+    __tablename__ = "tournament_pairings"
+
+    tournament_id: Mapped[str] = mapped_column(
+        ID, ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    pairing_id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    round: Mapped[int] = mapped_column(Integer)
+    first: Mapped[str] = mapped_column(ID)
+    second: Mapped[str | None] = mapped_column(ID)
+    started_at: Mapped[float] = mapped_column(Double)
+    game_id: Mapped[str | None] = mapped_column(ID)
+    berserk: Mapped[list[str]] = mapped_column(JSON)
+    result: Mapped[float | None] = mapped_column(Double)
+    forfeit: Mapped[bool] = mapped_column(Boolean)
+    finished_at: Mapped[float | None] = mapped_column(Double)
+
+    # A tournament's pairings in the order they were made; a game's pairing by its id.
+    __table_args__ = (
+        Index("ix_tournament_pairings_seq", "tournament_id", "seq"),
+        Index("ix_tournament_pairings_game", "game_id"),
+    )
+class ChatLine(Base):
+    """A line of chat (``server.chat_desk``): a game's (players' or spectators' channel),
+    kept with the game, or the lobby's (``game_id`` NULL; only the newest few hundred are
+    kept). An admin's deletion marks it (``deleted_at``): it is shown no more."""
+
+    __tablename__ = "chat_lines"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    game_id: Mapped[str | None] = mapped_column(ID, ForeignKey("games.id", ondelete="CASCADE"))
+    channel: Mapped[str] = mapped_column(String(16))  # lobby | players | spectators
+    player_id: Mapped[str] = mapped_column(ID)
+    name: Mapped[str] = mapped_column(String(100))
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[float] = mapped_column(Double)
+    deleted_at: Mapped[float | None] = mapped_column(Double)
+
+    # A chat's newest lines: its game's (NULL: the lobby's), by id.
+    __table_args__ = (Index("ix_chat_lines_game", "game_id", "id"),)
+
+
+class ChatSilence(Base):
+    """A player an admin silenced in chat, until when."""
+
+    __tablename__ = "chat_silences"
+
+    player_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    until: Mapped[float] = mapped_column(Double)
+
+
 metadata = Base.metadata

@@ -6,6 +6,7 @@ dialect's ``INSERT ... ON CONFLICT`` (PostgreSQL and SQLite spell it the same wa
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import math
@@ -23,6 +24,8 @@ from server.storage.models import (
     CachedPosition,
     CalibrationResult,
     CalibrationRun,
+    ChatLine,
+    ChatSilence,
     Game,
     GameReview,
     Level,
@@ -34,12 +37,19 @@ from server.storage.models import (
     RatingChange,
     Session,
     Token,
+    Tournament,
+    TournamentEntrant,
+    TournamentPairing,
 )
 from server.store import (
     AccountRecord,
+    ChatChannel,
+    ChatLineRecord,
+    EntrantRecord,
     Fenced,
     GameRecord,
     MoveRecord,
+    PairingRecord,
     PlayerKind,
     PlayerRecord,
     RateGame,
@@ -47,6 +57,7 @@ from server.store import (
     RatingRecord,
     ReviewRecord,
     SessionRecord,
+    TournamentRecord,
     name_key,
     new_rating,
     rating_after,
@@ -72,6 +83,11 @@ accounts: Table = Account.__table__  # type: ignore[assignment]
 sessions: Table = Session.__table__  # type: ignore[assignment]
 ratings: Table = PlayerRating.__table__  # type: ignore[assignment]
 rating_history: Table = RatingChange.__table__  # type: ignore[assignment]
+tournaments: Table = Tournament.__table__  # type: ignore[assignment]
+tournament_entrants: Table = TournamentEntrant.__table__  # type: ignore[assignment]
+tournament_pairings: Table = TournamentPairing.__table__  # type: ignore[assignment]
+chat_lines: Table = ChatLine.__table__  # type: ignore[assignment]
+chat_silences: Table = ChatSilence.__table__  # type: ignore[assignment]
 
 
 def _insert(conn: AsyncConnection, table: Table) -> Any:
@@ -661,6 +677,68 @@ async def find_review(conn: AsyncConnection, game_id: str) -> ReviewRecord | Non
     return ReviewRecord(row.game_id, row.review, row.created_at)
 
 
+# -- chat ------------------------------------------------------------------------------------
+
+
+def insert_chat_line(conn: Connection, line: ChatLineRecord, lobby_kept: int) -> int:
+    """Insert a chat line; its id. A lobby line also deletes all but the newest
+    ``lobby_kept`` lobby lines."""
+    result = conn.execute(chat_lines.insert().values(
+        game_id=line.game_id, channel=line.channel, player_id=line.player_id,
+        name=line.name, text=line.text, created_at=line.created_at))
+    key = result.inserted_primary_key
+    assert key is not None, "an INSERT has its primary key"
+    line_id = int(key[0])
+    if line.game_id is None:
+        oldest_kept = (select(chat_lines.c.id).where(chat_lines.c.game_id.is_(None))
+                       .order_by(chat_lines.c.id.desc()).offset(max(0, lobby_kept - 1))
+                       .limit(1).scalar_subquery())
+        conn.execute(delete(chat_lines).where(chat_lines.c.game_id.is_(None),
+                                              chat_lines.c.id < oldest_kept))
+    return line_id
+
+
+def _chat_line(row: Row[Any]) -> ChatLineRecord:
+    return ChatLineRecord(row.id, row.game_id, row.channel, row.player_id, row.name, row.text,
+                          row.created_at)
+
+
+async def find_chat_lines(conn: AsyncConnection, game_id: str | None,
+                          channels: Sequence[ChatChannel], limit: int) -> list[ChatLineRecord]:
+    """The newest ``limit`` lines not deleted of a game's chat (None: the lobby's) in these
+    channels, oldest first."""
+    where = (chat_lines.c.game_id.is_(None) if game_id is None
+             else chat_lines.c.game_id == game_id)
+    rows = (await conn.execute(
+        select(chat_lines).where(where, chat_lines.c.channel.in_(list(channels)),
+                                 chat_lines.c.deleted_at.is_(None))
+        .order_by(chat_lines.c.id.desc()).limit(limit))).all()
+    return [_chat_line(row) for row in reversed(rows)]
+
+
+def mark_chat_line_deleted(conn: Connection, line_id: int, now: float) -> ChatLineRecord | None:
+    """Mark a line deleted; the line, or None if there is none not deleted already."""
+    row = conn.execute(select(chat_lines).where(chat_lines.c.id == line_id,
+                                                chat_lines.c.deleted_at.is_(None))).first()
+    if row is None:
+        return None
+    conn.execute(update(chat_lines).where(chat_lines.c.id == line_id).values(deleted_at=now))
+    return _chat_line(row)
+
+
+def write_chat_silence(conn: Connection, player_id: str, until: float | None) -> None:
+    """Silence the player until ``until``, or lift its silence (None)."""
+    conn.execute(delete(chat_silences).where(chat_silences.c.player_id == player_id))
+    if until is not None:
+        conn.execute(chat_silences.insert().values(player_id=player_id, until=until))
+
+
+async def find_chat_silence(conn: AsyncConnection, player_id: str) -> float | None:
+    row = (await conn.execute(select(chat_silences.c.until)
+                              .where(chat_silences.c.player_id == player_id))).first()
+    return None if row is None else float(row.until)
+
+
 # -- the durable position cache --------------------------------------------------------------
 
 
@@ -730,6 +808,14 @@ async def find_account(conn: AsyncConnection, name: str) -> AccountRecord | None
     if row is None:
         return None
     return AccountRecord(row.player_id, row.name, row.password_hash, row.created_at)
+
+
+async def is_token_name(conn: AsyncConnection, name: str) -> bool:
+    """Whether a bot or an admin token (revoked ones too) is called ``name`` in any letter
+    case: the small tokens table only, cheap enough for every guest's ``hello``."""
+    stmt = select(func.count()).select_from(tokens).where(
+        func.lower(tokens.c.name) == name_key(name))
+    return bool((await conn.execute(stmt)).scalar_one())
 
 
 async def name_is_reserved(conn: AsyncConnection, name: str) -> bool:
@@ -899,3 +985,53 @@ async def find_calibrated_levels(conn: AsyncConnection,
                 float(elo), float(error) if isinstance(error, int | float)
                 and math.isfinite(error) else 0.0)
     return measured
+
+
+# -- tournaments -----------------------------------------------------------------------------
+
+
+async def save_tournament(conn: AsyncConnection, tournament: TournamentRecord) -> None:
+    await _upsert(conn, tournaments, dataclasses.asdict(tournament), ["id"])
+
+
+def _tournament(row: Row[Any]) -> TournamentRecord:
+    return TournamentRecord(**row._mapping)
+
+
+async def find_tournament(conn: AsyncConnection, tournament_id: str) -> TournamentRecord | None:
+    row = (await conn.execute(select(tournaments).where(tournaments.c.id == tournament_id))
+           ).first()
+    return None if row is None else _tournament(row)
+
+
+async def list_tournaments(conn: AsyncConnection, statuses: Sequence[str], limit: int
+                           ) -> list[TournamentRecord]:
+    stmt = (select(tournaments).where(tournaments.c.status.in_(list(statuses)))
+            .order_by(tournaments.c.starts_at, tournaments.c.id).limit(limit))
+    return [_tournament(row) for row in await conn.execute(stmt)]
+
+
+async def save_entrant(conn: AsyncConnection, entrant: EntrantRecord) -> None:
+    await _upsert(conn, tournament_entrants, dataclasses.asdict(entrant),
+                  ["tournament_id", "player_id"])
+
+
+async def list_entrants(conn: AsyncConnection, tournament_id: str) -> list[EntrantRecord]:
+    stmt = (select(tournament_entrants)
+            .where(tournament_entrants.c.tournament_id == tournament_id)
+            .order_by(tournament_entrants.c.joined_at, tournament_entrants.c.player_id))
+    return [EntrantRecord(**row._mapping) for row in await conn.execute(stmt)]
+
+
+async def save_pairing(conn: AsyncConnection, pairing: PairingRecord) -> None:
+    values = dataclasses.asdict(pairing)
+    values["berserk"] = list(pairing.berserk)
+    await _upsert(conn, tournament_pairings, values, ["tournament_id", "pairing_id"])
+
+
+async def list_pairings(conn: AsyncConnection, tournament_id: str) -> list[PairingRecord]:
+    stmt = (select(tournament_pairings)
+            .where(tournament_pairings.c.tournament_id == tournament_id)
+            .order_by(tournament_pairings.c.seq))
+    return [PairingRecord(**{**row._mapping, "berserk": tuple(row.berserk)})
+            for row in await conn.execute(stmt)]

@@ -13,6 +13,7 @@ loop (a 5,000-client run spent most of its move acknowledgement time there).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -25,19 +26,25 @@ from server.storage.config import create_engine, create_sqlite_writer, database_
 from server.storage.migrate import upgrade_engine
 from server.store import (
     AccountRecord,
+    ChatChannel,
+    ChatLineRecord,
     DuplicateMove,
+    EntrantRecord,
     Fenced,
     GameRecord,
     LevelScore,
     MoveRecord,
     NameTaken,
     NotAGuest,
+    PairingRecord,
     PlayerRecord,
     RateGame,
     RatingChangeRecord,
     RatingRecord,
     ReviewRecord,
     SessionRecord,
+    TournamentRecord,
+    TournamentStatus,
     score_levels,
 )
 
@@ -130,6 +137,36 @@ class SqlStore:
         async with self.engine.connect() as conn:
             return await repo.find_review(conn, game_id)
 
+    async def add_chat_line(self, line: ChatLineRecord, lobby_kept: int) -> ChatLineRecord:
+        ids: list[int] = []
+
+        def write(conn: Connection) -> None:
+            ids[:] = [repo.insert_chat_line(conn, line, lobby_kept)]
+
+        await self._writes().run(write)
+        return dataclasses.replace(line, id=ids[0])
+
+    async def chat_lines(self, game_id: str | None, channels: Sequence[ChatChannel],
+                         limit: int) -> list[ChatLineRecord]:
+        async with self.engine.connect() as conn:
+            return await repo.find_chat_lines(conn, game_id, channels, limit)
+
+    async def delete_chat_line(self, line_id: int, now: float) -> ChatLineRecord | None:
+        found: list[ChatLineRecord | None] = [None]
+
+        def write(conn: Connection) -> None:
+            found[0] = repo.mark_chat_line_deleted(conn, line_id, now)
+
+        await self._writes().run(write)
+        return found[0]
+
+    async def silence_chat(self, player_id: str, until: float | None) -> None:
+        await self._writes().run(lambda conn: repo.write_chat_silence(conn, player_id, until))
+
+    async def chat_silenced_until(self, player_id: str) -> float | None:
+        async with self.engine.connect() as conn:
+            return await repo.find_chat_silence(conn, player_id)
+
     # Accounts and sessions are rare writes that check before they write (a taken name), so
     # each runs in a transaction of its own rather than in a batch of other people's moves.
 
@@ -155,6 +192,13 @@ class SqlStore:
     async def find_account(self, name: str) -> AccountRecord | None:
         async with self.engine.connect() as conn:
             return await repo.find_account(conn, name)
+
+    async def name_is_held(self, name: str) -> bool:
+        # Every bot and admin has a token of its name: the accounts' index and the small
+        # tokens table answer it, never a scan of every guest's row.
+        async with self.engine.connect() as conn:
+            return (await repo.find_account(conn, name) is not None
+                    or await repo.is_token_name(conn, name))
 
     async def add_session(self, session: SessionRecord) -> None:
         async with self.engine.begin() as conn:
@@ -226,6 +270,35 @@ class SqlStore:
     async def calibrated_levels(self, game: str) -> dict[str, tuple[float, float]]:
         async with self.engine.connect() as conn:
             return await repo.find_calibrated_levels(conn, game)
+
+    async def save_tournament(self, tournament: TournamentRecord) -> None:
+        async with self.engine.begin() as conn:
+            await repo.save_tournament(conn, tournament)
+
+    async def load_tournament(self, tournament_id: str) -> TournamentRecord | None:
+        async with self.engine.connect() as conn:
+            return await repo.find_tournament(conn, tournament_id)
+
+    async def list_tournaments(self, statuses: Sequence[TournamentStatus], limit: int = 100
+                               ) -> list[TournamentRecord]:
+        async with self.engine.connect() as conn:
+            return await repo.list_tournaments(conn, statuses, limit)
+
+    async def save_entrant(self, entrant: EntrantRecord) -> None:
+        async with self.engine.begin() as conn:
+            await repo.save_entrant(conn, entrant)
+
+    async def tournament_entrants(self, tournament_id: str) -> list[EntrantRecord]:
+        async with self.engine.connect() as conn:
+            return await repo.list_entrants(conn, tournament_id)
+
+    async def save_pairing(self, pairing: PairingRecord) -> None:
+        async with self.engine.begin() as conn:
+            await repo.save_pairing(conn, pairing)
+
+    async def tournament_pairings(self, tournament_id: str) -> list[PairingRecord]:
+        async with self.engine.connect() as conn:
+            return await repo.list_pairings(conn, tournament_id)
 
     def _writes(self) -> _WriteBatcher:
         if self._batcher is None:

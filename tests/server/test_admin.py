@@ -18,7 +18,7 @@ from wsclient import Client
 from server import live_levels
 from server.admin_accounts import Admins
 from server.app import Settings, running
-from server.bot_accounts import Accounts
+from server.bot_accounts import Accounts, BadBotName
 from server.engines import AiPool
 from server.rooms import game_id_of
 from server.storage import SqlStore
@@ -129,6 +129,11 @@ async def test_a_level_edit_is_validated_field_by_field_then_audited_and_adverti
         bad = await admin.request("admin_edit_level", game="connect4", level="easy",
                                   changes={"order": 0})
         assert bad["code"] == "invalid_level" and "taken by 'beginner'" in bad["detail"]["order"]
+        for order in (1_000_000_000, 100):  # the rating of an uncalibrated level grows with it
+            bad = await admin.request("admin_edit_level", game="connect4", level="easy",
+                                      changes={"order": order})
+            assert bad["code"] == "invalid_level"
+            assert bad["detail"] == {"order": "order must be a whole number between 0 and 99"}
         unknown = await admin.request("admin_edit_level", game="connect4", level="grandmaster",
                                       changes={"max_depth": 3})
         assert unknown["code"] == "unknown_level"
@@ -415,3 +420,38 @@ async def test_a_revoked_admin_cannot_change_anything_even_before_the_sweep(
             assert await repo.list_level_audit(conn) == []
         assert (await Accounts(store.engine).list_bots()) == []
         await ann.close()
+
+
+async def test_admin_logins_are_throttled_per_address(tmp_path: Any) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+    _, token = await _make_admin(url)
+    async with running(port=0, store=SqlStore(url)) as server:
+        guesser = await Client.open(server.url, "guesser", source="127.0.0.2")
+        for n in range(10):
+            answer = await guesser.request("admin_login", token=f"discus_admin_{n:043d}")
+            assert answer["code"] == "bad_admin_token"
+        answer = await guesser.request("admin_login", token=token)
+        assert (answer["code"], answer["detail"]["limit"]) == ("rate_limited", "admin_login")
+        assert answer["detail"]["retry_after"] > 0
+        again = await Client.open(server.url, "again", source="127.0.0.2")
+        assert (await again.request("admin_login", token=token))["code"] == "rate_limited"
+        admin = await Client.open(server.url, "admin page", source="127.0.0.3")
+        assert (await admin.request("admin_login", token=token))["type"] == "admin_welcome"
+
+
+async def test_bots_and_admins_names_and_their_look_alikes_are_not_a_guests(
+    tmp_path: Any,
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+    await _make_admin(url, "Ann")
+    store = SqlStore(url)
+    async with running(port=0, store=store) as server:
+        await Accounts(store.engine).create("Robo")
+        for name, shown in (("robo", "robo (guest)"), ("R\u043ebo", "R\u043ebo (guest)"),
+                            ("ANN", "ANN (guest)"), ("\u0410nn", "\u0410nn (guest)"),
+                            ("Rob", "Rob")):
+            guest = await Client.open(server.url, name)
+            assert guest.welcome["player"]["name"] == shown, name
+        for bad in ("R\u043ebo", "\u0410nn", "Evil\u202ebot", "Zero\u200dwidth"):
+            with pytest.raises(BadBotName):
+                await Accounts(store.engine).create(bad)

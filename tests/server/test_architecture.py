@@ -91,9 +91,10 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 @pytest.mark.parametrize("desk", ["admin", "bot_desk", "challenge_desk", "history_desk",
-                                  "account_desk", "rating_desk", "reviews", "stats"])
+                                  "account_desk", "rating_desk", "reviews", "stats",
+                                  "tournament_desk"])
 def test_no_desk_imports_the_app_or_another_desk(desk: str) -> None:
     desks = {"admin", "bot_desk", "challenge_desk", "history_desk", "account_desk", "rating_desk",
-             "reviews", "stats"}
+             "reviews", "stats", "tournament_desk"}
     imported = {m.removeprefix("server.") for m in _imports(SERVER / f"{desk}.py")}
     assert not imported & ({"app", "runner", "gateway", "node"} | (desks - {desk}))

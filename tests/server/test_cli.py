@@ -116,6 +116,9 @@ def test_serve_passes_its_worker_count_to_the_ai_pool(monkeypatch: pytest.Monkey
     assert seen["workers"] == 3
     assert main(["serve"]) == 0
     assert seen["workers"] is None  # one per core
+    assert seen["chat_guests"] is False
+    assert main(["serve", "--chat-guests"]) == 0
+    assert seen["chat_guests"] is True
 
 
 def test_warm_up_says_where_the_engines_came_from(capsys: pytest.CaptureFixture[str]) -> None:

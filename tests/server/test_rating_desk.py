@@ -16,7 +16,15 @@ from ai.levels import find
 from server.app import Running, running
 from server.level_calibration import MEASURED, shipped_measure
 from server.rating_desk import plan_changes
-from server.ratings import LEVEL_ANCHOR, LEVEL_MIN_RD, Outcome, Rating, update
+from server.ratings import (
+    LEVEL_ANCHOR,
+    LEVEL_MIN_RD,
+    MAX_RATING,
+    MIN_RATING,
+    Outcome,
+    Rating,
+    update,
+)
 from server.storage import SqlStore
 from server.storage import repository as repo
 from server.store import GameRecord, MemoryStore, RatingChangeRecord, RatingRecord
@@ -243,3 +251,45 @@ def test_a_draw_scores_a_half_and_an_aborted_game_is_not_rated() -> None:
                          None, "aborted", 1.0)
     assert plan_changes(aborted, {"ann": current("ann"), "bob": current("bob")}, None,
                         1.0) == []
+
+
+async def test_an_absurd_stored_level_rating_is_clamped_and_the_game_is_still_rated(
+    server: Running,
+) -> None:
+    """A calibration (or a hand-edited row) may hold any number: rating a game against the
+    level clamps it to the rating scale instead of overflowing while the game is stored."""
+    store = server.app.store
+    assert isinstance(store, SqlStore)
+    async with store.engine.begin() as conn:
+        await repo.insert_calibration_run(conn, "run1", "connect4", "test", 2, 1, "adjacent",
+                                          [], time.time())
+        await repo.finish_calibration_run(conn, "run1", "finished", [], [
+            {"level": "beginner", "elo": 0.0, "error": 0.0, "games": 2, "score": 1.0},
+            {"level": "easy", "elo": 2e11, "error": 1e300, "games": 2, "score": 1.0},
+        ], 1.0, time.time())
+    ann = await Client.open(server.url, "Ann")
+    await sign_up(ann, "Ann")
+    await ann.send(type="create_room", game="connect4", opponent={"kind": "ai", "level": "easy"},
+                   seat=0)
+    room = (await ann.expect("room_state"))["room"]["id"]
+    await ann.send(type="move", room=room, ply=0, move="4")
+    await ann.expect("move_made", ply=1)
+    await ann.send(type="resign", room=room)
+    change = await ann.expect("rating_change")
+    (stored,) = await store.rating_history(ann.player_id)
+    assert (stored.opponent_level, stored.opponent_rating) == ("easy", MAX_RATING)
+    assert MIN_RATING <= stored.rating_after < 1500.0
+    assert change["after"]["rating"] == round(stored.rating_after, 1)
+    board = await ask(ann, "get_leaderboard", "leaderboard", game="connect4")
+    levels = {lv["name"]: lv["rating"] for lv in board["levels"]}
+    assert levels["easy"] == MAX_RATING
+
+
+def test_the_rating_math_clamps_any_stored_value_instead_of_raising() -> None:
+    for absurd in (Rating(2e11, 1e-9, 50.0), Rating(float("nan"), float("inf"), 0.0),
+                   Rating(-1e300, 0.0, -1.0)):
+        for score in (0.0, 0.5, 1.0):
+            after = update(Rating(), [Outcome(absurd, score)])
+            assert MIN_RATING <= after.rating <= MAX_RATING, (absurd, score)
+            mine = update(absurd, [Outcome(Rating(), score)])
+            assert MIN_RATING <= mine.rating <= MAX_RATING and mine.rd > 0, (absurd, score)

@@ -3,6 +3,8 @@ and ``analyse`` / ``analysis``, their errors, and the review kept with the game.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -123,19 +125,56 @@ async def test_an_analysis_of_a_position_that_has_none_is_refused(
     assert (error["code"], error["ref"]) == (code, "x")
 
 
-async def test_a_connection_may_have_two_analyses_waiting_and_a_third_is_refused(
+async def test_a_player_may_have_one_analysis_under_way_and_a_second_is_refused_at_once(
     server: Running,
 ) -> None:
     ann = await Client.open(server.url, "Ann")
-    for ref, moves in (("a", ["4"]), ("b", ["4", "4"]), ("c", ["4", "4", "4"])):
+    for ref, moves in (("a", ["4"]), ("b", ["4", "4"])):
         await ann.send(type="analyse", game="connect4", moves=moves, id=ref)
     error = await ann.expect("error", timeout=SLOW)
     assert (error["code"], error["ref"], error["detail"]["limit"]) == (
-        "limit_exceeded", "c", "pending_analyses")
-    answered = [(await ann.expect("analysis", timeout=SLOW))["moves"] for _ in range(2)]
-    assert sorted(answered) == [["4"], ["4", "4"]]
+        "rate_limited", "b", "analyses_per_player")
+    assert error["detail"]["retry_after"] > 0
+    assert (await ann.expect("analysis", timeout=SLOW))["moves"] == ["4"]
     await ann.send(type="analyse", game="connect4", moves=["4", "4", "4"], id="d")
     assert (await ann.expect("analysis", timeout=SLOW))["moves"] == ["4", "4", "4"]
+
+
+async def test_sixteen_analyses_from_one_address_are_mostly_refused_and_another_is_answered(
+    server: Running,
+) -> None:
+    flood = [await Client.open(server.url, f"Flood {n}", source="127.0.0.2") for n in range(16)]
+    await asyncio.gather(*(c.send(type="analyse", game="connect4", moves=["4"] * (n % 5 + 1),
+                                  id=n) for n, c in enumerate(flood)))
+    answers = await asyncio.gather(*(c.recv(timeout=SLOW) for c in flood))
+    refused = [a for a in answers if a["type"] == "error"]
+    assert len(refused) >= 14, answers
+    assert {(a["code"], a["detail"]["limit"]) for a in refused} == {
+        ("rate_limited", "analyses_per_source")}
+    assert all(a["detail"]["retry_after"] > 0 for a in refused)
+    ann = await Client.open(server.url, "Ann", source="127.0.0.3")
+    started = time.perf_counter()
+    await ann.send(type="analyse", game="connect4", moves=["4", "4"], id="mine")
+    answer = await ann.expect("analysis", timeout=SLOW)
+    assert answer["moves"] == ["4", "4"]
+    assert time.perf_counter() - started < 10.0
+    assert server.app.reviews._held.get(("source", "127.0.0.2"), 0) == 0
+
+
+async def test_an_analysis_is_cancelled_when_its_connection_closes(server: Running) -> None:
+    ann = await Client.open(server.url, "Ann", source="127.0.0.2")
+    await ann.send(type="analyse", game="connect4", moves=["4"], id="a")
+    for _ in range(100):
+        if server.app.reviews.tasks:
+            break
+        await asyncio.sleep(0.01)
+    (task,) = server.app.reviews.tasks
+    assert not server.app.reviews.local.started or not task.done()
+    await ann.close()
+    # Long before the low-priority engine process (started by this request) could answer.
+    await asyncio.wait_for(asyncio.shield(task), 0.5)
+    assert not server.app.reviews._held and not server.app.reviews._of
+
 
 
 async def test_with_two_ai_workers_the_review_is_computed_on_the_pool() -> None:

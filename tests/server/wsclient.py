@@ -20,9 +20,12 @@ class Client:
 
     @classmethod
     async def open(cls, url: str, name: str | None = "tester", resume: str | None = None,
-                   hello: bool = True, **options: Any) -> Client:
-        """Connected (``options`` go to websockets' ``connect``: ``local_addr=("127.0.0.2",
-        0)`` comes from another loopback address) and, unless ``hello`` is false, welcomed."""
+                   hello: bool = True, source: str | None = None, **options: Any) -> Client:
+        """``source``: the local address to connect from (``127.0.0.2``, ``127.0.0.3``, ...
+        on loopback), so a test can play distinct clients' addresses; other ``options`` go
+        to websockets' ``connect``."""
+        if source is not None:
+            options["local_addr"] = (source, 0)
         client = cls(await connect(url, max_size=None, **options))
         if hello:
             await client.send(type="hello", version=1, name=name, resume=resume)

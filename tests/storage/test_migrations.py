@@ -13,7 +13,8 @@ from server.storage.config import create_engine
 from server.storage.migrate import alembic_config
 
 TABLES = {"players", "games", "moves", "levels", "tokens", "position_cache", "game_reviews",
-          "accounts", "sessions", "ratings", "rating_history"}
+          "accounts", "sessions", "ratings", "rating_history", "tournaments",
+          "tournament_entrants", "tournament_pairings", "chat_lines", "chat_silences"}
 
 
 def tables_and_indexes(url: str) -> tuple[set[str], set[str]]:

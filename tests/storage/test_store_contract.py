@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from server.store import (
+    ChatLineRecord,
     DuplicateMove,
     Fenced,
     GameRecord,
@@ -309,3 +310,50 @@ async def test_a_review_of_an_unknown_game_is_refused(store: Store) -> None:
     with pytest.raises(KeyError):
         await store.save_review(a_review("nothing"))
     assert await store.load_review("nothing") is None
+
+
+def a_line(game_id: str | None, text: str, channel: str = "players",
+           player: str = "p1") -> ChatLineRecord:
+    return ChatLineRecord(0, game_id, "lobby" if game_id is None else channel,  # type: ignore[arg-type]
+                          player, "Ada", text, T0)
+
+
+async def test_chat_lines_keep_their_game_their_channel_and_growing_ids(store: Store) -> None:
+    await store.save_game(a_game("g1", players=("p1", "p2")))
+    first = await store.add_chat_line(a_line("g1", "hi"), lobby_kept=10)
+    second = await store.add_chat_line(a_line("g1", "watching", "spectators", "p3"), 10)
+    lobby = await store.add_chat_line(a_line(None, "<b>hello</b>"), 10)
+    assert 0 < first.id < second.id < lobby.id
+    assert first == ChatLineRecord(first.id, "g1", "players", "p1", "Ada", "hi", T0)
+    assert await store.chat_lines("g1", ["players", "spectators"], 10) == [first, second]
+    assert await store.chat_lines("g1", ["spectators"], 10) == [second]
+    assert await store.chat_lines(None, ["lobby"], 10) == [lobby]
+    assert await store.chat_lines("g1", ["players", "spectators"], 1) == [second]
+
+
+async def test_the_lobby_keeps_its_newest_lines_and_games_keep_all_theirs(store: Store) -> None:
+    await store.save_game(a_game("g1"))
+    kept = [await store.add_chat_line(a_line(None if n % 2 else "g1", f"line {n}"), 2)
+            for n in range(8)]
+    assert [c.text for c in await store.chat_lines(None, ["lobby"], 10)] == ["line 5", "line 7"]
+    assert len(await store.chat_lines("g1", ["players"], 10)) == 4
+    assert kept[-1].id > kept[0].id
+
+
+async def test_a_deleted_line_is_shown_no_more_and_cannot_be_deleted_twice(store: Store) -> None:
+    await store.save_game(a_game("g1"))
+    line = await store.add_chat_line(a_line("g1", "rude"), 10)
+    other = await store.add_chat_line(a_line("g1", "fine"), 10)
+    assert await store.delete_chat_line(line.id, T0 + 1) == line
+    assert await store.delete_chat_line(line.id, T0 + 2) is None
+    assert await store.delete_chat_line(999_999, T0 + 2) is None
+    assert await store.chat_lines("g1", ["players"], 10) == [other]
+
+
+async def test_a_silence_is_kept_until_lifted(store: Store) -> None:
+    assert await store.chat_silenced_until("p1") is None
+    await store.silence_chat("p1", T0 + 600)
+    await store.silence_chat("p1", T0 + 60)
+    assert await store.chat_silenced_until("p1") == T0 + 60
+    await store.silence_chat("p1", None)
+    assert await store.chat_silenced_until("p1") is None

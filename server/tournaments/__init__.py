@@ -1,0 +1,31 @@
+"""Tournaments as pure rules: who plays whom, how games score, who stands where.
+
+Nothing in this package sends, stores or reads a clock: callers pass ``now`` and the results
+of games, and turn what comes back (pairings to start, standings) into games and messages.
+Every command checks first and raises a ``server.errors.ProtocolError`` before changing
+anything, as ``server.rooms`` does.
+
+- ``arena``: a timed arena (lichess's kind): a free player is paired as soon as another is
+  free; wins 2, draws 1, streaks and berserk.
+- ``rounds``: events in a fixed number of rounds: ``roundrobin`` (Berger tables) and
+  ``swiss`` (FIDE Dutch) pair them; results, byes, tie-breaks and the crosstable are common.
+- ``ladder``: the engine ladder's rating list, a maximum-likelihood fit over all its games
+  anchored to the AI levels' calibrated ratings.
+
+Seats are the rooms' seats: 0 moves first (Othello's black, Connect Four's first player),
+1 second. "Colours balanced" means each player moves first about as often as second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """A player as a tournament sees it: an id, a display name and the rating it is seeded
+    and paired by (its rating in the tournament's game when it joined)."""
+
+    id: str
+    name: str
+    rating: float

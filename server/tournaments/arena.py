@@ -1,0 +1,402 @@
+"""An arena tournament, sans-I/O: players come and go until the end, and each free player is
+paired as soon as another is free.
+
+The caller (a desk) owns the clock, the rooms and the store. It calls ``join``, ``pause``,
+``withdraw``, ``berserk`` and ``finish`` as things happen, then ``pair(now)``, which returns
+the games to start now; it starts each in a room and reports its end with ``finish``. Call
+``pair`` after every command that may free a player (a join, a rejoin, a finished game):
+pairing is then immediate, and when several players are free at once the pairing is the
+closest in score, then in rating.
+
+Rules, in the words of lichess's arena and issue 25:
+
+- a win scores 2, a draw 1, a loss 0; after two wins in a row each further win scores double
+  (4) until a game that is not a win (the "streak"; a draw then scores its usual 1);
+- a player who berserks (before the game's first move; the caller halves that player's
+  clock) earns 1 bonus point for winning that game;
+- never the same opponent twice running, for either of the two: with only those two free,
+  both wait for someone else;
+- seats balanced: the one who has moved first less often moves first, then the one who
+  moved second last time;
+- paused and withdrawn players are not paired; a game under way when its player pauses,
+  withdraws or the arena ends is played out and counts;
+- after ``ends_at`` nobody is paired and nobody may join, but ``finish`` still takes the
+  games started before the end.
+
+The state is a value of its entrants and their games, so ``Arena.restored`` rebuilds it
+from what the store kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from server import errors
+from server.tournaments import Entrant
+
+WIN_POINTS = 2
+DRAW_POINTS = 1
+STREAK_AFTER = 2
+"""Wins in a row after which each win scores double, until a game that is not a win."""
+BERSERK_BONUS = 1
+EXACT_POOL = 8
+"""Free pools up to this size are paired by exhaustive search (at most 764 matchings);
+larger ones greedily. Players are paired as they free up, so pools are mostly tiny."""
+
+
+class Status(StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+    WITHDRAWN = "withdrawn"
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """A game to start: ``first`` holds seat 0 (moves first), ``second`` seat 1."""
+
+    game_id: str
+    first: str
+    second: str
+
+
+@dataclass(frozen=True)
+class Scored:
+    """What one finished game gave a player: its ``points`` (streak and berserk included),
+    ``result`` (1 win, 0.5 draw, 0 loss) and whether the player is on a streak after it."""
+
+    player: str
+    result: float
+    points: int
+    on_fire: bool
+
+
+@dataclass
+class ArenaGame:
+    game_id: str
+    first: str
+    second: str
+    started_at: float
+    berserk: set[str] = field(default_factory=set)
+    winner: int | None = None
+    """The winning seat (0 or 1), or None for a draw; meaningful once ``finished``."""
+    finished: bool = False
+    finished_at: float | None = None
+    cancelled: bool = False
+    """Aborted before both had moved: it ended without a result and scores nothing."""
+    seq: int = 0
+    """Its place in the order the arena's games were paired (from 0)."""
+    stored_as: str | None = None
+    """The id of the stored game its room plays, once the caller has started it."""
+
+    def seat_of(self, player: str) -> int:
+        return 0 if player == self.first else 1
+
+    def players(self) -> tuple[str, str]:
+        return (self.first, self.second)
+
+
+@dataclass
+class ArenaPlayer:
+    entrant: Entrant
+    status: Status = Status.ACTIVE
+    score: int = 0
+    sheet: list[int] = field(default_factory=list)
+    """Points of each finished game, in the order they finished."""
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    wins_in_a_row: int = 0
+    firsts: int = 0
+    seconds: int = 0
+    last_seat: int | None = None
+    last_opponent: str | None = None
+    playing: str | None = None
+    """The game id this player is in, while it is under way."""
+
+    @property
+    def on_fire(self) -> bool:
+        return self.wins_in_a_row >= STREAK_AFTER
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+
+@dataclass(frozen=True)
+class Standing:
+    rank: int
+    id: str
+    name: str
+    rating: float
+    score: int
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    sheet: tuple[int, ...]
+    on_fire: bool
+    status: Status
+    playing: bool
+
+
+@dataclass
+class Arena:
+    """One arena from ``starts_at`` to ``ends_at`` (seconds on the caller's clock).
+    ``berserk_allowed`` lets players halve their own clock for a bonus point on a win."""
+
+    id: str
+    starts_at: float
+    ends_at: float
+    berserk_allowed: bool = True
+    players: dict[str, ArenaPlayer] = field(default_factory=dict)
+    games: dict[str, ArenaGame] = field(default_factory=dict)
+    _free_since: dict[str, float] = field(default_factory=dict)
+    """Active players not in a game, with when they became free (first come, first paired
+    among equals)."""
+    _game_count: int = 0
+
+    def __post_init__(self) -> None:
+        if self.ends_at <= self.starts_at:
+            raise errors.BadMessage("an arena must end after it starts", field="minutes")
+
+    # --- commands --------------------------------------------------------------------------
+
+    def is_over(self, now: float) -> bool:
+        return now >= self.ends_at
+
+    def join(self, entrant: Entrant, now: float) -> None:
+        """Enter ``entrant``, or bring back a paused or withdrawn player (whose score stands).
+        Joining twice is harmless. ``TournamentClosed`` once the arena is over."""
+        if self.is_over(now):
+            raise errors.TournamentClosed("the arena is over", reason="over")
+        known = self.players.get(entrant.id)
+        if known is None:
+            known = self.players[entrant.id] = ArenaPlayer(entrant)
+        known.status = Status.ACTIVE
+        if known.playing is None:
+            self._free_since.setdefault(entrant.id, now)
+
+    def pause(self, player_id: str) -> None:
+        """Stop pairing ``player_id`` until it joins again; a game under way is played out."""
+        self._entered(player_id).status = Status.PAUSED
+        self._free_since.pop(player_id, None)
+
+    def withdraw(self, player_id: str) -> None:
+        """Leave the arena: never paired again unless it joins again; the score stands in
+        the standings and a game under way is played out."""
+        self._entered(player_id).status = Status.WITHDRAWN
+        self._free_since.pop(player_id, None)
+
+    def berserk(self, player_id: str, game_id: str) -> None:
+        """``player_id`` halves its own clock in ``game_id`` for a bonus point on a win. The
+        caller must check the game has no move yet and halve the clock. Berserking twice
+        is harmless."""
+        if not self.berserk_allowed:
+            raise errors.TournamentClosed("this arena does not allow berserk",
+                                          reason="no_berserk")
+        game = self.games.get(game_id)
+        if game is None or player_id not in game.players() or game.finished:
+            raise errors.NotEntered("you are not playing that game of this arena")
+        game.berserk.add(player_id)
+
+    def pair(self, now: float) -> list[Pairing]:
+        """The games to start now, among the free active players, never two who just met.
+        Up to ``EXACT_POOL`` free players: as many games as can be made, and among those the
+        pairing closest in score overall, then with the fewest seat clashes (both due to
+        move first, or both second), then closest in rating. A larger pool (the start of a
+        big arena) is paired greedily: each in turn, best score first, meets the free
+        player it is closest to by the same measures. Nobody is paired before
+        ``starts_at`` or after ``ends_at``."""
+        if now < self.starts_at or self.is_over(now):
+            return []
+        free = sorted(self._free_since, key=lambda pid: (
+            -self.players[pid].score, -self.players[pid].entrant.rating,
+            self._free_since[pid], pid))
+        if len(free) <= EXACT_POOL:
+            pairs = self._best_pairs(tuple(free))[1]
+        else:
+            pairs = self._greedy_pairs(free)
+        return [self._start(one, other, now) for one, other in pairs]
+
+    def _cost(self, one: str, other: str) -> tuple[int, int, float] | None:
+        """How far apart two free players are (score, seat clash, rating); None when they
+        just met."""
+        me, them = self.players[one], self.players[other]
+        if me.last_opponent == other or them.last_opponent == one:
+            return None
+        return (abs(me.score - them.score), _clash(me, them),
+                abs(me.entrant.rating - them.entrant.rating))
+
+    def _best_pairs(self, free: tuple[str, ...]
+                    ) -> tuple[tuple[int, int, int, float], list[tuple[str, str]]]:
+        """The best pairing of a small pool by exhaustive search: key (minus the games made,
+        then the summed costs), and the pairs."""
+        if len(free) < 2:
+            return (0, 0, 0, 0.0), []
+        one, rest = free[0], free[1:]
+        best: tuple[tuple[int, int, int, float], list[tuple[str, str]]] | None = None
+        for k, other in enumerate(rest):  # ties go to the first in order: ``one`` and its
+            cost = self._cost(one, other)  # nearest by the pool's order
+            if cost is None:
+                continue
+            key, pairs = self._best_pairs(rest[:k] + rest[k + 1:])
+            total = (key[0] - 1, key[1] + cost[0], key[2] + cost[1], key[3] + cost[2])
+            if best is None or total < best[0]:
+                best = (total, [(one, other), *pairs])
+        waits = self._best_pairs(rest)  # or ``one`` waits for the next one free
+        return waits if best is None or waits[0] < best[0] else best
+
+    def _greedy_pairs(self, free: list[str]) -> list[tuple[str, str]]:
+        pairs: list[tuple[str, str]] = []
+        while len(free) >= 2:
+            one = free.pop(0)
+            best: tuple[int, int, float, int] | None = None
+            choice = -1
+            for k, other in enumerate(free):
+                cost = self._cost(one, other)
+                if cost is not None and (best is None or (*cost, k) < best):
+                    best, choice = (*cost, k), k
+            if choice >= 0:  # else nobody fits: this player waits for the next one free
+                pairs.append((one, free.pop(choice)))
+        return pairs
+
+    def finish(self, game_id: str, winner: int | None, now: float) -> list[Scored]:
+        """Score a game that ended at ``now`` (``winner`` the winning seat, None a draw) and
+        free its players. Games started before the end count after the end too.
+        ``NotEntered`` for a game this arena did not start or already scored."""
+        game = self.games.get(game_id)
+        if game is None or game.finished:
+            raise errors.NotEntered(f"the arena has no game {game_id!r} under way")
+        if winner not in (0, 1, None):
+            raise errors.BadMessage("a game's winner is seat 0, seat 1 or nobody",
+                                    field="winner")
+        game.finished, game.winner, game.finished_at = True, winner, now
+        scored = [self._score(game, seat) for seat in (0, 1)]
+        self._free(game, now)
+        return scored
+
+    def _free(self, game: ArenaGame, now: float) -> None:
+        for player_id in game.players():
+            player = self.players[player_id]
+            if player.playing == game.game_id:
+                player.playing = None
+                if player.status is Status.ACTIVE:
+                    self._free_since[player_id] = now
+
+    def cancel(self, game_id: str, now: float) -> None:
+        """A game aborted before it was played: it scores nothing and frees its players.
+        ``NotEntered`` for a game not under way."""
+        game = self.games.get(game_id)
+        if game is None or game.finished:
+            raise errors.NotEntered(f"the arena has no game {game_id!r} under way")
+        game.finished, game.cancelled, game.finished_at = True, True, now
+        self._free(game, now)
+
+    # --- views -----------------------------------------------------------------------------
+
+    def standings(self) -> list[Standing]:
+        """Every player who joined, best first: score, then fewer games (the same score in
+        fewer games), then rating, then id. Paused and withdrawn players keep their rank."""
+        ordered = sorted(self.players.values(), key=lambda p: (
+            -p.score, p.games, -p.entrant.rating, p.entrant.id))
+        return [Standing(rank=k + 1, id=p.entrant.id, name=p.entrant.name,
+                         rating=p.entrant.rating, score=p.score, games=p.games, wins=p.wins,
+                         draws=p.draws, losses=p.losses, sheet=tuple(p.sheet),
+                         on_fire=p.on_fire, status=p.status, playing=p.playing is not None)
+                for k, p in enumerate(ordered)]
+
+    def under_way(self) -> list[ArenaGame]:
+        return [g for g in self.games.values() if not g.finished]
+
+    def free_players(self) -> list[str]:
+        return list(self._free_since)
+
+    @classmethod
+    def restored(cls, id: str, starts_at: float, ends_at: float, berserk_allowed: bool,
+                 entrants: Iterable[tuple[Entrant, Status]],
+                 games: Iterable[ArenaGame]) -> Arena:
+        """The arena as it stood, from its entrants (with their status) and its games in the
+        order they started, finished or not: replaying them (finished ones in the order
+        they finished) gives the same scores, streaks, seats and last opponents as the arena
+        that played them."""
+        arena = cls(id, starts_at, ends_at, berserk_allowed)
+        for entrant, status in entrants:
+            arena.players[entrant.id] = ArenaPlayer(entrant, status=status)
+        ordered = list(games)
+        for game in ordered:
+            arena._begin(ArenaGame(game.game_id, game.first, game.second, game.started_at,
+                                   set(game.berserk), stored_as=game.stored_as))
+        for game in sorted((g for g in ordered if g.finished),
+                           key=lambda g: g.finished_at or 0.0):
+            ended_at = game.finished_at or game.started_at
+            if game.cancelled:
+                arena.cancel(game.game_id, ended_at)
+            else:
+                arena.finish(game.game_id, game.winner, ended_at)
+        arena._free_since = {pid: arena._free_since.get(pid, starts_at)
+                             for pid, p in arena.players.items()
+                             if p.status is Status.ACTIVE and p.playing is None}
+        return arena
+
+    # --- inside ----------------------------------------------------------------------------
+
+    def _entered(self, player_id: str) -> ArenaPlayer:
+        found = self.players.get(player_id)
+        if found is None:
+            raise errors.NotEntered("you are not entered in this arena")
+        return found
+
+    def _start(self, a: str, b: str, now: float) -> Pairing:
+        pa, pb = self.players[a], self.players[b]
+        a_first = (pa.firsts - pa.seconds, pa.last_seat == 0, a) < (
+            pb.firsts - pb.seconds, pb.last_seat == 0, b)
+        first, second = (a, b) if a_first else (b, a)
+        self._game_count += 1
+        game = ArenaGame(f"{self.id}-{self._game_count}", first, second, now)
+        self._begin(game)
+        return Pairing(game.game_id, first, second)
+
+    def _begin(self, game: ArenaGame) -> None:
+        game.seq = len(self.games)
+        self.games[game.game_id] = game
+        self._game_count = max(self._game_count, len(self.games))
+        for seat, player_id in enumerate(game.players()):
+            player = self.players[player_id]
+            player.playing = game.game_id
+            player.last_opponent = game.players()[1 - seat]
+            player.last_seat = seat
+            if seat == 0:
+                player.firsts += 1
+            else:
+                player.seconds += 1
+            self._free_since.pop(player_id, None)
+
+    def _score(self, game: ArenaGame, seat: int) -> Scored:
+        player = self.players[game.players()[seat]]
+        if game.winner is None:
+            result, points = 0.5, DRAW_POINTS
+            player.draws += 1
+            player.wins_in_a_row = 0
+        elif game.winner == seat:
+            result = 1.0
+            points = WIN_POINTS * (2 if player.on_fire else 1)
+            if player.entrant.id in game.berserk:
+                points += BERSERK_BONUS
+            player.wins += 1
+            player.wins_in_a_row += 1
+        else:
+            result, points = 0.0, 0
+            player.losses += 1
+            player.wins_in_a_row = 0
+        player.score += points
+        player.sheet.append(points)
+        return Scored(player.entrant.id, result, points, player.on_fire)
+
+
+def _clash(a: ArenaPlayer, b: ArenaPlayer) -> int:
+    """1 when both players are due the same seat (both moved first more often than second,
+    or both less often): one of them would drift further off balance."""
+    da, db = a.firsts - a.seconds, b.firsts - b.seconds
+    return int(da * db > 0)

@@ -1,0 +1,202 @@
+"""Arenas over real websockets: made by an account, joined, paired at once into rooms,
+scored when a game ends, standings pushed; bad requests refused; a restart keeps them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from people import CHEAP_HASHER, sign_up
+from wsclient import Client
+
+from server.app import Running, running
+from server.storage import SqlStore
+
+FOUR_IN_COLUMN_ONE = ["1", "2", "1", "2", "1", "2", "1"]
+"""Connect Four: the first player wins at its fourth move."""
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[Running]:
+    async with running() as srv:
+        srv.app.accounts.hasher = CHEAP_HASHER
+        yield srv
+
+
+async def make_arena(client: Client, **extra: Any) -> str:
+    await client.send(type="create_tournament", game="connect4", name="Hourly", minutes=30,
+                      time_control="3+2", **extra)
+    made = await client.expect("tournament")
+    status = "upcoming" if extra.get("starts_in") else "running"
+    assert made["tournament"]["status"] == status and made["standings"] == []
+    return str(made["tournament"]["id"])
+
+
+async def paired(clients: dict[str, Client], tournament_message: dict[str, Any]
+                 ) -> tuple[Client, Client, str]:
+    """The two clients of the arena's one game under way (first, second) and its room."""
+    (game,) = tournament_message["games"]
+    return clients[game["first"]["id"]], clients[game["second"]["id"]], game["room"]
+
+
+async def play(first: Client, second: Client, room: str) -> None:
+    for ply, move in enumerate(FOUR_IN_COLUMN_ONE):
+        await (first, second)[ply % 2].send(type="move", room=room, ply=ply, move=move)
+        for client in (first, second):
+            await client.expect("move_made", ply=ply)
+
+
+async def room_state(client: Client, room: str) -> dict[str, Any]:
+    """The ``room_state`` of ``room`` this client was sent (it may come before or after the
+    ``tournament`` that announced the pairing)."""
+    for message in client.seen:
+        if message["type"] == "room_state" and message["room"]["id"] == room:
+            return message
+    while True:
+        message = await client.expect("room_state")
+        if message["room"]["id"] == room:
+            return message
+
+
+async def until_you(client: Client, status: str) -> dict[str, Any]:
+    """The next ``tournament`` message whose own row has ``status`` (pushes of others'
+    moves may come first)."""
+    while True:
+        message = await client.expect("tournament")
+        if message["you"] is not None and message["you"]["status"] == status:
+            return message
+
+
+def row(message: dict[str, Any], player_id: str) -> dict[str, Any]:
+    return next(r for r in message["standings"] if r["player"]["id"] == player_id)
+
+
+async def test_an_arena_pairs_players_as_they_come_scores_the_game_and_pushes_standings(
+        server: Running) -> None:
+    ann = await Client.open(server.url, "Ann")
+    bob = await Client.open(server.url, "Bob")
+    cy = await Client.open(server.url, "Cy")
+    clients = {c.player_id: c for c in (ann, bob, cy)}
+    await sign_up(ann, "Ann")
+    tid = await make_arena(ann)
+    await ann.send(type="join_tournament", tournament=tid)
+    alone = await ann.expect("tournament")
+    assert alone["games"] == [] and alone["you"]["score"] == 0
+    await bob.send(type="join_tournament", tournament=tid)
+    joined = await bob.expect("tournament")
+    first, second, room = await paired(clients, joined)
+    for client in (first, second):
+        state = await room_state(client, room)
+        assert state["room"]["status"] == "active"
+    await play(first, second, room)
+    pushed = await first.expect("tournament")
+    while row(pushed, first.player_id)["score"] != 2:
+        pushed = await first.expect("tournament")
+    assert row(pushed, first.player_id)["sheet"] == [2]
+    assert row(pushed, second.player_id)["sheet"] == [0]
+    assert pushed["you"]["player"]["id"] == first.player_id and pushed["games"] == []
+    # Ann and Bob just met: both wait. Cy is paired the moment it joins, with the one
+    # closest in score (the loser; the winner waits).
+    await cy.send(type="join_tournament", tournament=tid)
+    now = await cy.expect("tournament")
+    (game,) = now["games"]
+    assert {game["first"]["id"], game["second"]["id"]} == {cy.player_id, second.player_id}
+    await room_state(cy, game["room"])
+    for client in (ann, bob, cy):
+        await client.close()
+
+
+async def test_pausing_withdrawing_and_listing(server: Running) -> None:
+    ann = await Client.open(server.url, "Ann")
+    bob = await Client.open(server.url, "Bob")
+    await sign_up(ann, "Ann")
+    tid = await make_arena(ann, starts_in=3600)
+    listed = await bob.request("list_tournaments")
+    assert [t["id"] for t in listed["tournaments"]] == [tid]
+    assert listed["tournaments"][0]["status"] == "upcoming"
+    for client in (ann, bob):
+        await client.send(type="join_tournament", tournament=tid)
+        assert (await client.expect("tournament"))["games"] == []  # not started: no pairing
+    await bob.send(type="pause_tournament", tournament=tid)
+    await until_you(bob, "paused")
+    await ann.send(type="withdraw_tournament", tournament=tid)
+    await until_you(ann, "withdrawn")
+    state = await until_you(bob, "paused")  # the push of Ann's withdrawal
+    while {r["status"] for r in state["standings"]} != {"paused", "withdrawn"}:
+        state = await until_you(bob, "paused")
+    for client in (ann, bob):
+        await client.close()
+
+
+async def test_joining_a_second_arena_pauses_the_player_in_the_first(server: Running) -> None:
+    ann = await Client.open(server.url, "Ann")
+    await sign_up(ann, "Ann")
+    one = await make_arena(ann, starts_in=3600)
+    two = await make_arena(ann, starts_in=3600)
+    await ann.send(type="join_tournament", tournament=one)
+    await until_you(ann, "active")
+    await ann.send(type="join_tournament", tournament=two)
+    while True:
+        message = await until_you(ann, "paused")
+        if message["tournament"]["id"] == one:
+            break
+    state = await ann.request("get_tournament", tournament=two)
+    while state["type"] != "tournament" or state["tournament"]["id"] != two:
+        state = await ann.expect("tournament")
+    assert state["you"]["status"] == "active"
+    await ann.close()
+
+
+async def test_bad_tournament_requests_are_refused(server: Running) -> None:
+    guest = await Client.open(server.url, "Guest")
+    ann = await Client.open(server.url, "Ann")
+    await sign_up(ann, "Ann")
+    refused = await guest.request("create_tournament", game="connect4", name="Mine",
+                                  minutes=30, time_control="3+2")
+    assert refused["type"] == "error" and refused["code"] == "forbidden"
+    unknown = await guest.request("join_tournament", tournament="nope")
+    assert unknown["code"] == "unknown_tournament"
+    bad = await ann.request("create_tournament", game="chess", name="X", minutes=30,
+                            time_control="3+2")
+    assert bad["code"] == "unknown_game"
+    clock = await ann.request("create_tournament", game="connect4", name="X", minutes=30,
+                              time_control="2+1")
+    assert clock["code"] == "unknown_time_control"
+    tid = await make_arena(ann)
+    outsider = await guest.request("pause_tournament", tournament=tid)
+    assert outsider["code"] == "not_entered"
+    assert (await guest.request("list_tournaments"))["tournaments"][0]["players"] == 0
+    for client in (guest, ann):
+        await client.close()
+
+
+async def test_an_arena_and_its_scores_outlive_a_restart(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+    async with running(store=SqlStore(url)) as srv:
+        srv.app.accounts.hasher = CHEAP_HASHER
+        ann = await Client.open(srv.url, "Ann")
+        bob = await Client.open(srv.url, "Bob")
+        clients = {c.player_id: c for c in (ann, bob)}
+        await sign_up(ann, "Ann")
+        await sign_up(bob, "Bob")
+        tid = await make_arena(ann)
+        await ann.send(type="join_tournament", tournament=tid)
+        await ann.expect("tournament")
+        await bob.send(type="join_tournament", tournament=tid)
+        first, second, room = await paired(clients, await bob.expect("tournament"))
+        await play(first, second, room)
+        winner = first.player_id
+        for client in (ann, bob):
+            await client.close()
+    async with running(store=SqlStore(url)) as srv:
+        cy = await Client.open(srv.url, "Cy")
+        state = await cy.request("get_tournament", tournament=tid)
+        assert row(state, winner)["score"] == 2 and row(state, winner)["sheet"] == [2]
+        assert state["tournament"]["players"] == 2 and state["games"] == []
+        await cy.send(type="join_tournament", tournament=tid)
+        (game,) = (await cy.expect("tournament"))["games"]
+        loser = second.player_id
+        assert {game["first"]["id"], game["second"]["id"]} == {cy.player_id, loser}
+        await cy.close()
