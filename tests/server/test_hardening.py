@@ -225,3 +225,14 @@ async def test_a_guest_that_signs_up_before_it_plays_stays_an_account(server: Ru
     assert stored is not None and (stored.name, stored.kind) == ("Ann_Lee", "account")
     bobs = await server.app.store.load_player(bob.player_id)
     assert bobs is not None and bobs.kind == "guest"
+
+
+async def test_a_guest_renamed_before_it_plays_gets_its_row_under_the_new_name(
+        server: Running) -> None:
+    first = await Client.open(server.url, "Ann")
+    ann = await Client.open(server.url, "Annie", resume=first.welcome["resume"])
+    assert await server.app.store.load_player(ann.player_id) is None
+    await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
+    await ann.expect("room_state")
+    stored = await server.app.store.load_player(ann.player_id)
+    assert stored is not None and (stored.name, stored.kind) == ("Annie", "guest")
