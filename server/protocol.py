@@ -519,8 +519,40 @@ class ListTournaments(_ClientMessage):
     type: Literal["list_tournaments"] = "list_tournaments"
 
 
+# Swiss and round-robin events: made with ``create_round_tournament``, started by the clock
+# or ``start_tournament``; joined, withdrawn from and asked about with the arena's messages.
+
+
+class CreateRoundTournament(_ClientMessage):
+    """Make a Swiss (``rounds`` rounds, FIDE Dutch pairings) or a round-robin (Berger tables:
+    everyone meets everyone once) of ``game`` under ``time_control``; players join with
+    ``join_tournament`` until round 1 is paired, ``starts_in`` seconds from now (or when its
+    maker sends ``start_tournament``). Answered by ``round_tournament``. Only signed-in
+    accounts (and bots) may make one."""
+
+    type: Literal["create_round_tournament"] = "create_round_tournament"
+    kind: Literal["swiss", "roundrobin"]
+    game: str = Field(max_length=32, description="A game name from `welcome.games`.")
+    name: str = Field(min_length=1, max_length=60)
+    time_control: str = Field(max_length=32,
+                              description="A name from `welcome.time_controls`.")
+    rounds: int | None = Field(default=None, ge=1, le=30,
+                               description="A Swiss's rounds (required); a round-robin's "
+                                           "follow from its entrants.")
+    starts_in: int = Field(default=600, ge=0, le=7 * 86400,
+                           description="Seconds from now until round 1 is paired.")
+
+
+class StartTournament(_ClientMessage):
+    """Pair round 1 of a Swiss or round-robin now (its maker only; at least two entrants).
+    Answered by ``round_tournament``."""
+
+    type: Literal["start_tournament"] = "start_tournament"
+    tournament: str = Field(max_length=64)
+
+
 TOURNAMENT_MESSAGES = (CreateTournament, JoinTournament, PauseTournament, WithdrawTournament,
-                       GetTournament, ListTournaments)
+                       GetTournament, ListTournaments, CreateRoundTournament, StartTournament)
 # --- client -> server: chat (``server.chat_desk``) ---------------------------------------------
 
 ChatGameId = Annotated[str | None, Field(
@@ -737,6 +769,8 @@ ClientMessage = Annotated[
     | WithdrawTournament
     | GetTournament
     | ListTournaments
+    | CreateRoundTournament
+    | StartTournament
     | GetChat
     | Chat
     | AdminDeleteChat
@@ -1687,10 +1721,11 @@ class Profile(_Message):
 
 
 class TournamentView(_Message):
-    """An arena's settings and state. Times are epoch seconds."""
+    """A tournament's settings and state. Times are epoch seconds (a Swiss's or
+    round-robin's ``ends_at`` is its ``starts_at``: it ends with its last round)."""
 
     id: str
-    kind: Literal["arena"]
+    kind: Literal["arena", "swiss", "roundrobin"]
     name: str
     game: str
     time_control: str
@@ -1699,6 +1734,9 @@ class TournamentView(_Message):
     status: Literal["upcoming", "running", "finished"]
     berserk: bool
     players: int = Field(description="How many have joined (paused and withdrawn included).")
+    rounds: int | None = Field(default=None,
+                               description="A Swiss's or round-robin's rounds (a round-robin"
+                                           "'s once round 1 is paired); null for an arena.")
 
 
 class StandingRow(_Message):
@@ -1736,6 +1774,44 @@ class TournamentMessage(_Message):
     standings: list[StandingRow]
     you: StandingRow | None = None
     games: list[TournamentGameView]
+
+
+class RoundStandingRow(_Message):
+    """A line of a Swiss's or round-robin's standings: a win scores 1, a draw 1/2, a bye 1;
+    ties broken by Buchholz then Sonneborn-Berger (round-robin: the other way round)."""
+
+    rank: int
+    player: PlayerView
+    rating: int
+    score: float
+    buchholz: float
+    sonneborn_berger: float
+    withdrawn: bool
+
+
+class RoundBoardView(_Message):
+    """A board of the current round: ``first`` moves first; ``second`` null is a bye.
+    ``result`` is ``first``'s score once known (1, 0.5, 0); ``room`` the game's room (null
+    for a bye or a forfeit)."""
+
+    first: PlayerView
+    second: PlayerView | None
+    result: float | None
+    room: str | None
+
+
+class RoundTournamentMessage(_Message):
+    """A Swiss's or round-robin's state: the answer to its messages, and pushed to its
+    entrants when someone joins or withdraws, a round is paired and a game ends.
+    ``round`` is the round under way (0 before the first); ``crosstable`` the whole
+    crosstable as CSV (see docs/PROTOCOL.md)."""
+
+    type: Literal["round_tournament"] = "round_tournament"
+    tournament: TournamentView
+    round: int
+    standings: list[RoundStandingRow]
+    boards: list[RoundBoardView]
+    crosstable: str
 
 
 class Tournaments(_Message):
@@ -1820,6 +1896,7 @@ ServerMessage = Annotated[
     | Profile
     | TournamentMessage
     | Tournaments
+    | RoundTournamentMessage
     | ChatHistory
     | ChatLine
     | ChatDeleted
