@@ -551,8 +551,42 @@ class StartTournament(_ClientMessage):
     tournament: str = Field(max_length=64)
 
 
+# The engine ladder (``server.ladder_desk``): one standing ladder per game.
+
+LadderEntrant = Annotated[str | None, Field(
+    default=None, max_length=64,
+    description="A bot's name or player id, or an AI level's name (`level:NAME` or `NAME`); "
+                "admins only. Null: the sending bot itself.")]
+
+
+class EnterLadder(_ClientMessage):
+    """Put a bot or an AI level on ``game``'s ladder (a bot enters itself; an admin may enter
+    any bot and any level); answered by ``ladder``."""
+
+    type: Literal["enter_ladder"] = "enter_ladder"
+    game: str = Field(max_length=32)
+    entrant: LadderEntrant = None
+
+
+class LeaveLadder(_ClientMessage):
+    """Take a bot or level off the ladder: no more games are scheduled for it (its games
+    stay in the rating list, and it is listed as inactive). Answered by ``ladder``."""
+
+    type: Literal["leave_ladder"] = "leave_ladder"
+    game: str = Field(max_length=32)
+    entrant: LadderEntrant = None
+
+
+class GetLadder(_ClientMessage):
+    """Ask for ``game``'s ladder: the rating list and the games under way."""
+
+    type: Literal["get_ladder"] = "get_ladder"
+    game: str = Field(max_length=32)
+
+
 TOURNAMENT_MESSAGES = (CreateTournament, JoinTournament, PauseTournament, WithdrawTournament,
                        GetTournament, ListTournaments, CreateRoundTournament, StartTournament)
+LADDER_MESSAGES = (EnterLadder, LeaveLadder, GetLadder)
 # --- client -> server: chat (``server.chat_desk``) ---------------------------------------------
 
 ChatGameId = Annotated[str | None, Field(
@@ -771,6 +805,9 @@ ClientMessage = Annotated[
     | ListTournaments
     | CreateRoundTournament
     | StartTournament
+    | EnterLadder
+    | LeaveLadder
+    | GetLadder
     | GetChat
     | Chat
     | AdminDeleteChat
@@ -1814,6 +1851,50 @@ class RoundTournamentMessage(_Message):
     crosstable: str
 
 
+class LadderRow(_Message):
+    """An entrant of the ladder: a bot (``player``) or an AI level (``level``). ``rating``
+    on the people's scale with ``error`` (one standard error), null until a game links it
+    to an AI level of known rating; ``anchored``: an AI level whose calibrated rating pins
+    the scale."""
+
+    id: str = Field(description="The bot's player id, or `level:NAME`.")
+    name: str
+    player: PlayerView | None = None
+    level: str | None = None
+    rating: int | None
+    error: int | None
+    games: int
+    score: float
+    anchored: bool
+    active: bool = Field(description="False once it left the ladder.")
+    playing: bool
+
+
+class LadderGameView(_Message):
+    """A ladder game under way: its room (to spectate), the entrants by id (``first`` moves
+    first) and the opening it started from."""
+
+    room: str
+    first: str
+    second: str
+    opening: str
+
+
+class LadderMessage(_Message):
+    """A game's ladder: the answer to ``enter_ladder``, ``leave_ladder`` and ``get_ladder``.
+    ``entrants`` is the rating list, best first (the unrated last)."""
+
+    type: Literal["ladder"] = "ladder"
+    game: str
+    time_control: str
+    pace_seconds: float = Field(description="How often games are scheduled among the free "
+                                            "entrants.")
+    openings: list[str]
+    entrants: list[LadderRow]
+    games: list[LadderGameView]
+    played: int = Field(description="Games finished on this ladder.")
+
+
 class Tournaments(_Message):
     """Answer to ``list_tournaments``: upcoming and running arenas, soonest first, then the
     lately finished."""
@@ -1897,6 +1978,7 @@ ServerMessage = Annotated[
     | TournamentMessage
     | Tournaments
     | RoundTournamentMessage
+    | LadderMessage
     | ChatHistory
     | ChatLine
     | ChatDeleted
@@ -1967,7 +2049,7 @@ def error_message(exc: errors.ProtocolError, ref: str | int | None = None,
 CLIENT_MESSAGES: tuple[type[BaseModel], ...] = (
     Hello, ListRooms, CreateRoom, *ROOM_COMMANDS, ListHistory, GetGame, RequestReview,
     Analyse, GetStats, Ping, *CHALLENGE_CLIENT_MESSAGES, RegisterBot, *ADMIN_CLIENT_MESSAGES,
-    *ACCOUNT_MESSAGES, *RATING_MESSAGES, *TOURNAMENT_MESSAGES, *CHAT_MESSAGES)
+    *ACCOUNT_MESSAGES, *RATING_MESSAGES, *TOURNAMENT_MESSAGES, *LADDER_MESSAGES, *CHAT_MESSAGES)
 """Every message a client may send, one class each (``ClientMessage`` is their union)."""
 
 _CLIENT_TYPES = frozenset(m.model_fields["type"].default for m in CLIENT_MESSAGES)
