@@ -114,7 +114,8 @@ class TournamentDesk:
             done = await self.store.list_tournaments(["finished"], limit=500)
             done = sorted(done, key=lambda t: -t.starts_at)[:20]
             self.outbox.send([client], p.Tournaments(
-                tournaments=[self._view(t) for t in [*found, *done] if not t.private]))
+                tournaments=[self._view(t) for t in [*found, *done]
+                             if not t.private and t.kind != "ladder"]))  # get_ladder's
             return
         if isinstance(message, ROUND_MESSAGES) or (
                 not isinstance(message, p.CreateTournament) and message.tournament in self.events):

@@ -132,5 +132,7 @@ async def test_bad_ladder_requests_are_refused_and_change_nothing(tmp_path: Path
         await boss.send(type="leave_ladder", game="connect4", entrant="easy")
         (row,) = (await boss.expect("ladder"))["entrants"]
         assert row["id"] == "level:easy" and row["active"] is False and row["games"] == 0
+        listed = await guest.request("list_tournaments")  # the ladder is no tournament there
+        assert listed["type"] == "tournaments" and listed["tournaments"] == []
         for client in (guest, boss):
             await client.close()
