@@ -103,6 +103,16 @@ async def test_a_swiss_of_nine_plays_three_rounds_with_a_bye_each_and_no_pairing
             await play(clients[board["first"]["id"]], clients[board["second"]["id"]],
                        board["room"])
     assert len(set(byes)) == 3
+    await asyncio.sleep(0.5)
+    for client in players:  # every round was pushed to every entrant, unasked
+        while True:
+            try:
+                await client.recv(timeout=0.2)
+            except TimeoutError:
+                break
+        pushed = [m for m in client.seen if m["type"] == "round_tournament"]
+        assert {m["round"] for m in pushed} >= {1, 2, 3}
+        assert pushed[-1]["tournament"]["status"] == "finished"
     final = await round_paired(maker, tid, 4)
     for _ in range(50):
         if final["tournament"]["status"] == "finished":
