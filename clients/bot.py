@@ -230,19 +230,22 @@ class BotCore:
     ``tick`` and ``disconnected``; send what it returns, in order.
 
     ``games``: how many games to play at once. ``create``: make rooms of this kind; without
-    it the bot joins open rooms it finds with ``list_rooms``. ``stop_after``: finished games
+    it the bot joins open rooms it finds with ``list_rooms``. ``ladder``: a game whose engine
+    ladder the bot enters on every (re)connect, then plays only the games the ladder starts
+    for it (no rooms of its own). ``stop_after``: finished games
     after which ``done`` becomes true (None: play until stopped).
     """
 
     def __init__(self, *, token: str | None = None, name: str | None = None, games: int = 1,
                  create: CreateSpec | None = None, stop_after: int | None = None,
-                 seed: int = 0) -> None:
+                 seed: int = 0, ladder: str | None = None) -> None:
         if games < 1:
             raise ValueError("a bot plays at least one game at once")
         self.token = token
         self.name = name
         self.games_at_once = games
         self.create = create
+        self.ladder = ladder
         self.stop_after = stop_after
         self.seed = seed
         self.player_id: str | None = None
@@ -407,6 +410,8 @@ class BotCore:
         for room, view in list(self.rooms.items()):
             if not view.confirmed:
                 self._end(room, None)  # it ended while we were away
+        if self.ladder is not None:
+            return [p.EnterLadder(id=f"ladder:{self.ladder}", game=self.ladder)]
         return self._top_up()
 
     def _error(self, message: p.Error) -> list[Action]:
@@ -487,7 +492,7 @@ class BotCore:
 
     def _top_up(self, poll: bool = False) -> list[Action]:
         wanted = self._wanted()
-        if wanted == 0 or not self.online:
+        if wanted == 0 or not self.online or self.ladder is not None:
             return []
         if self.create is not None:
             if poll and self.pending_creates:
@@ -701,8 +706,9 @@ def main_bot(args: argparse.Namespace) -> int:
     games are over; prints one line per finished game."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     engine = engine_from(args.engine)
-    if args.create and args.challenge:
-        raise ValueError("give --create or --challenge, not both")
+    if sum(1 for given in (args.create, args.challenge, getattr(args, "ladder", None))
+           if given) > 1:
+        raise ValueError("give one of --create, --challenge and --ladder")
     create = (CreateSpec.parse(args.create) if args.create
               else CreateSpec.challenge(args.challenge) if args.challenge else None)
     if getattr(args, "clock", None):
@@ -711,7 +717,8 @@ def main_bot(args: argparse.Namespace) -> int:
                              "or --challenge")
         create = dataclasses.replace(create, time_control=args.clock)
     core = BotCore(token=args.token, name=args.name or "RefBot", games=args.games,
-                   create=create, stop_after=args.stop_after)
+                   create=create, stop_after=args.stop_after,
+                   ladder=getattr(args, "ladder", None))
 
     def report(game: Finished) -> None:
         reason = game.result.reason if game.result else "ended while away"

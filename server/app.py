@@ -38,6 +38,7 @@ from server.gateway import Gateway
 from server.history_desk import HistoryDesk
 from server.http import HttpSide
 from server.identity import Identity
+from server.ladder_desk import LadderDesk
 from server.live_levels import LiveLevels
 from server.locks import RoomLocks
 from server.metrics import Metrics
@@ -94,6 +95,7 @@ class Server:
     pool: Pool | None
     cluster: Cluster | None
     tournaments: TournamentDesk
+    ladder: LadderDesk
 
     async def sweep_forever(self) -> None:
         """Every few seconds until ``stopping``: the rooms' housekeeping, then connections
@@ -118,6 +120,7 @@ class Server:
         self.stopping.set()
         self.runner.stop_timers()
         self.tournaments.close()
+        await self.ladder.close(SHUTDOWN_SECONDS)
         await self.placement.drain()  # forwarded commands wait for the rooms' next owner
         await self.runner.quiesce()  # commands under way finish, and announce
         await self.placement.hand_over()  # other nodes take the rooms over from here
@@ -178,13 +181,17 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     tournaments = TournamentDesk(store, outbox, identity, lobby, runner, ratings,
                                  placement.is_online, now, single_node=cluster is None)
     runner.on_finish.append(tournaments.game_finished)
+    ladder = LadderDesk(store, outbox, identity, lobby, runner, ratings, bots,
+                        placement.is_online, now, settings.ladder_time_control,
+                        settings.ladder_pace_seconds, stopping)
+    runner.on_finish.append(ladder.game_finished)
     chat = ChatDesk(store, outbox, identity, placement.present, settings, stopping, now)
     gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
     arrivals = Arrivals(identity, outbox, runner, placement, levels, bots, challenges,
                         settings, stopping,
                         forget=[admin.gone, accounts.forget, chat.gone, reviews.forget])
     desks = Desks(bots, challenges, accounts, ratings, reviews, admin, history, stats,
-                  tournaments, chat)
+                  tournaments, chat, ladder)
     metrics = _metrics(runner, pool, cluster)
     gateway = Gateway(settings, outbox, gauge, handlers(outbox, runner, placement, lobby, desks),
                       arrivals.hello, arrivals.gone, now, metrics, lobby.holds)
@@ -196,7 +203,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                                           accounts.close_revoked, admin.local_rooms, lobby))
     return Server(settings, store, stopping, levels, outbox, lobby, placement, identity, runner,
                   bots, challenges, accounts, ratings, reviews, admin, history, stats, gauge,
-                  gateway, http, metrics, pool, cluster, tournaments)
+                  gateway, http, metrics, pool, cluster, tournaments, ladder)
 
 
 def _metrics(runner: RoomRunner, pool: Pool | None, cluster: Cluster | None) -> Metrics:
@@ -208,7 +215,6 @@ def _metrics(runner: RoomRunner, pool: Pool | None, cluster: Cluster | None) -> 
     metrics.read("cluster_takeovers", "Rooms this node took over from another node",
                  lambda: cluster.takeovers if cluster is not None else 0)
     return metrics
-
 
 
 @dataclass
@@ -255,6 +261,7 @@ async def running(
         log.info("restored %d unfinished games", restored)
     if cluster is None:
         await server.tournaments.restore()  # arenas run on a single node only, for now
+        await server.ladder.restore()  # so does the ladder
     ws_server = await serve(
         server.gateway.handler, host, port,
         process_request=server.http.respond,

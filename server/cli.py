@@ -291,6 +291,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--challenge", default=None, metavar="PLAYER/GAME",
                    help="challenge a bot (by name) or player (by id) to games of GAME, e.g. "
                    "RandyBot/connect4; asks again a while after a decline")
+    p.add_argument("--ladder", default=None, metavar="GAME",
+                   help="enter GAME's engine ladder (a bot's token needed) and play the games "
+                   "it schedules, e.g. --ladder othello")
     p.add_argument("--clock", default=None, metavar="TIME_CONTROL",
                    help="with --create or --challenge: timed games, e.g. 3+2 (minutes + "
                    "seconds a move; the server's welcome lists them); default: untimed")

@@ -519,8 +519,74 @@ class ListTournaments(_ClientMessage):
     type: Literal["list_tournaments"] = "list_tournaments"
 
 
+# Swiss and round-robin events: made with ``create_round_tournament``, started by the clock
+# or ``start_tournament``; joined, withdrawn from and asked about with the arena's messages.
+
+
+class CreateRoundTournament(_ClientMessage):
+    """Make a Swiss (``rounds`` rounds, FIDE Dutch pairings) or a round-robin (Berger tables:
+    everyone meets everyone once) of ``game`` under ``time_control``; players join with
+    ``join_tournament`` until round 1 is paired, ``starts_in`` seconds from now (or when its
+    maker sends ``start_tournament``). Answered by ``round_tournament``. Only signed-in
+    accounts (and bots) may make one."""
+
+    type: Literal["create_round_tournament"] = "create_round_tournament"
+    kind: Literal["swiss", "roundrobin"]
+    game: str = Field(max_length=32, description="A game name from `welcome.games`.")
+    name: str = Field(min_length=1, max_length=60)
+    time_control: str = Field(max_length=32,
+                              description="A name from `welcome.time_controls`.")
+    rounds: int | None = Field(default=None, ge=1, le=30,
+                               description="A Swiss's rounds (required); a round-robin's "
+                                           "follow from its entrants.")
+    starts_in: int = Field(default=600, ge=0, le=7 * 86400,
+                           description="Seconds from now until round 1 is paired.")
+
+
+class StartTournament(_ClientMessage):
+    """Pair round 1 of a Swiss or round-robin now (its maker only; at least two entrants).
+    Answered by ``round_tournament``."""
+
+    type: Literal["start_tournament"] = "start_tournament"
+    tournament: str = Field(max_length=64)
+
+
+# The engine ladder (``server.ladder_desk``): one standing ladder per game.
+
+LadderEntrant = Annotated[str | None, Field(
+    default=None, max_length=64,
+    description="A bot's name or player id, or an AI level's name (`level:NAME` or `NAME`); "
+                "admins only. Null: the sending bot itself.")]
+
+
+class EnterLadder(_ClientMessage):
+    """Put a bot or an AI level on ``game``'s ladder (a bot enters itself; an admin may enter
+    any bot and any level); answered by ``ladder``."""
+
+    type: Literal["enter_ladder"] = "enter_ladder"
+    game: str = Field(max_length=32)
+    entrant: LadderEntrant = None
+
+
+class LeaveLadder(_ClientMessage):
+    """Take a bot or level off the ladder: no more games are scheduled for it (its games
+    stay in the rating list, and it is listed as inactive). Answered by ``ladder``."""
+
+    type: Literal["leave_ladder"] = "leave_ladder"
+    game: str = Field(max_length=32)
+    entrant: LadderEntrant = None
+
+
+class GetLadder(_ClientMessage):
+    """Ask for ``game``'s ladder: the rating list and the games under way."""
+
+    type: Literal["get_ladder"] = "get_ladder"
+    game: str = Field(max_length=32)
+
+
 TOURNAMENT_MESSAGES = (CreateTournament, JoinTournament, PauseTournament, WithdrawTournament,
-                       GetTournament, ListTournaments)
+                       GetTournament, ListTournaments, CreateRoundTournament, StartTournament)
+LADDER_MESSAGES = (EnterLadder, LeaveLadder, GetLadder)
 # --- client -> server: chat (``server.chat_desk``) ---------------------------------------------
 
 ChatGameId = Annotated[str | None, Field(
@@ -737,6 +803,11 @@ ClientMessage = Annotated[
     | WithdrawTournament
     | GetTournament
     | ListTournaments
+    | CreateRoundTournament
+    | StartTournament
+    | EnterLadder
+    | LeaveLadder
+    | GetLadder
     | GetChat
     | Chat
     | AdminDeleteChat
@@ -1687,10 +1758,11 @@ class Profile(_Message):
 
 
 class TournamentView(_Message):
-    """An arena's settings and state. Times are epoch seconds."""
+    """A tournament's settings and state. Times are epoch seconds (a Swiss's or
+    round-robin's ``ends_at`` is its ``starts_at``: it ends with its last round)."""
 
     id: str
-    kind: Literal["arena"]
+    kind: Literal["arena", "swiss", "roundrobin"]
     name: str
     game: str
     time_control: str
@@ -1699,6 +1771,9 @@ class TournamentView(_Message):
     status: Literal["upcoming", "running", "finished"]
     berserk: bool
     players: int = Field(description="How many have joined (paused and withdrawn included).")
+    rounds: int | None = Field(default=None,
+                               description="A Swiss's or round-robin's rounds (a round-robin"
+                                           "'s once round 1 is paired); null for an arena.")
 
 
 class StandingRow(_Message):
@@ -1736,6 +1811,88 @@ class TournamentMessage(_Message):
     standings: list[StandingRow]
     you: StandingRow | None = None
     games: list[TournamentGameView]
+
+
+class RoundStandingRow(_Message):
+    """A line of a Swiss's or round-robin's standings: a win scores 1, a draw 1/2, a bye 1;
+    ties broken by Buchholz then Sonneborn-Berger (round-robin: the other way round)."""
+
+    rank: int
+    player: PlayerView
+    rating: int
+    score: float
+    buchholz: float
+    sonneborn_berger: float
+    withdrawn: bool
+
+
+class RoundBoardView(_Message):
+    """A board of the current round: ``first`` moves first; ``second`` null is a bye.
+    ``result`` is ``first``'s score once known (1, 0.5, 0); ``room`` the game's room (null
+    for a bye or a forfeit)."""
+
+    first: PlayerView
+    second: PlayerView | None
+    result: float | None
+    room: str | None
+
+
+class RoundTournamentMessage(_Message):
+    """A Swiss's or round-robin's state: the answer to its messages, and pushed to its
+    entrants when someone joins or withdraws, a round is paired and a game ends.
+    ``round`` is the round under way (0 before the first); ``crosstable`` the whole
+    crosstable as CSV (see docs/PROTOCOL.md)."""
+
+    type: Literal["round_tournament"] = "round_tournament"
+    tournament: TournamentView
+    round: int
+    standings: list[RoundStandingRow]
+    boards: list[RoundBoardView]
+    crosstable: str
+
+
+class LadderRow(_Message):
+    """An entrant of the ladder: a bot (``player``) or an AI level (``level``). ``rating``
+    on the people's scale with ``error`` (one standard error), null until a game links it
+    to an AI level of known rating; ``anchored``: an AI level whose calibrated rating pins
+    the scale."""
+
+    id: str = Field(description="The bot's player id, or `level:NAME`.")
+    name: str
+    player: PlayerView | None = None
+    level: str | None = None
+    rating: int | None
+    error: int | None
+    games: int
+    score: float
+    anchored: bool
+    active: bool = Field(description="False once it left the ladder.")
+    playing: bool
+
+
+class LadderGameView(_Message):
+    """A ladder game under way: its room (to spectate), the entrants by id (``first`` moves
+    first) and the opening it started from."""
+
+    room: str
+    first: str
+    second: str
+    opening: str
+
+
+class LadderMessage(_Message):
+    """A game's ladder: the answer to ``enter_ladder``, ``leave_ladder`` and ``get_ladder``.
+    ``entrants`` is the rating list, best first (the unrated last)."""
+
+    type: Literal["ladder"] = "ladder"
+    game: str
+    time_control: str
+    pace_seconds: float = Field(description="How often games are scheduled among the free "
+                                            "entrants.")
+    openings: list[str]
+    entrants: list[LadderRow]
+    games: list[LadderGameView]
+    played: int = Field(description="Games finished on this ladder.")
 
 
 class Tournaments(_Message):
@@ -1820,6 +1977,8 @@ ServerMessage = Annotated[
     | Profile
     | TournamentMessage
     | Tournaments
+    | RoundTournamentMessage
+    | LadderMessage
     | ChatHistory
     | ChatLine
     | ChatDeleted
@@ -1890,7 +2049,7 @@ def error_message(exc: errors.ProtocolError, ref: str | int | None = None,
 CLIENT_MESSAGES: tuple[type[BaseModel], ...] = (
     Hello, ListRooms, CreateRoom, *ROOM_COMMANDS, ListHistory, GetGame, RequestReview,
     Analyse, GetStats, Ping, *CHALLENGE_CLIENT_MESSAGES, RegisterBot, *ADMIN_CLIENT_MESSAGES,
-    *ACCOUNT_MESSAGES, *RATING_MESSAGES, *TOURNAMENT_MESSAGES, *CHAT_MESSAGES)
+    *ACCOUNT_MESSAGES, *RATING_MESSAGES, *TOURNAMENT_MESSAGES, *LADDER_MESSAGES, *CHAT_MESSAGES)
 """Every message a client may send, one class each (``ClientMessage`` is their union)."""
 
 _CLIENT_TYPES = frozenset(m.model_fields["type"].default for m in CLIENT_MESSAGES)

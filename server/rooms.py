@@ -587,6 +587,27 @@ class Room:
             raise errors.IllegalMove(f"the AI chose an illegal move {move}")
         return self._plan(seat, move, now, thought)
 
+    def play_opening(self, moves: Sequence[int], now: float) -> tuple[list[MoveRecord], Outcome]:
+        """Play ``moves`` for whoever is to move, from the start of a game nobody has moved in
+        (the engine ladder's balanced openings): the records to store before the game goes
+        on, and what the position then asks for (the AI's turn; no message: the caller sends
+        each seat its ``room_state``). ``ValueError`` for an illegal move, changing
+        nothing."""
+        if self.moves or self.status != "active":
+            raise ValueError("an opening is played before the first move of a started game")
+        state = self.state
+        for move in moves:
+            if state.is_over() or move not in state.legal_moves():
+                raise ValueError(f"the opening's move {move} is not legal there")
+            state = state.play(move)
+        records: list[MoveRecord] = []
+        out = Outcome()
+        for move in moves:
+            plan = self._plan(self.state.to_move, move, now)
+            records.append(plan.record)
+            out = self.apply_move(plan, now)
+        return records, Outcome(save_game=out.save_game, ai=out.ai)
+
     def _plan(self, seat: int, move: int, now: float,
               thought: p.AiThought | None = None) -> PlannedMove:
         clocks: tuple[int | None, int | None] = (None, None)

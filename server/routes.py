@@ -21,6 +21,7 @@ from server.chat_desk import ChatDesk
 from server.connection import Client, source_of
 from server.gateway import Handler
 from server.history_desk import HistoryDesk
+from server.ladder_desk import LadderDesk
 from server.outbox import Outbox
 from server.placement import Placement
 from server.rating_desk import RatingDesk
@@ -63,7 +64,8 @@ def handlers(outbox: Outbox, runner: RoomRunner, placement: Placement, lobby: Lo
         (p.CHALLENGE_CLIENT_MESSAGES, desks.challenges.handle),
         (p.ACCOUNT_MESSAGES, desks.accounts.handle),
         (p.RATING_MESSAGES, desks.ratings.handle),
-        (p.TOURNAMENT_MESSAGES, desks.tournaments.handle)]
+        (p.TOURNAMENT_MESSAGES, desks.tournaments.handle),
+        (p.LADDER_MESSAGES, desks.ladder.handle)]
     groups += [((kind,), (lambda act: lambda c, pl, m: act(c, m))(admin))
                for kind, admin in desks.admin.handlers().items()]
     groups += [((kind,), handler) for kind, handler in desks.chat.handlers().items()]
@@ -89,3 +91,4 @@ class Desks:
     stats: StatsDesk
     tournaments: TournamentDesk
     chat: ChatDesk
+    ladder: LadderDesk

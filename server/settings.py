@@ -145,6 +145,11 @@ class Settings:
     """An account's session unused this long has ended (sign in again); each ``hello`` with
     it counts as a use (sliding). 0: never expires."""
 
+    ladder_time_control: str = "3+2"
+    """The engine ladder's one clock (a name in ``time_controls``)."""
+    ladder_pace_seconds: float = 10.0
+    """How often the ladder starts games among its free entrants."""
+
     def limits(self) -> p.ServerLimits:
         return p.ServerLimits(
             max_message_bytes=self.max_message_bytes,

@@ -16,7 +16,7 @@ from server.ratings import DEFAULT_DEVIATION, DEFAULT_RATING, DEFAULT_VOLATILITY
 
 PlayerKind = Literal["guest", "account", "bot", "admin"]
 GameStatus = Literal["waiting", "active", "finished", "aborted"]
-TournamentKind = Literal["arena", "swiss", "roundrobin"]
+TournamentKind = Literal["arena", "swiss", "roundrobin", "ladder"]
 TournamentStatus = Literal["upcoming", "running", "finished"]
 EntrantStatus = Literal["active", "paused", "withdrawn"]
 

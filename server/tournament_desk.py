@@ -7,6 +7,11 @@ the room runner, as an accepted challenge does) and pushes the arena's state to 
 players. A restart rebuilds the arenas that were upcoming or running from the store
 (``restore``) and scores the games that ended while nobody was listening.
 
+Swiss and round-robin events (``server.tournaments.rounds``) are run here the same way:
+entries until round 1 is paired (at ``starts_at`` or on ``start_tournament``), each round's
+games started as rooms (the first of a board in seat 0), the next round paired as soon as
+the last game of a round ends, the standings and the crosstable pushed to the entrants.
+
 On one node only: a cluster would need one node to pair each arena at a time (the rooms'
 lease and fencing), which is not built yet.
 """
@@ -14,6 +19,7 @@ lease and fencing), which is not built yet.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Iterable
@@ -28,7 +34,16 @@ from server.rooms import Lobby, Outcome, Player, Room, room_of
 from server.store import GameRecord, Store, TournamentRecord
 from server.tournaments import Entrant
 from server.tournaments.arena import Arena, Standing
-from server.tournaments.records import arena_from_records, arena_pairing_record, entrant_record
+from server.tournaments.records import (
+    arena_from_records,
+    arena_pairing_record,
+    entrant_record,
+    round_entrant_record,
+    round_pairing_records,
+    rounds_from_records,
+)
+from server.tournaments.rounds import RoundEvent
+from server.tournaments.swiss import NoPairing
 
 log = logging.getLogger("discus.tournaments")
 
@@ -57,7 +72,8 @@ class Players(Protocol):
 
 
 Message = (p.CreateTournament | p.JoinTournament | p.PauseTournament | p.WithdrawTournament
-           | p.GetTournament | p.ListTournaments)
+           | p.GetTournament | p.ListTournaments | p.CreateRoundTournament | p.StartTournament)
+ROUND_MESSAGES = (p.CreateRoundTournament, p.StartTournament)
 
 
 class TournamentDesk:
@@ -83,6 +99,12 @@ class TournamentDesk:
         self.names: dict[str, Player] = {}
         self.timers: list[asyncio.TimerHandle] = []
         self.locks: dict[str, asyncio.Lock] = {}
+        self.events: dict[str, RoundEvent] = {}
+        """The Swiss and round-robin events upcoming or running, by id."""
+        self.event_games: dict[str, tuple[str, int, str]] = {}
+        """Stored game id -> (event, round, board's first), for the round games under way."""
+        self.stored_as: dict[tuple[str, str], str] = {}
+        """(event, pairing id) -> the stored game of that board."""
 
     # --- messages --------------------------------------------------------------------------
 
@@ -92,7 +114,12 @@ class TournamentDesk:
             done = await self.store.list_tournaments(["finished"], limit=500)
             done = sorted(done, key=lambda t: -t.starts_at)[:20]
             self.outbox.send([client], p.Tournaments(
-                tournaments=[self._view(t) for t in [*found, *done] if not t.private]))
+                tournaments=[self._view(t) for t in [*found, *done]
+                             if not t.private and t.kind != "ladder"]))  # get_ladder's
+            return
+        if isinstance(message, ROUND_MESSAGES) or (
+                not isinstance(message, p.CreateTournament) and message.tournament in self.events):
+            await self._handle_rounds(client, player, message)
             return
         if isinstance(message, p.CreateTournament):
             tid = await self._create(player, message)
@@ -122,6 +149,9 @@ class TournamentDesk:
     async def game_finished(self, record: GameRecord) -> None:
         """Score a finished tournament game, pair its players again, push the standings.
         Games of no tournament are ignored."""
+        if record.id in self.event_games:
+            await self._round_game_finished(record)
+            return
         found = self.by_game.pop(record.id, None)
         if found is None:
             return
@@ -138,6 +168,9 @@ class TournamentDesk:
         ended meanwhile, and set their timers. Call once at start-up, after the rooms'
         restore."""
         for record in await self.store.list_tournaments(["upcoming", "running"], limit=1000):
+            if record.kind in ("swiss", "roundrobin"):
+                await self._restore_rounds(record)
+                continue
             if record.kind != "arena":
                 continue
             arena = arena_from_records(record, await self.store.tournament_entrants(record.id),
@@ -179,10 +212,15 @@ class TournamentDesk:
         arena = self.arenas.get(t.id)
         count = players if players is not None else (
             len(arena.players) if arena is not None else 0)
-        return p.TournamentView(id=t.id, kind="arena", name=t.name, game=t.game,
+        event = self.events.get(t.id)
+        if event is not None:
+            count = len(event.entrants)
+        return p.TournamentView(id=t.id, kind=t.kind,  # type: ignore[arg-type]
+                                name=t.name, game=t.game,
                                 time_control=t.time_control or "", starts_at=t.starts_at,
                                 ends_at=t.ends_at or t.starts_at, status=t.status,
-                                berserk=t.berserk, players=count)
+                                berserk=t.berserk, players=count,
+                                rounds=event.rounds if event is not None else t.rounds)
 
     def _row(self, row: Standing) -> p.StandingRow:
         return p.StandingRow(rank=row.rank, player=self._who(row.id), rating=round(row.rating),
@@ -322,3 +360,225 @@ class TournamentDesk:
             self._push(tid)
         except Exception:
             log.exception("arena %s: timer failed", tid)
+
+    # --- Swiss and round-robin -------------------------------------------------------------
+
+    async def _handle_rounds(self, client: Client, player: Player, message: Message) -> None:
+        if isinstance(message, p.CreateRoundTournament):
+            tid = await self._create_rounds(player, message)
+        else:
+            assert not isinstance(message, (p.CreateTournament, p.ListTournaments))
+            tid = message.tournament
+        event = self.events.get(tid)
+        if event is None:
+            raise errors.UnknownTournament(f"there is no tournament {tid!r} here")
+        async with self._lock(tid):
+            record = self.records[tid]
+            now = self.now()
+            if isinstance(message, p.JoinTournament):
+                if record.status == "finished":
+                    raise errors.TournamentClosed("the tournament is over", reason="over")
+                rating = await self._rating(tid, player.id)
+                entrant = Entrant(player.id, player.name, rating)
+                event.enter(entrant)
+                self.names[player.id] = player
+                await self.store.save_entrant(round_entrant_record(event, entrant, now))
+            elif isinstance(message, p.WithdrawTournament):
+                entrant = event.entrants.get(player.id) or Entrant(player.id, player.name, 0)
+                event.withdraw(player.id)
+                await self.store.save_entrant(round_entrant_record(event, entrant, now))
+            elif isinstance(message, p.PauseTournament):
+                raise errors.BadMessage("a Swiss or round-robin has no pause: withdraw",
+                                        field="type")
+            elif isinstance(message, p.StartTournament):
+                if record.created_by != player.id:
+                    raise errors.Forbidden("only the tournament's maker may start it")
+                if record.status != "upcoming":
+                    raise errors.TournamentClosed("the tournament has started",
+                                                  reason="started")
+                if len(event.entrants) < 2:
+                    raise errors.BadMessage("a tournament needs at least two entrants",
+                                            field="tournament")
+                await self._next_round(tid)
+        self.outbox.send([client], self.round_state(tid))
+        if not isinstance(message, p.GetTournament):
+            self._push_rounds(tid)
+
+    async def _create_rounds(self, player: Player, message: p.CreateRoundTournament) -> str:
+        if not self.single_node:
+            raise errors.Forbidden("tournaments are not run on a cluster yet")
+        if message.game not in games.names():
+            raise errors.UnknownGame(f"unknown game {message.game!r}; known games: "
+                                     f"{', '.join(games.names())}")
+        if message.kind == "swiss" and message.rounds is None:
+            raise errors.BadMessage("a Swiss needs a number of rounds", field="rounds")
+        control = self.lobby.time_control(message.time_control)
+        assert control is not None
+        stored = await self.store.load_player(player.id)
+        if stored is None or stored.kind == "guest":
+            raise errors.Forbidden("sign in to make a tournament")
+        now = self.now()
+        tid = "t" + secrets.token_hex(5)
+        rounds = message.rounds if message.kind == "swiss" else None
+        record = TournamentRecord(tid, message.kind, message.game, message.name, control.name,
+                                  True, player.id, now, now + message.starts_in, None, rounds)
+        self.events[tid] = RoundEvent(tid, message.kind, rounds)
+        self.records[tid] = record
+        await self.store.save_tournament(record)
+        self._set_round_timer(record)
+        return tid
+
+    def round_state(self, tid: str) -> p.RoundTournamentMessage:
+        event = self.events[tid]
+        boards = event.boards[-1] if event.boards else []
+        return p.RoundTournamentMessage(
+            tournament=self._view(self.records[tid]), round=len(event.boards),
+            standings=[p.RoundStandingRow(
+                rank=r.rank, player=self._who(r.id), rating=round(r.rating), score=r.score,
+                buchholz=r.buchholz, sonneborn_berger=r.sonneborn_berger,
+                withdrawn=r.withdrawn) for r in event.standings()],
+            boards=[p.RoundBoardView(
+                first=self._who(b.first),
+                second=None if b.second is None else self._who(b.second), result=b.result,
+                room=self._room_of(tid, f"r{b.round}-{b.first}")) for b in boards],
+            crosstable=event.crosstable_csv())
+
+    def _room_of(self, tid: str, pairing_id: str) -> str | None:
+        stored = self.stored_as.get((tid, pairing_id))
+        return None if stored is None else room_of(stored)[0]
+
+    def _push_rounds(self, tid: str) -> None:
+        self.outbox.to_players(list(self.events[tid].entrants), self.round_state(tid))
+
+    async def _next_round(self, tid: str) -> None:
+        """Pair and start rounds until one has a game to play, or finish the event (the
+        caller holds its lock)."""
+        event = self.events[tid]
+        while True:
+            if event.over:
+                await self._finish_rounds(tid)
+                return
+            try:
+                boards = event.pair_next()
+            except (NoPairing, errors.BadMessage, errors.TournamentClosed) as exc:
+                log.info("tournament %s ends: %s", tid, exc)
+                await self._finish_rounds(tid)
+                return
+            record = self.records[tid]
+            if record.status == "upcoming":
+                self.records[tid] = dataclasses.replace(record, status="running",
+                                                        rounds=event.rounds)
+                await self.store.save_tournament(self.records[tid])
+            number = len(event.boards)
+            for board in boards:
+                await self._start_board(tid, number, board.first, board.second)
+            await self._save_round(tid, number)
+            if not event.over and all(b.result is not None for b in event.boards[-1]):
+                continue  # only byes and forfeits: on to the next round
+            if event.over:
+                await self._finish_rounds(tid)
+            return
+
+    async def _start_board(self, tid: str, number: int, first_id: str,
+                           second_id: str | None) -> None:
+        assert second_id is not None
+        event = self.events[tid]
+        record = self.records[tid]
+        first = self.players.get(first_id) or self.names.get(first_id) \
+            or Player(first_id, event.entrants[first_id].name)
+        second = self.players.get(second_id) or self.names.get(second_id) \
+            or Player(second_id, event.entrants[second_id].name)
+        now = self.now()
+        try:
+            room, _ = self.lobby.create(first, record.game, p.FriendOpponent(), 0, now,
+                                        record.time_control)
+            try:
+                self.lobby.join(second, room.id, now)
+            except errors.ProtocolError:
+                self.lobby.close(room.id)
+                raise
+        except errors.ProtocolError:
+            log.exception("tournament %s could not seat %s and %s: a draw", tid, first_id,
+                          second_id)
+            event.record(number, first_id, 0.5)
+            return
+        self.stored_as[(tid, f"r{number}-{first_id}")] = room.game_id
+        self.event_games[room.game_id] = (tid, number, first_id)
+        out = Outcome(sends=[room.state_for(first.id), room.state_for(second.id)],
+                      save_game=True)
+        for player in (first, second):
+            if not await self.online(player.id):
+                out.extend(room.disconnect(player.id, now))
+        await self.seating.start(room, out)
+
+    async def _save_round(self, tid: str, number: int) -> None:
+        event = self.events[tid]
+        now = self.now()
+        for row in round_pairing_records(event, number, now, now):
+            await self.store.save_pairing(dataclasses.replace(
+                row, game_id=self.stored_as.get((tid, row.pairing_id))))
+
+    async def _round_game_finished(self, record: GameRecord) -> None:
+        tid, number, first = self.event_games.pop(record.id)
+        async with self._lock(tid):
+            event = self.events[tid]
+            # Seat 0 is the board's first. An aborted game (no result) counts as a draw.
+            won = record.result
+            result = 0.5 if won is None or won == 0 else (1.0 if won > 0 else 0.0)
+            try:
+                event.record(number, first, result)
+            except errors.ProtocolError:
+                log.exception("tournament %s: no board waits for game %s", tid, record.id)
+                return
+            await self._save_round(tid, number)
+            if number == len(event.boards) and all(
+                    b.result is not None for b in event.boards[-1]):
+                await self._next_round(tid)
+        self._push_rounds(tid)
+
+    async def _finish_rounds(self, tid: str) -> None:
+        record = self.records[tid]
+        if record.status != "finished":
+            self.records[tid] = dataclasses.replace(record, status="finished",
+                                                    rounds=self.events[tid].rounds)
+            await self.store.save_tournament(self.records[tid])
+
+    async def _restore_rounds(self, record: TournamentRecord) -> None:
+        entrants = await self.store.tournament_entrants(record.id)
+        pairings = await self.store.tournament_pairings(record.id)
+        event = rounds_from_records(record, entrants, pairings)
+        self.events[record.id] = event
+        self.records[record.id] = record
+        for entrant in entrants:
+            self.names.setdefault(entrant.player_id, Player(entrant.player_id, entrant.name))
+        ended = []
+        for row in pairings:
+            if row.game_id is None:
+                continue
+            self.stored_as[(record.id, row.pairing_id)] = row.game_id
+            if row.result is None and row.second is not None:
+                self.event_games[row.game_id] = (record.id, row.round, row.first)
+                stored = await self.store.load_game(row.game_id)
+                if stored is not None and stored[0].status in ("finished", "aborted"):
+                    ended.append(stored[0])
+        for game in ended:
+            await self._round_game_finished(game)
+        if record.status == "upcoming":
+            self._set_round_timer(record)
+
+    def _set_round_timer(self, record: TournamentRecord) -> None:
+        loop = asyncio.get_running_loop()
+        delay = max(0.0, record.starts_at - self.now())
+        self.timers.append(loop.call_later(
+            delay, lambda: asyncio.ensure_future(self._round_tick(record.id))))
+
+    async def _round_tick(self, tid: str) -> None:
+        """At the start: round 1 (or the end, with fewer than two entrants)."""
+        try:
+            async with self._lock(tid):
+                if self.records[tid].status != "upcoming":
+                    return
+                await self._next_round(tid)
+            self._push_rounds(tid)
+        except Exception:
+            log.exception("tournament %s: start failed", tid)

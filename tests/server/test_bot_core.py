@@ -284,3 +284,16 @@ def test_frames_the_bot_does_not_understand_are_skipped() -> None:
     assert parse_frame('{"type": "challenge_sent", "challenge": "c1"}') is None
     assert parse_frame("not json") is None
     assert isinstance(parse_frame('{"type": "pong", "id": 3}'), p.Pong)
+
+
+def test_a_ladder_bot_enters_the_ladder_on_every_connect_and_looks_for_no_other_games() -> None:
+    core = BotCore(token="t", ladder="othello")
+    for _ in range(2):
+        core.connected()
+        assert core.receive(welcome()) == []
+        (enter,) = core.receive(p.Pong(id=SYNC_ID))
+        assert isinstance(enter, p.EnterLadder) and enter.game == "othello"
+        assert core.tick() == []  # no list_rooms, no create_room
+        out = core.receive(room_state("R1", ["4", "4"], you=0))
+        assert [type(a) for a in out] == [Think]  # the ladder's game, opening played
+        core.disconnected()

@@ -1,0 +1,374 @@
+"""The engine ladder: the glue between ``server.tournaments.ladder``, the rooms, the store and
+the sockets.
+
+One standing ladder per game, made the first time something enters it. Bots enter
+themselves over their token connection (``enter_ladder``); an admin may enter any bot and
+any AI level. The ladder plays in rounds: every ``pace`` seconds, once the last round's games
+are all over, the entrants present (for a bot: connected) are paired by
+``ladder.next_games``, each with the one it has met least (were free entrants paired as soon
+as free, two quick ones would meet again and again while slow games go on). Each pair goes
+through the game's opening lines (``ai.calibrate.OPENINGS``: the lines the level calibration
+plays), each line twice with the seats swapped. The opening's plies are played and stored
+before either side moves; the game then goes on as any room's under the ladder's one time
+control.
+
+Rooms seat at most one AI (``server.rooms``): two AI levels never meet, so the ladder plays
+bot against bot and bot against level. The rating list is ``ladder.fit`` over every finished
+game, anchored to the calibrated AI levels among the entrants; a game aborted before a move
+does not count.
+
+Kept in the database as a tournament of kind ``ladder`` (its entrants and its games as the
+tournament's entrants and pairings): a restart keeps every entrant and result, and a game
+that ended while the server was down is counted when it comes back. On one node only, as the
+arenas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import games
+from ai.calibrate import OPENINGS, opening_moves
+from server import errors
+from server import protocol as p
+from server.bot_accounts import Accounts
+from server.connection import Client
+from server.outbox import Outbox
+from server.ratings import Rating
+from server.rooms import Lobby, Outcome, Player, Room, level_key, room_of
+from server.store import EntrantRecord, GameRecord, PairingRecord, Store, TournamentRecord
+from server.tournaments.ladder import LadderGame, fit, next_games
+
+log = logging.getLogger("discus.ladder")
+
+LEVEL_PREFIX = level_key("")
+"""Entrant ids of AI levels: ``level:NAME``."""
+
+
+class Seating(Protocol):
+    """What starting a ladder game asks of the room runner."""
+
+    async def start(self, room: Room, out: Outcome) -> None: ...
+
+
+class Players(Protocol):
+    """The player registry, read (``server.identity``)."""
+
+    def get(self, player_id: str) -> Player | None: ...
+
+
+class LevelRatings(Protocol):
+    """The rating desk's levels: each level's rating and whether a calibration measured
+    it."""
+
+    async def level_ratings(self, game: str) -> dict[str, tuple[Rating, bool]]: ...
+
+
+class BotNames(Protocol):
+    """The bot desk's accounts (to enter a bot by name)."""
+
+    accounts: Accounts | None
+
+
+Message = p.EnterLadder | p.LeaveLadder | p.GetLadder
+
+
+@dataclasses.dataclass
+class Ladder:
+    """One game's ladder as this node runs it."""
+
+    record: TournamentRecord
+    entrants: dict[str, EntrantRecord]
+    games: list[PairingRecord]
+    """Every game, in the order started (``result`` None while under way or aborted)."""
+
+    def under_way(self) -> list[PairingRecord]:
+        return [g for g in self.games if g.result is None and not g.forfeit
+                and g.finished_at is None]
+
+    def finished(self) -> list[LadderGame]:
+        return [LadderGame(g.first, g.second or "", g.result) for g in self.games
+                if g.result is not None]
+
+
+class LadderDesk:
+    """``enter_ladder``, ``leave_ladder``, ``get_ladder``; the schedule; the end of each
+    ladder game (``game_finished``)."""
+
+    def __init__(self, store: Store, outbox: Outbox, players: Players, lobby: Lobby,
+                 seating: Seating, levels: LevelRatings, bots: BotNames,
+                 online: Callable[[str], Awaitable[Any]], now: Callable[[], float],
+                 time_control: str, pace_seconds: float, stopping: asyncio.Event) -> None:
+        self.store = store
+        self.outbox = outbox
+        self.players = players
+        self.lobby = lobby
+        self.seating = seating
+        self.levels = levels
+        self.bots = bots
+        self.online = online
+        self.now = now
+        self.time_control = time_control
+        self.pace = pace_seconds
+        self.stopping = stopping
+        self.ladders: dict[str, Ladder] = {}
+        self.by_game: dict[str, tuple[str, str]] = {}
+        """Stored game id -> (ladder's game, pairing id), for the games under way."""
+        self.openings: dict[str, str] = {}
+        """Pairing id -> the opening its game started from (this node's memory only)."""
+        self.lock = asyncio.Lock()
+        self.ticker: asyncio.Task[None] | None = None
+
+    # --- messages --------------------------------------------------------------------------
+
+    async def handle(self, client: Client, player: Player, message: Message) -> None:
+        if message.game not in games.names():
+            raise errors.UnknownGame(f"unknown game {message.game!r}; known games: "
+                                     f"{', '.join(games.names())}")
+        if not isinstance(message, p.GetLadder):
+            entrant_id, name = await self._entrant(client, player, message.game,
+                                                   message.entrant)
+            async with self.lock:
+                ladder = await self._ladder(message.game)
+                known = ladder.entrants.get(entrant_id)
+                if isinstance(message, p.EnterLadder):
+                    row = EntrantRecord(ladder.record.id, entrant_id, name, 0.0, "active",
+                                        known.joined_at if known else self.now())
+                elif known is None:
+                    raise errors.NotEntered(f"{name} is not on the {message.game} ladder")
+                else:
+                    row = dataclasses.replace(known, status="withdrawn")
+                await self.store.save_entrant(row)
+                ladder.entrants[entrant_id] = row
+        self.outbox.send([client], await self.view(message.game))
+
+    async def game_finished(self, record: GameRecord) -> None:
+        """Count a finished ladder game (an aborted one not); others are ignored."""
+        if record.id not in self.by_game:
+            return
+        async with self.lock:
+            await self._count(record)
+
+    async def _count(self, record: GameRecord) -> None:
+        """``game_finished``'s work (the caller holds the lock)."""
+        found = self.by_game.pop(record.id, None)
+        if found is None:
+            return
+        game, pairing_id = found
+        ladder = self.ladders[game]
+        for k, row in enumerate(ladder.games):
+            if row.pairing_id != pairing_id:
+                continue
+            ended = record.finished_at if record.finished_at is not None else self.now()
+            if record.status == "aborted" or record.result is None:
+                done = dataclasses.replace(row, forfeit=True, finished_at=ended)
+            else:
+                score = 0.5 if record.result == 0 else (1.0 if record.result > 0 else 0.0)
+                done = dataclasses.replace(row, result=score, finished_at=ended)
+            ladder.games[k] = done
+            await self.store.save_pairing(done)
+
+    async def restore(self) -> None:
+        """Rebuild the ladders from the store, count their games that ended meanwhile, and
+        start the schedule. Call once at start-up, after the rooms' restore."""
+        for record in await self.store.list_tournaments(["running"], limit=1000):
+            if record.kind != "ladder":
+                continue
+            entrants = await self.store.tournament_entrants(record.id)
+            pairings = await self.store.tournament_pairings(record.id)
+            ladder = Ladder(record, {e.player_id: e for e in entrants}, list(pairings))
+            self.ladders[record.game] = ladder
+            for row in ladder.under_way():
+                if row.game_id is None:
+                    continue
+                self.by_game[row.game_id] = (record.game, row.pairing_id)
+                stored = await self.store.load_game(row.game_id)
+                if stored is not None and stored[0].status in ("finished", "aborted"):
+                    await self.game_finished(stored[0])
+        self.ticker = asyncio.ensure_future(self._tick_forever())
+
+    async def close(self, timeout: float) -> None:
+        """Once ``stopping`` is set: let a schedule under way finish (it writes to the
+        store: never cancelled there), cancelled only past ``timeout``."""
+        if self.ticker is not None:
+            await asyncio.wait([self.ticker], timeout=timeout)
+            self.ticker.cancel()
+            self.ticker = None
+
+    # --- views -----------------------------------------------------------------------------
+
+    async def view(self, game: str) -> p.LadderMessage:
+        ladder = self.ladders.get(game)
+        entrants = list(ladder.entrants.values()) if ladder is not None else []
+        played = ladder.finished() if ladder is not None else []
+        under_way = ladder.under_way() if ladder is not None else []
+        busy = {pid for g in under_way for pid in (g.first, g.second or "")}
+        anchors = await self._anchors(game)
+        ids = [e.player_id for e in entrants]
+        try:
+            rated = {r.id: r for r in fit(ids, played, anchors)}
+        except (ValueError, ZeroDivisionError):  # no calibrated level has played: scores only
+            rated = {}
+        rows = []
+        for e in entrants:
+            r = rated.get(e.player_id)
+            mine = [g for g in played if e.player_id in (g.first, g.second)]
+            score = sum(g.score if g.first == e.player_id else 1 - g.score for g in mine)
+            level = e.player_id.removeprefix(LEVEL_PREFIX) \
+                if e.player_id.startswith(LEVEL_PREFIX) else None
+            rows.append(p.LadderRow(
+                id=e.player_id, name=e.name, level=level,
+                player=None if level is not None else self._who(e.player_id, e.name),
+                rating=None if r is None or r.rating is None else round(r.rating),
+                error=None if r is None or r.error is None else round(r.error),
+                games=len(mine), score=score, anchored=e.player_id in anchors,
+                active=e.status == "active", playing=e.player_id in busy))
+        rows.sort(key=lambda r: (r.rating is None, -(r.rating or 0), -r.score, r.id))
+        return p.LadderMessage(
+            game=game, time_control=self.time_control, pace_seconds=self.pace,
+            openings=list(OPENINGS[game]), entrants=rows,
+            games=[p.LadderGameView(room=room_of(g.game_id)[0], first=g.first,
+                                    second=g.second or "",
+                                    opening=self.openings.get(g.pairing_id, ""))
+                   for g in under_way if g.game_id is not None],
+            played=len(played))
+
+    def _who(self, player_id: str, name: str) -> p.PlayerView:
+        known = self.players.get(player_id) or Player(player_id, name, bot=True)
+        return known.view()
+
+    async def _anchors(self, game: str) -> dict[str, float]:
+        measured = await self.levels.level_ratings(game)
+        return {level_key(name): rating.rating
+                for name, (rating, calibrated) in measured.items() if calibrated}
+
+    # --- inside ----------------------------------------------------------------------------
+
+    async def _entrant(self, client: Client, player: Player, game: str,
+                       named: str | None) -> tuple[str, str]:
+        """Who an enter or leave is about: the sending bot, or (an admin's) a named bot or
+        level. ``forbidden`` for anyone else."""
+        if named is None:
+            if not player.bot:
+                raise errors.Forbidden("only a bot enters the ladder itself (an admin may "
+                                       "enter a bot or an AI level by name)")
+            return player.id, player.name
+        if client.admin is None:
+            raise errors.Forbidden("only an admin enters another bot or an AI level")
+        level = named.removeprefix(LEVEL_PREFIX)
+        if level in self.lobby.levels.get(game, ()):
+            return level_key(level), level
+        accounts = self.bots.accounts
+        if accounts is not None:
+            for bot in await accounts.list_bots():
+                if not bot.revoked and named in (bot.name, bot.player_id):
+                    return bot.player_id, bot.name
+        raise errors.UnknownPlayer(f"no bot or {game} AI level is called {named!r}")
+
+    async def _ladder(self, game: str) -> Ladder:
+        ladder = self.ladders.get(game)
+        if ladder is None:
+            now = self.now()
+            record = TournamentRecord(f"ladder-{game}", "ladder", game, f"{game} ladder",
+                                      self.time_control, True, None, now, now,
+                                      status="running")
+            await self.store.save_tournament(record)
+            ladder = self.ladders[game] = Ladder(record, {}, [])
+        return ladder
+
+    async def _tick_forever(self) -> None:
+        while not self.stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), self.pace)
+                return
+            try:
+                async with self.lock:
+                    for game in list(self.ladders):
+                        await self._schedule(game)
+            except Exception:
+                log.exception("the ladder's schedule failed")
+
+    async def _schedule(self, game: str) -> None:
+        """Start the games ``next_games`` pairs among the free entrants (the caller holds
+        the lock)."""
+        ladder = self.ladders[game]
+        for row in ladder.under_way():
+            if row.game_id is not None and room_of(row.game_id)[0] not in self.lobby.rooms:
+                await self._gone(ladder, row)
+        if ladder.under_way():
+            return  # in rounds: a fast pair must not meet again and again while others play
+        busy: set[str] = set()
+        active = [e.player_id for e in sorted(ladder.entrants.values(),
+                                              key=lambda e: (e.joined_at, e.player_id))
+                  if e.status == "active"]
+        for pid in active:
+            if not pid.startswith(LEVEL_PREFIX) and not await self.online(pid):
+                busy.add(pid)
+        played = [LadderGame(g.first, g.second or "", 0.5) for g in ladder.games
+                  if not g.forfeit]
+        for made in next_games(active, played, OPENINGS[game], busy, apart=_both_levels):
+            await self._start(ladder, made.first, made.second, made.opening)
+
+    async def _gone(self, ladder: Ladder, row: PairingRecord) -> None:
+        """A game whose room closed unseen (the caller holds the lock): counted as stored
+        if it finished, else dropped, so the next round is not held up."""
+        assert row.game_id is not None
+        stored = await self.store.load_game(row.game_id)
+        if stored is not None and stored[0].status in ("finished", "aborted"):
+            await self._count(stored[0])
+            return
+        self.by_game.pop(row.game_id, None)
+        dropped = dataclasses.replace(row, forfeit=True, finished_at=self.now())
+        ladder.games[ladder.games.index(row)] = dropped
+        await self.store.save_pairing(dropped)
+
+    async def _start(self, ladder: Ladder, first_id: str, second_id: str,
+                     opening: str) -> None:
+        game = ladder.record.game
+        now = self.now()
+        seats = [first_id, second_id]
+        level = next((pid.removeprefix(LEVEL_PREFIX) for pid in seats
+                      if pid.startswith(LEVEL_PREFIX)), None)
+        bots = [self.players.get(pid) or Player(pid, ladder.entrants[pid].name, bot=True)
+                for pid in seats if not pid.startswith(LEVEL_PREFIX)]
+        try:
+            if level is not None:
+                mine = 0 if seats[0] == bots[0].id else 1
+                room, made = self.lobby.create(bots[0], game, p.AiOpponent(level=level), mine,
+                                               now, self.time_control)
+            else:
+                room, made = self.lobby.create(bots[0], game, p.FriendOpponent(), 0, now,
+                                               self.time_control)
+                try:
+                    self.lobby.join(bots[1], room.id, now)
+                except errors.ProtocolError:
+                    self.lobby.close(room.id)
+                    raise
+        except errors.ProtocolError as exc:
+            log.info("ladder %s could not seat %s and %s: %s", game, first_id, second_id, exc)
+            return
+        records, after = room.play_opening(opening_moves(room.game, opening), now)
+        await self.store.save_game(room.record())
+        for record in records:
+            await self.store.append_move(record)
+        row = PairingRecord(ladder.record.id, f"g{len(ladder.games) + 1}", len(ladder.games),
+                            0, first_id, second_id, now, room.game_id)
+        ladder.games.append(row)
+        self.openings[row.pairing_id] = opening
+        self.by_game[room.game_id] = (game, row.pairing_id)
+        await self.store.save_pairing(row)
+        out = Outcome(sends=[room.state_for(b.id) for b in bots], save_game=True,
+                      ai=after.ai if records else made.ai)
+        for bot in bots:
+            if not await self.online(bot.id):
+                out.extend(room.disconnect(bot.id, now))
+        await self.seating.start(room, out)
+
+
+def _both_levels(a: str, b: str) -> bool:
+    return a.startswith(LEVEL_PREFIX) and b.startswith(LEVEL_PREFIX)
