@@ -267,8 +267,6 @@ class Cluster:
         self._asking: dict[str, object] = {}
         """Player id -> the read of its presence set under way; presence news about the
         player meanwhile makes that read too old to keep."""
-        self._dead: set[str] = set()
-        """Nodes last seen without their liveness key: no event goes to them."""
         self._here: set[str] = set()
         """Players connected to this node (``connected``)."""
         self.takeovers = 0
@@ -501,10 +499,10 @@ class Cluster:
         taken = 0
         for node, up in zip(others, alive, strict=True):
             if up is None:
-                self._dead.add(node)
+                # Events still go to a node taken for dead: it may only be paused (a long
+                # stall, SIGSTOP), and Redis keeps its channel's messages until it reads
+                # again, so its people hear what happened meanwhile.
                 taken += await self._inherit(node)
-            else:
-                self._dead.discard(node)
         return taken
 
     async def _inherit(self, node: str) -> int:
@@ -817,7 +815,7 @@ class Cluster:
                 return None
             nodes |= where
         nodes.discard(self.node)
-        return nodes - self._dead if self._dead else nodes
+        return nodes
 
     async def _publish(self) -> None:
         """One task publishes, each batch in one pipeline on one connection: events reach
@@ -849,7 +847,6 @@ class Cluster:
                     for player_id in event.players:
                         nodes |= found.get(player_id) or self._where.get(player_id, set())
                     nodes.discard(self.node)
-                    nodes -= self._dead
                 for node in sorted(nodes):
                     pipe.publish(keys.node_events(self.prefix, node), event.payload)
             self.counts.events_published += len(pipe)
