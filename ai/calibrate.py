@@ -25,7 +25,7 @@ import multiprocessing
 import random
 import time
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Literal
@@ -35,24 +35,11 @@ import numpy as np
 import ai
 import games
 from ai.levels import Level, choose_move
+from ai.views import EngineView
 
 PairMode = Literal["adjacent", "all"]
 
-class _Openings(Mapping[str, tuple[str, ...]]):
-    def __getitem__(self, game: str) -> tuple[str, ...]:
-        try:
-            return ai.engine(game).openings
-        except ValueError:
-            raise KeyError(game) from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(ai.names())
-
-    def __len__(self) -> int:
-        return len(ai.names())
-
-
-OPENINGS: Mapping[str, tuple[str, ...]] = _Openings()
+OPENINGS: Mapping[str, tuple[str, ...]] = EngineView("openings")
 """Short opening lines per game (each engine's ``ai.Engine.openings``), in the game's
 notation, played before the levels take over so that a pair's games are not all the same
 game."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import typing
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, ValidationError, model_validator
@@ -27,6 +27,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
 from ai.limits import Iteration, Limits
+from ai.views import EngineView
 from games.base import State
 
 MAX_DEPTH = 64
@@ -237,30 +238,7 @@ OTHELLO_MEASURED: Mapping[str, tuple[float, float]] = {
 }
 
 
-class _DefaultLevels(Mapping[str, tuple[Level, ...]]):
-    """Every registered engine's default levels, by game (read at each use, so a game
-    registered later is in it)."""
-
-    def __getitem__(self, game: str) -> tuple[Level, ...]:
-        import ai
-
-        try:
-            return ai.engine(game).levels
-        except ValueError:
-            raise KeyError(game) from None
-
-    def __iter__(self) -> Iterator[str]:
-        import ai
-
-        return iter(ai.names())
-
-    def __len__(self) -> int:
-        import ai
-
-        return len(ai.names())
-
-
-DEFAULT_LEVELS: Mapping[str, tuple[Level, ...]] = _DefaultLevels()
+DEFAULT_LEVELS: Mapping[str, tuple[Level, ...]] = EngineView("levels")
 """The levels a fresh server offers, by game (each engine's ``ai.Engine.levels``); the
 storage layer seeds its table from these."""
 

@@ -11,27 +11,12 @@ runs always wins.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
-import ai
 from ai.levels import DEFAULT_LEVELS, Level
+from ai.views import EngineView
 
-
-class _Measured(Mapping[str, Mapping[str, tuple[float, float]]]):
-    def __getitem__(self, game: str) -> Mapping[str, tuple[float, float]]:
-        try:
-            return ai.engine(game).measured
-        except ValueError:
-            raise KeyError(game) from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(ai.names())
-
-    def __len__(self) -> int:
-        return len(ai.names())
-
-
-MEASURED: Mapping[str, Mapping[str, tuple[float, float]]] = _Measured()
+MEASURED: Mapping[str, Mapping[str, tuple[float, float]]] = EngineView("measured")
 """Game -> level name -> (Elo over the weakest level, its standard error)."""
 
 
