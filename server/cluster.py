@@ -305,12 +305,15 @@ class Cluster:
             await asyncio.wait([self._keeper], timeout=2.0)
         if self._handlers:
             await asyncio.wait(list(self._handlers), timeout=self.settings.forward_timeout)
-        if self._client is None:
-            return
         with contextlib.suppress(RedisError, OSError):
-            for room_id in list(self.owned):
-                await self.release(room_id, unlist=False)
-            await self._client.delete(keys.cluster_node(self.prefix, self.node))
+            await self._leave()
+
+    async def _leave(self) -> None:
+        """Leases given up, rooms still listed under this node, which says it is gone: the
+        other nodes take them over at their next renewal, as after a death."""
+        for room_id in list(self.owned):
+            await self.release(room_id, unlist=False)
+        await self._client.delete(keys.cluster_node(self.prefix, self.node))
 
     async def close(self) -> None:
         """Stop, and release every lease this node holds so other nodes take its rooms over
@@ -335,14 +338,8 @@ class Cluster:
             await asyncio.wait([self._publisher], timeout=5.0)
         for left in [*self._tasks, *self._handlers]:
             left.cancel()
-        if self._client is None:
-            return
         with contextlib.suppress(RedisError, OSError):
-            # Leases given up, rooms still listed under this node, which is gone: the other
-            # nodes take them over at their next renewal, as after a death.
-            for room_id in list(self.owned):
-                await self.release(room_id, unlist=False)
-            await self._client.delete(keys.cluster_node(self.prefix, self.node))
+            await self._leave()
             await self._client.set(keys.node_redis_counts(self.prefix, self.node),
                                    json.dumps(asdict(self.counts)), ex=COUNTS_TTL_SECONDS)
         self.owned.clear()
