@@ -14,7 +14,9 @@ position is solved, a last exact one. How it decides:
   (``weights.SOLVE_SECONDS``), else, for a single best move, the win/loss/draw solve if it
   fits (``weights.WLD_SOLVE_SHARE`` of the exact's time; the midgame's best move among those
   that keep the outcome, reported as ``Iteration.outcome``), else midgame iterations as
-  below. A solve cut by the deadline leaves the last midgame iteration as the answer.
+  below. An exact solve expected to end past the soft time is preceded by the win/loss/draw
+  solve, whose answer stands if the deadline cuts the exact one. A solve cut by the deadline
+  otherwise leaves the last midgame iteration as the answer.
 - bounded by time alone, after the single best move (the expert level), with the shipped
   evaluation, in a position of the opening book (``book``): the book's near-best moves as
   one iteration marked ``book``, at once (``levels.choose_move`` picks one of them).
@@ -195,7 +197,7 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
 
     order = np.array(legal, dtype=np.int64)
     mid_scores, mid_depth = np.zeros(len(order), dtype=np.int64), 0
-    wld = False  # the clock leaves time for the win/loss/draw solve only
+    wld = exact_after = False  # the win/loss/draw solve first; then the exact one too
     previous = 0.0  # seconds into the search when the last iteration ended
     flag = StopFlag(None if limits.hard_time is None else max(
         1e-6, stop_time(limits.hard_time) - (time.perf_counter() - started)))
@@ -227,8 +229,11 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
                 need = expected_solve_seconds(empties) / SOLVE_TIME_SHARE
                 hard = stop_time(limits.hard_time)
                 soft = hard if limits.soft_time is None else limits.soft_time
-                # Where the exact solve does not fit, the win/loss/draw solve may.
+                # Where the exact solve does not fit, the win/loss/draw solve may; where it
+                # fits only beyond the soft time, the outcome is proven first, so that a
+                # solve cut by the deadline still leaves a move that keeps it.
                 short = hard - now < need
+                outcome_first = multipv == 1 and need > soft - now
                 if short and multipv == 1:
                     need *= WLD_SOLVE_SHARE
                 if hard - now < need:
@@ -238,7 +243,7 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
                     or hard - now - NEXT_ITERATION_FACTOR * (now - previous) < need
                     or now >= soft
                 ):
-                    wld = short
+                    wld, exact_after = outcome_first, not short
                     break  # solve now, before deepening eats its time
             previous = time.perf_counter() - started
             if limits.soft_time is not None and time.perf_counter() - started >= limits.soft_time:
@@ -251,13 +256,18 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
             time.perf_counter() - started >= limits.soft_time
         ):
             return
+        low, high = -INF, INF
         if wld:
-            yield _wld(P, O, order, mid_scores, mid_depth, end_table, ctl, flag, started,
-                       mid_table)
-            return
+            answer = _wld(P, O, order, mid_scores, mid_depth, end_table, ctl, flag, started,
+                          mid_table)
+            yield answer
+            if answer.outcome is None or answer.outcome == 0 or not exact_after:
+                return  # cut by the deadline, a draw (already exact), or no time for more
+            # The exact score within the proven outcome, the table warm from proving it.
+            low, high = (0, INF) if answer.outcome > 0 else (-INF, 0)
         scores = np.full(len(order), -INF, dtype=np.int64)
         best_i = kernels.end_root(
-            _U(P), _U(O), order, scores, multipv, end_table, ctl, flag.array, -INF, INF,
+            _U(P), _U(O), order, scores, multipv, end_table, ctl, flag.array, low, high,
         )
         if ctl[kernels.ABORTED]:
             return

@@ -111,3 +111,19 @@ def test_with_time_for_the_outcome_only_the_clock_bounded_search_keeps_it(
     last = ai.best(state, Limits(soft_time=5.0, hard_time=20.0))
     assert last.outcome == 0 and last.exact and last.score == 0
     assert GAME.format_move(last.move) == "h4"
+
+
+def test_a_solve_expected_past_the_soft_time_proves_the_outcome_first_then_the_score(
+    shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # FFO #40 (a win by 38) as if its exact solve took 4 s: past the 1 s soft time but
+    # within the hard time, so the outcome comes first and then the exact score.
+    monkeypatch.setattr(engine, "SOLVE_SECONDS", (3.0, 3.2))
+    state, scored = ffo(shared_data, 40)
+    engine.clear()
+    iterations = list(ai.search(state, Limits(soft_time=1.0, hard_time=30.0)))
+    proven = [it for it in iterations if it.outcome is not None]
+    assert proven and proven[0].outcome == 1 and not proven[0].exact
+    assert scored[GAME.format_move(proven[0].move)] > 0
+    last = iterations[-1]
+    assert last.exact and last.score == 38 and scored[GAME.format_move(last.move)] == 38
