@@ -9,8 +9,10 @@ Three modes, picked by the ``Limits``:
   first (``BACKUP_DEPTH`` plies, ``BACKUP_SHARE`` of the budget); if the budget ends the
   proof, that search's answer comes back (``exact=False``), so a move always comes back.
 - bounded by time alone (no depth) and after the single best move, as the expert level is:
-  the opening book's proven move (``book``) where it holds the position, else a proof within
-  ``SOLVE_SHARE`` of the soft time, else the deepening below in the time left.
+  the opening book's proven move (``book``) where it holds the position, else the exact
+  solve if it fits a share of the clock, else the weak solve (win, draw or loss) and the
+  heuristic's move if it is proven to keep that outcome, else one proven to keep it; the
+  deepening below where nothing is proven in time (``_book_solve_or_deepen``).
 - otherwise: iterative deepening of the depth-limited search (``alphabeta.search``) with
   aspiration windows; the first iteration always finishes, later ones stop at the hard
   deadline or node budget and no new one starts after the soft time. A proven result (a win
