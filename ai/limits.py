@@ -53,6 +53,10 @@ class Iteration:
     root moves with scores, best first; the first ``Limits.multipv`` of them are exact at this
     depth, the rest may be bounds. ``book`` marks an answer from an opening book: every move
     of ``root_scores`` is one the book plays there, and a level picks among them.
+    ``outcome``: the game's proven result with best play from the side to move (1 a win, 0 a
+    draw, -1 a loss) when the engine proved it, None when it did not; ``move`` then keeps it.
+    It may be known when ``score`` is not (a weak solve proves who wins, not by how much);
+    an ``exact`` score's sign is its outcome whether or not this is set.
     """
 
     depth: int
@@ -64,3 +68,4 @@ class Iteration:
     exact: bool = False
     root_scores: tuple[tuple[int, int], ...] = field(default=())
     book: bool = False
+    outcome: int | None = None

@@ -1,5 +1,14 @@
 """Connect Four expert against other levels: does it keep the won game, and how fast does it move?
 
+``python -m bench.c4_expert --positions N [--level expert] [--seed S]``: the level's move in N
+random positions 6 to 20 plies in (each a uniform number of plies of uniformly random
+moves; games already over are drawn again), each searched with empty tables at the level's
+own clock, then refereed by the solver with no time limit: how many moves change the game's
+value (win to draw or loss, draw to loss), by how long the level thought and by ply, and the
+longest move. The referee is a weak solve (win, draw or loss) of the position and of the
+position after the move, with a table of its own. The same seed gives the same positions,
+so two versions of the engine are compared on one set.
+
 ``python -m bench.c4_expert [--games N] [--opponent hard|perfect] [--sides both]``: N games
 with the expert moving first and N with it moving second, against ``--opponent`` (a level, or
 the solver choosing at random among its best moves; each game seeded differently), in
@@ -20,9 +29,12 @@ import statistics
 import time
 from collections import Counter
 
+import numpy as np
+
 import ai
+from ai import tt
 from ai.calibrate import move_seed
-from ai.connect4 import book
+from ai.connect4 import book, engine, solver
 from ai.levels import Level, choose_move, find
 from ai.limits import Limits
 from games.connect4 import GAME
@@ -83,8 +95,85 @@ def play(expert: Level, other: Level | Perfect, expert_first: bool, seed: int,
     return result, moves, lost_at
 
 
+def random_positions(seed: int, count: int, first: int = 6, last: int = 20
+                     ) -> list[Connect4State]:
+    """``count`` positions (not over), each ``first`` to ``last`` plies of random moves in."""
+    rng = random.Random(seed)
+    found: list[Connect4State] = []
+    while len(found) < count:
+        state = GAME.initial()
+        for _ in range(rng.randint(first, last)):
+            state = state.play(rng.choice(state.legal_moves()))
+            if state.is_over():
+                break
+        if not state.is_over():
+            found.append(state)
+    return found
+
+
+class Referee:
+    """Win, draw or loss of any position, proven with no time limit: two null-window searches
+    around zero of the solver's own ``negamax`` (its tables are the referee's alone)."""
+
+    def __init__(self) -> None:
+        self.table = tt.new_table(24)
+        self.cells, self.scores = solver.new_buffers()
+        self.stop = np.zeros(1, dtype=np.int64)
+
+    def outcome(self, state: Connect4State) -> int:
+        """1, 0 or -1 for the side to move (a finished game: for the side that would move)."""
+        if state.is_over():
+            return 0 if state.winner() is None else -1
+        c, m = np.uint64(state.current), np.uint64(state.mask)
+        if solver.immediate_win(c, m) >= 0:
+            return 1
+        for low, result in ((0, 1), (-1, 0)):
+            value = solver.negamax(c, m, state.ply, low, low + 1, self.table, 0,
+                                   solver.new_control(), self.stop, self.cells, self.scores)
+            if value > low:
+                return result
+        return -1
+
+
+def value_losing(level: Level, count: int, seed: int) -> None:
+    """Print how often ``level`` loses the game's value in ``count`` random positions."""
+    referee = Referee()
+    lost: list[tuple[str, int, int]] = []
+    by_ply: Counter[int] = Counter()
+    lost_by_ply: Counter[int] = Counter()
+    times: list[float] = []
+    spent_referee = 0.0
+    for i, state in enumerate(random_positions(seed, count)):
+        engine.clear()  # as a fresh worker would meet it: nothing learnt from the others
+        move, how, seconds = _move(state, level, move_seed(seed, i))
+        times.append(seconds)
+        started = time.perf_counter()
+        before = referee.outcome(state)
+        after = -referee.outcome(state.play(move))
+        spent_referee += time.perf_counter() - started
+        by_ply[state.ply] += 1
+        if after < before:
+            lost.append((GAME.format_position(state), move + 1, before))
+            lost_by_ply[state.ply] += 1
+        if (i + 1) % 50 == 0:
+            print(f"  {i + 1} positions, {len(lost)} values lost", flush=True)
+    print(f"{level.name}: {len(lost)} of {count} moves lost the game's value "
+          f"({100 * len(lost) / count:.1f}%); seed {seed}")
+    print(f"  move time: mean {statistics.fmean(times):.3f} s, max {max(times):.3f} s "
+          f"(hard limit {level.hard_time} s); referee {spent_referee:.0f} s in all")
+    print("  by ply (lost/positions): " + ", ".join(
+        f"{ply}: {lost_by_ply[ply]}/{by_ply[ply]}" for ply in sorted(by_ply)))
+    for moves, column, before in lost:
+        print(f"  after {moves}: played {column}, lost a {['loss', 'draw', 'win'][before + 1]}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--positions", type=int, default=0,
+                        help="measure value-losing moves in this many random positions "
+                        "instead of playing games")
+    parser.add_argument("--level", default="expert", help="the level --positions measures")
+    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--games", type=int, default=10)
     parser.add_argument("--opponent", default="hard",
                         help="a level's name, or 'perfect' (the solver choosing at random "
@@ -92,6 +181,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sides", choices=("both", "first", "second"), default="both")
     args = parser.parse_args(argv)
     ai.warm_up("connect4")
+    if args.positions:
+        value_losing(find("connect4", args.level), args.positions, args.seed)
+        return
     expert = find("connect4", "expert")
     other = Perfect() if args.opponent == "perfect" else find("connect4", args.opponent)
     print(f"book: {len(book.load())} entries (first player before ply {book.PLIES[0]}, "

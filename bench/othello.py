@@ -3,6 +3,11 @@
 ``python -m bench.othello [--ffo 40-44] [--evaluation classic]`` (perft rates are in
 ``bench.perft``; ``--evaluation`` picks what orders the moves before the solve)
 
+``python -m bench.othello --wld --ffo 40-59``: each position solved exactly and then to win,
+loss or draw only (what a clock-bounded search runs when the exact solve does not fit), each
+from empty tables after the same ordering iterations: nodes and seconds of both, and whether
+the outcome and its move agree with the suite's scores.
+
 Reference figures (``shared/data/README.md``, same kind of 2-core machine, busy): Edax solves
 FFO #40-#44 in 22 s wall (13.3 s CPU) at about 50M nodes per CPU second. JIT warm-up is
 measured apart and never charged to a position. We print wall and CPU seconds: when the
@@ -110,6 +115,54 @@ def bench_expert(numbers: Sequence[int], level_name: str) -> None:
     print(f"{level_name}: best move in {hits} of {len(numbers)}")
 
 
+def answer_scores(line: str) -> dict[str, int]:
+    """Every move an OBF line scores, with its exact score."""
+    answers = [a.strip().split(":") for a in line.split(";")[1:] if a.strip()]
+    return {move.lower(): int(score) for move, score in answers}
+
+
+def _sign(value: int) -> int:
+    return (value > 0) - (value < 0)
+
+
+def bench_wld(numbers: Sequence[int]) -> bool:
+    """The exact solve against the win/loss/draw solve, position by position."""
+    lines = ffo_lines()
+    print(f"{'#':>3} {'empties':>7} {'want':>5} {'exact s':>8} {'exact nodes':>13} "
+          f"{'wld s':>7} {'wld nodes':>13} {'move':>5} {'ok':>3}")
+    totals = [0.0, 0, 0.0, 0]
+    all_right = True
+    for number in numbers:
+        line = lines[number]
+        state = GAME.parse_position(line)
+        _, want = best_answers(line)
+        engine.clear()
+        wall0 = time.perf_counter()
+        exact = list(engine.search(state, Limits(exact=True)))[-1]
+        exact_wall = time.perf_counter() - wall0
+        engine.clear()
+        wall0 = time.perf_counter()
+        wld = engine.solve_outcome(state)
+        wld_wall = time.perf_counter() - wall0
+        move = GAME.format_move(wld.move)
+        scored = answer_scores(line)
+        # The suite scores only its best moves on some lines: an unlisted move must be worse,
+        # so it keeps the outcome only when that is a loss.
+        right = (wld.outcome == _sign(want) and exact.score == want
+                 and (_sign(scored[move]) == _sign(want) if move in scored else want < 0))
+        all_right &= right
+        for i, value in enumerate((exact_wall, exact.nodes, wld_wall, wld.nodes)):
+            totals[i] += value
+        print(f"{number:>3} {64 - (state.black | state.white).bit_count():>7} {want:>+5} "
+              f"{exact_wall:8.2f} {exact.nodes:>13,} {wld_wall:7.2f} {wld.nodes:>13,} "
+              f"{move:>5} {'yes' if right else 'NO':>3}", flush=True)
+    print(f"total: exact {totals[0]:.1f} s, {int(totals[1]):,} nodes; win/loss/draw "
+          f"{totals[2]:.1f} s, {int(totals[3]):,} nodes: {totals[2] / max(totals[0], 1e-9):.2f}"
+          f" of the time, {totals[3] / max(totals[1], 1):.2f} of the nodes")
+    print(f"all right: {'yes' if all_right else 'NO'}")
+    return all_right
+
+
 def _numbers(text: str) -> list[int]:
     first, _, last = text.partition("-")
     return list(range(int(first), int(last or first) + 1))
@@ -122,9 +175,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "limits (e.g. expert) and count its best moves")
     parser.add_argument("--evaluation", default=None, help="patterns or classic (default: "
                         "the engine's)")
+    parser.add_argument("--wld", action="store_true", help="compare the exact solve with "
+                        "the win/loss/draw solve on the --ffo positions")
     args = parser.parse_args(argv)
     warm = IMPORT_SECONDS + ai.warm_up("othello")
     print(f"engine JIT warm-up (compile or load from cache, import included): {warm:.2f} s")
+    if args.wld:
+        return 0 if bench_wld(_numbers(args.ffo)) else 1
     right = bench_ffo(_numbers(args.ffo), args.evaluation) if args.ffo else True
     if args.level:
         bench_expert(_numbers("40-59"), args.level)

@@ -9,8 +9,10 @@ Three modes, picked by the ``Limits``:
   first (``BACKUP_DEPTH`` plies, ``BACKUP_SHARE`` of the budget); if the budget ends the
   proof, that search's answer comes back (``exact=False``), so a move always comes back.
 - bounded by time alone (no depth) and after the single best move, as the expert level is:
-  the opening book's proven move (``book``) where it holds the position, else a proof within
-  ``SOLVE_SHARE`` of the soft time, else the deepening below in the time left.
+  the opening book's proven move (``book``) where it holds the position, else the exact
+  solve if it fits a share of the clock, else the weak solve (win, draw or loss) and the
+  heuristic's move if it is proven to keep that outcome, else one proven to keep it; the
+  deepening below where nothing is proven in time (``_book_solve_or_deepen``).
 - otherwise: iterative deepening of the depth-limited search (``alphabeta.search``) with
   aspiration windows; the first iteration always finishes, later ones stop at the hard
   deadline or node budget and no new one starts after the soft time. A proven result (a win
@@ -25,6 +27,7 @@ true whatever the root), the heuristic table ages by generation.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Iterator
@@ -50,8 +53,22 @@ BACKUP_DEPTH = 10
 """Deepest heuristic search run before a budgeted proof, as the move if the proof runs out."""
 BACKUP_SHARE = 0.1
 """Share of a budgeted proof's time and nodes that the backup search may use."""
+QUICK_SOLVE_SHARE = 0.1
+"""Share of a time-bounded search's soft time first given to the exact solve alone."""
+WEAK_SHARE = 0.75
+"""Elapsed share of its hard time by which its weak solve (win, draw or loss) must end."""
 SOLVE_SHARE = 0.5
-"""Share of a time-bounded search's soft time spent trying to prove the position first."""
+"""Elapsed share of its soft time by which a proven outcome may be narrowed to the exact
+score (as long as a proof may take before the heuristic starts)."""
+DEEPEN_SHARE = 0.2
+"""Share of its soft time its heuristic deepening may start iterations in at least, when
+the solves ran past the soft time."""
+DEEPEN_HARD_SHARE = 0.85
+"""Elapsed share of its hard time at which its heuristic deepening is abandoned once an
+outcome is proven (the rest is for proving that its move keeps it)."""
+VERIFY_SHARE = 0.93
+"""Elapsed share of its hard time by which the move it plays must be proven to keep the
+outcome; the rest is a margin for the worker around it."""
 _WARM_UP = "2252576253462244111563365343671351441"
 
 _U = np.uint64
@@ -92,32 +109,178 @@ def search(state: State, limits: Limits) -> Iterator[Iteration]:
 
 
 def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iteration]:
-    """A search bounded by time alone and after the single best move: the book's proven
-    move if it holds the position, else a proof within ``SOLVE_SHARE`` of the soft time,
-    else iterative deepening in the time left. Its move then no longer depends on how deep
-    the clock let the heuristic look wherever the book or the solver reach."""
+    """A search bounded by time alone and after the single best move (the expert level).
+
+    The book's proven move where it holds the position. Else, against one clock (``hard``:
+    the hard time, or twice the soft time without one):
+
+    1. the exact solve for ``QUICK_SOLVE_SHARE`` of the soft time (most positions past the
+       opening prove in milliseconds): its best move, as ``Limits.exact`` gives;
+    2. the weak solve (``solver.outcome``: win, draw or loss, two null windows around zero)
+       until ``WEAK_SHARE`` of ``hard``; if it ends before ``SOLVE_SHARE`` of the soft time,
+       the exact solve within the proven range until then;
+    3. iterative deepening until the soft time (at least ``DEEPEN_SHARE`` of it), abandoned
+       at ``DEEPEN_HARD_SHARE`` of ``hard`` (``VERIFY_SHARE`` if nothing was proven): the
+       heuristic's move ``h``, the answer if nothing is proven;
+    4. the move: ``h`` if a null-window test proves that it keeps the outcome by
+       ``VERIFY_SHARE`` of ``hard``, else the move the weak solve proved it with (or the
+       first other move proven to keep it). A proven draw is reported exact (score 0); a
+       proven win or loss only as ``Iteration.outcome``, its score the heuristic's.
+
+    Its move then keeps the game's value wherever the weak solve fits in the clock, and no
+    longer depends on how deep the clock let the heuristic look wherever the book or the
+    exact solver reach.
+    """
     hit = book.lookup(state)
     if hit is not None:
         move, score = hit
         yield Iteration(depth=kernels.CELLS - state.ply, score=score, move=move, pv=(move,),
-                        nodes=0, seconds=0.0, exact=True, root_scores=((move, score),))
+                        nodes=0, seconds=0.0, exact=True, root_scores=((move, score),),
+                        outcome=_sign(score))
         return
-    started = time.perf_counter()
     assert limits.soft_time is not None
-    proof = list(_exact(state, Limits(
-        hard_time=limits.soft_time * SOLVE_SHARE,
-        nodes=None if limits.nodes is None else int(limits.nodes * SOLVE_SHARE),
-        exact=True,
-    )))[-1]
-    if proof.exact:
+    budget = _Budget(limits)
+    proof = _proof(state, budget, budget.soft * QUICK_SOLVE_SHARE)
+    if proof is not None:
         yield proof
         return
-    spent = time.perf_counter() - started
-    yield from _deepening(state, Limits(
-        soft_time=max(1e-9, limits.soft_time - spent),
-        hard_time=None if limits.hard_time is None else max(1e-3, limits.hard_time - spent),
-        nodes=None if limits.nodes is None else max(1, limits.nodes - proof.nodes),
-    ))
+    ws = _workspace()
+    c, m = _U(state.current), _U(state.mask)
+    with budget.flag(budget.hard * WEAK_SHARE) as flag:
+        ctl = budget.control()
+        proven = int(solver.outcome(c, m, ws.exact_table, 0, ctl, flag.array, ws.cells,
+                                    ws.scores))
+        budget.nodes += int(ctl[solver.NODES])
+        proving = int(ctl[solver.ROOT_MOVE])
+    outcome = None if ctl[solver.ABORTED] else proven
+    if outcome is not None and budget.elapsed() < budget.soft * SOLVE_SHARE:
+        low, high = {1: (1, kernels.CELLS), 0: (0, 0), -1: (-kernels.CELLS, -1)}[outcome]
+        proof = _proof(state, budget, budget.soft * SOLVE_SHARE, low, high)
+        if proof is not None:
+            yield proof
+            return
+    # The heuristic: the move played when nothing is proven, the one preferred otherwise.
+    last: Iteration | None = None
+    for iteration in _deepening(state, Limits(
+        soft_time=max(budget.soft, budget.elapsed() + budget.soft * DEEPEN_SHARE)
+        - budget.elapsed(),
+        hard_time=max(1e-3, budget.hard * (DEEPEN_HARD_SHARE if outcome is not None
+                                           else VERIFY_SHARE) - budget.elapsed()),
+        nodes=budget.nodes_left(),
+    )):
+        budget.nodes += iteration.nodes - (last.nodes if last is not None else 0)
+        last = iteration
+        yield iteration
+    assert last is not None, "the first iteration always finishes"
+    if outcome is None or last.exact:  # unproven, or a result the heuristic proved itself
+        return
+    if outcome < 0:  # every move loses: the heuristic's resists best
+        yield _with(last, last.move, outcome, state, budget)
+        return
+    move = _keeping(state, outcome, [last.move, proving], budget)
+    yield _with(last, move, outcome, state, budget)
+
+
+def _sign(score: int) -> int:
+    return (score > 0) - (score < 0)
+
+
+class _Budget:
+    """The clock and node count shared by the phases of ``_book_solve_or_deepen``."""
+
+    def __init__(self, limits: Limits) -> None:
+        assert limits.soft_time is not None
+        self.started = time.perf_counter()
+        self.soft = limits.soft_time
+        self.hard = limits.hard_time if limits.hard_time is not None else 2 * limits.soft_time
+        self.max_nodes = limits.nodes
+        self.nodes = 0
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+    def flag(self, until: float) -> StopFlag:
+        """A stop flag raised ``until`` seconds after the start (at once if that is past)."""
+        return StopFlag(max(1e-6, until - self.elapsed()))
+
+    def nodes_left(self) -> int | None:
+        return None if self.max_nodes is None else max(1, self.max_nodes - self.nodes)
+
+    def control(self) -> np.ndarray:
+        return solver.new_control(self.nodes_left())
+
+
+def _proof(state: Connect4State, budget: _Budget, until: float,
+           low: int = -kernels.CELLS, high: int = kernels.CELLS) -> Iteration | None:
+    """The exact solve (knowing the value is in ``[low, high]``) finished by ``until``
+    seconds into the budget, as an exact iteration with its principal variation; None if
+    the clock or the node budget ran out first."""
+    ws = _workspace()
+    c, m = _U(state.current), _U(state.mask)
+    with budget.flag(until) as flag:
+        ctl = budget.control()
+        score = int(solver.solve_within(c, m, low, high, ws.exact_table, 0, ctl, flag.array,
+                                        ws.cells, ws.scores))
+        move = -1 if ctl[solver.ABORTED] else _exact_move(state, score, ws, ctl, flag.array)
+        if ctl[solver.ABORTED] or move < 0:
+            budget.nodes += int(ctl[solver.NODES])
+            return None
+        pv = [move]
+        child, child_score = state.play(move), -score
+        while not child.is_over() and len(pv) < PV_LIMIT:
+            reply = _exact_move(child, child_score, ws, ctl, flag.array)
+            if reply < 0 or ctl[solver.ABORTED]:
+                break
+            pv.append(reply)
+            child, child_score = child.play(reply), -child_score
+        budget.nodes += int(ctl[solver.NODES])
+    return Iteration(depth=kernels.CELLS - state.ply, score=score, move=move, pv=tuple(pv),
+                     nodes=budget.nodes, seconds=budget.elapsed(), exact=True,
+                     root_scores=((move, score),), outcome=_sign(score))
+
+
+def _keeping(state: Connect4State, outcome: int, preferred: list[int], budget: _Budget) -> int:
+    """A move that keeps ``outcome`` (1 or 0): the first of ``preferred`` (then of the
+    other moves, centre first) that a null-window test proves keeps it by ``VERIFY_SHARE``
+    of the budget's hard time. When the clock runs out first: the weak solve's own move
+    (the second of ``preferred``, -1 if unknown), else the first."""
+    ws = _workspace()
+    c, m = _U(state.current), _U(state.mask)
+    legal = state.legal_moves()
+    order = [col for col in preferred if col in legal]
+    order += [col for col in solver.CENTRE_FIRST if col in legal and col not in order]
+    chosen = preferred[1] if len(preferred) > 1 and preferred[1] in legal else preferred[0]
+    with budget.flag(budget.hard * VERIFY_SHARE) as flag:
+        ctl = budget.control()
+        for col in order:
+            child = state.play(col)
+            if child.is_over():  # a win (taken at once) or the draw that fills the board
+                if child.winner() is not None or outcome == 0:
+                    chosen = col
+                    break
+                continue
+            keeps = solver.move_value_at_least(c, m, col, outcome, ws.exact_table, 0, ctl,
+                                               flag.array, ws.cells, ws.scores)
+            if ctl[solver.ABORTED]:
+                break
+            if keeps:
+                chosen = col
+                break
+        budget.nodes += int(ctl[solver.NODES])
+    return chosen
+
+
+def _with(last: Iteration, move: int, outcome: int, state: Connect4State,
+          budget: _Budget) -> Iteration:
+    """The heuristic's last iteration with ``move`` played and ``outcome`` proven: a draw is
+    an exact score of 0; a win or a loss keeps the heuristic's score (its size is unknown)."""
+    if outcome == 0:
+        return Iteration(depth=kernels.CELLS - state.ply, score=0, move=move, pv=(move,),
+                         nodes=budget.nodes, seconds=budget.elapsed(), exact=True,
+                         root_scores=((move, 0),), outcome=0)
+    pv = last.pv if move == last.move else (move,)
+    return dataclasses.replace(last, move=move, pv=pv, root_scores=((move, last.score),),
+                               nodes=budget.nodes, seconds=budget.elapsed(), outcome=outcome)
 
 
 def _never() -> np.ndarray:
@@ -391,6 +554,7 @@ def _deepening(state: Connect4State, limits: Limits) -> Iterator[Iteration]:
                 seconds=flag.elapsed(),
                 exact=exact,
                 root_scores=root_scores,
+                outcome=_sign(value) if exact else None,
             )
             if exact:
                 return
@@ -427,6 +591,11 @@ def warm_up() -> float:
         for _ in search(state, limits):
             pass
     ws = _workspace()
+    c, m = _U(state.current), _U(state.mask)
+    for kernel in (solver.outcome, solver.solve):  # the expert's weak solve, and its exact
+        kernel(c, m, ws.exact_table, 0, solver.new_control(), _never(), ws.cells, ws.scores)
+    solver.solve_within(c, m, -1, 1, ws.exact_table, 0, solver.new_control(), _never(),
+                        ws.cells, ws.scores)
     solver.solve_batch(
         np.array([state.current], dtype=np.uint64),
         np.array([state.mask], dtype=np.uint64),

@@ -10,7 +10,9 @@ never has to be cleared for correctness.
 
 Control array ``ctl`` (int64): ``[NODES]`` nodes searched so far, ``[MAX_NODES]`` budget,
 ``[ABORTED]`` set when the stop flag or the budget ended the search (the results are then
-meaningless), ``[FRESH]`` 1 to ignore entries of other generations (a "cleared" table).
+meaningless), ``[FRESH]`` 1 to ignore entries of other generations (a "cleared" table),
+``[ROOT_MOVE]`` the root column that failed high in the last ``negamax`` call (-1 if none
+did): a move proven to score at least its window's top.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from games.connect4.kernels import (
 
 drop_stale(__file__, kernels.__file__, tt.__file__)
 
-NODES, MAX_NODES, ABORTED, FRESH = 0, 1, 2, 3
+NODES, MAX_NODES, ABORTED, FRESH, ROOT_MOVE = 0, 1, 2, 3, 4
 POLL = 4095
 """The stop flag and the node budget are checked when ``nodes & POLL == 0``."""
 CENTRE_FIRST = (3, 2, 4, 1, 5, 0, 6)
@@ -43,7 +45,8 @@ _U = np.uint64
 
 
 def new_control(max_nodes: int | None = None, fresh: bool = False) -> np.ndarray:
-    ctl = np.zeros(4, dtype=np.int64)
+    ctl = np.zeros(5, dtype=np.int64)
+    ctl[ROOT_MOVE] = -1
     ctl[MAX_NODES] = max_nodes if max_nodes is not None else np.iinfo(np.int64).max
     ctl[FRESH] = int(fresh)
     return ctl
@@ -125,6 +128,7 @@ def negamax(
     function that calls a recursive one.
     """
     # Frames live in the caller's buffers (see ``new_buffers``): no allocation per call.
+    ctl[ROOT_MOVE] = -1
     boards = cells[:, WIDTH:]
     windows = scores[:, WIDTH:]
     f = moves
@@ -199,6 +203,11 @@ def negamax(
         score = -result
         if score >= windows[f, 1]:
             tt.store(table, boards[f, 0] + boards[f, 1], score, CELLS - f, tt.LOWER, -1, generation)
+            if f == moves:
+                cutoff = cells[f, windows[f, 3] - 1]
+                for col in range(WIDTH):
+                    if cutoff & column_mask(col):
+                        ctl[ROOT_MOVE] = col
             result = score
             status = _RETURN
             continue
@@ -230,10 +239,30 @@ def solve(
 ) -> int:
     """The exact value from the side to move (game not over); meaningless if ctl[ABORTED]."""
     moves = popcount(mask)
+    return solve_within(current, mask, -((CELLS - moves) // 2), (CELLS + 1 - moves) // 2,
+                        table, generation, ctl, stop, cells, scores)
+
+
+@njit(cache=True, nogil=True)
+def solve_within(
+    current: np.uint64,
+    mask: np.uint64,
+    low: int,
+    high: int,
+    table: np.ndarray,
+    generation: int,
+    ctl: np.ndarray,
+    stop: np.ndarray,
+    cells: np.ndarray,
+    scores: np.ndarray,
+) -> int:
+    """``solve`` told that the value lies in ``[low, high]`` (an ``outcome`` already proven:
+    a win is at least 1, a loss at most -1); meaningless if ctl[ABORTED]."""
+    moves = popcount(mask)
     if immediate_win(current, mask) >= 0:
         return (CELLS + 1 - moves) // 2
-    low = -((CELLS - moves) // 2)
-    high = (CELLS + 1 - moves) // 2
+    low = max(low, -((CELLS - moves) // 2))
+    high = min(high, (CELLS + 1 - moves) // 2)
     while low < high:
         # Probe near 0 first, then halve towards the bound: most positions are close games.
         med = low + (high - low) // 2
@@ -250,6 +279,39 @@ def solve(
         else:
             low = r
     return low
+
+
+@njit(cache=True, nogil=True)
+def outcome(
+    current: np.uint64,
+    mask: np.uint64,
+    table: np.ndarray,
+    generation: int,
+    ctl: np.ndarray,
+    stop: np.ndarray,
+    cells: np.ndarray,
+    scores: np.ndarray,
+) -> int:
+    """The weak solve: 1 if the side to move wins, 0 a draw, -1 a loss (game not over).
+
+    At most two null-window searches around zero (is the value above 0? below 0?), far
+    cheaper than ``solve``'s walk towards the exact score, whose first probes are far from
+    zero. ``ctl[ROOT_MOVE]`` is then a column that keeps a win or a draw when the search
+    that proved it failed high on one (-1 when the table or a shortcut decided it, and for
+    a loss). Meaningless if ctl[ABORTED].
+    """
+    moves = popcount(mask)
+    win = immediate_win(current, mask)
+    if win >= 0:
+        ctl[ROOT_MOVE] = win
+        return 1
+    if negamax(current, mask, moves, 0, 1, table, generation, ctl, stop, cells, scores) > 0:
+        return 1
+    if ctl[ABORTED] != 0:
+        return 0
+    if negamax(current, mask, moves, -1, 0, table, generation, ctl, stop, cells, scores) >= 0:
+        return 0
+    return -1
 
 
 @njit(cache=True, nogil=True)

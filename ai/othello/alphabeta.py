@@ -694,11 +694,16 @@ def solve(P: np.uint64, O: np.uint64, alpha: int, beta: int, table: np.ndarray,
 @njit(cache=True, nogil=True)
 def end_root(
     P: np.uint64, O: np.uint64, root_moves: np.ndarray, scores: np.ndarray, multipv: int,
-    table: np.ndarray, ctl: np.ndarray, stop: np.ndarray,
+    table: np.ndarray, ctl: np.ndarray, stop: np.ndarray, low: int, high: int,
 ) -> int:
     """Solve ``root_moves`` (in that order); fills ``scores``, returns the best one's index.
 
     Like ``mid_root``: the best ``multipv`` scores are exact, the others may be upper bounds.
+    ``low=-INF, high=INF`` solves exactly. Within a narrower window the scores are exact only
+    inside it (fail-soft bounds
+    beyond), and once a move reaches ``high`` the rest are not searched (their scores stay
+    as given): ``low=-1, high=1`` is the win/loss/draw solve, whose best move is the first,
+    in the given order, of those that win, else draw.
     """
     n = root_moves.shape[0]
     empties = 64 - popcount(P | O)
@@ -706,10 +711,13 @@ def end_root(
     best = -INF
     best_i = 0
     for i in range(n):
+        if best >= high:
+            break
         bar = -INF
         if i >= multipv:
             tmp = np.sort(scores[:i])
             bar = tmp[i - multipv]
+        bar = max(bar, low)
         sq = root_moves[i]
         if sq == PASS:
             nP, nO, left = O, P, empties
@@ -717,11 +725,11 @@ def end_root(
             f = flips(P, O, sq)
             nP, nO, left = O ^ f, P | f | (ONE << _U(sq)), empties - 1
         if i < multipv:
-            score = -_solve(nP, nO, -INF, INF, left, table, ctl, stop, sb)
+            score = -_solve(nP, nO, -high, -low, left, table, ctl, stop, sb)
         else:
             score = -_solve(nP, nO, -bar - 1, -bar, left, table, ctl, stop, sb)
-            if score > bar:
-                score = -_solve(nP, nO, -INF, -bar, left, table, ctl, stop, sb)
+            if bar < score < high:
+                score = -_solve(nP, nO, -high, -bar, left, table, ctl, stop, sb)
         if ctl[ABORTED] != 0:
             return best_i
         scores[i] = score

@@ -11,8 +11,12 @@ position is solved, a last exact one. How it decides:
   the end are always played perfectly (the solve costs milliseconds there).
 - no depth, a hard deadline and at most ``weights.CLOCK_SOLVE_EMPTIES`` empties: the same
   ordering iterations, then the exact solve if its expected time fits the time left
-  (``weights.SOLVE_SECONDS``), else midgame iterations as below. A solve cut by the deadline
-  leaves the last midgame iteration as the answer.
+  (``weights.SOLVE_SECONDS``), else, for a single best move, the win/loss/draw solve if it
+  fits (``weights.WLD_SOLVE_SHARE`` of the exact's time; the midgame's best move among those
+  that keep the outcome, reported as ``Iteration.outcome``), else midgame iterations as
+  below. An exact solve expected to end past the soft time is preceded by the win/loss/draw
+  solve, whose answer stands if the deadline cuts the exact one. A solve cut by the deadline
+  otherwise leaves the last midgame iteration as the answer.
 - bounded by time alone, after the single best move (the expert level), with the shipped
   evaluation, in a position of the opening book (``book``): the book's near-best moves as
   one iteration marked ``book``, at once (``levels.choose_move`` picks one of them).
@@ -21,8 +25,13 @@ position is solved, a last exact one. How it decides:
   time allows starting it; the hard deadline still stops it, and then the last midgame
   iteration stands).
 
+- a forced move (one legal move or a pass) with more than ``AUTO_SOLVE_EMPTIES`` empties,
+  unless a depth or the exact solve is asked for: the first iteration alone, at once.
+
 The first iteration runs without the clock or the node budget (depth 1 costs a few dozen
-nodes), so a move always comes back even when the deadline has passed. Midgame scores are in
+nodes), so a move always comes back even when the deadline has passed. The clock starts when
+``search`` is called, and the kernels are stopped ``weights.HARD_TIME_MARGIN`` before the
+hard time (``stop_time``), so that the answer is back by then. Midgame scores are in
 disc-like units (``evaluation.to_discs``); exact scores are final disc differences.
 """
 
@@ -45,10 +54,12 @@ from ai.othello.weights import (
     CLOCK_SOLVE_EMPTIES,
     EVALUATION,
     EVALUATIONS,
+    HARD_TIME_MARGIN,
     INF,
     SOLVE_SECONDS,
     SOLVE_TIME_SHARE,
     TT_BITS,
+    WLD_SOLVE_SHARE,
 )
 from games.othello import PASS, OthelloState
 from games.othello import kernels as rules
@@ -138,6 +149,7 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
 
     ``evaluation`` picks the midgame's static score (``weights.EVALUATIONS``; default
     ``weights.EVALUATION``): comparison matches set it, the server never does."""
+    started = time.perf_counter()  # the caller's clock starts at its call, not at our tables
     legal = state.legal_moves()
     if not legal:
         raise ValueError("the game is over: there is nothing to search")
@@ -153,12 +165,15 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
             return
     P, O = state.mover_boards()
     empties = 64 - (P | O).bit_count()
+    # A forced move (one legal move, or a pass) needs no thinking: the first iteration alone,
+    # unless a solve is asked for or costs next to nothing (then its exact score is worth it).
+    forced = (len(legal) == 1 and not limits.exact and limits.depth is None
+              and empties > AUTO_SOLVE_EMPTIES)
     mid_table, end_table, generation = _TABLES.get(evaluation or EVALUATION)
     ctl = kernels.new_control(limits.nodes, use_tt=True, generation=generation)
     buf, killers, history = kernels.new_buffers()
     never = np.zeros(1, dtype=np.int64)
     multipv = min(limits.multipv, len(legal))
-    started = time.perf_counter()
 
     if limits.depth is None:
         solve_first = limits.exact or empties <= AUTO_SOLVE_EMPTIES
@@ -171,7 +186,9 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
         limits.depth is None and not solve_first and limits.hard_time is not None
         and empties <= CLOCK_SOLVE_EMPTIES
     )
-    if solve_first:
+    if forced:
+        max_mid, solve, clock_solve = 1, False, False
+    elif solve_first:
         max_mid = pre_solve
     else:
         # An iteration as deep as the empties would search to the end of the game: that one
@@ -179,8 +196,11 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
         max_mid = max(1, min(limits.depth or MAX_DEPTH, empties - 1))
 
     order = np.array(legal, dtype=np.int64)
+    mid_scores, mid_depth = np.zeros(len(order), dtype=np.int64), 0
+    wld = exact_after = False  # the win/loss/draw solve first; then the exact one too
     previous = 0.0  # seconds into the search when the last iteration ended
-    flag = StopFlag(limits.hard_time)
+    flag = StopFlag(None if limits.hard_time is None else max(
+        1e-6, stop_time(limits.hard_time) - (time.perf_counter() - started)))
     with flag:
         for depth in range(1, max_mid + 1):
             scores = np.full(len(order), -INF, dtype=np.int64)
@@ -192,6 +212,7 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
             if ctl[kernels.ABORTED]:
                 break
             order, scores = _best_first(order, scores, best_i)
+            mid_scores, mid_depth = scores, depth
             yield Iteration(
                 depth=depth,
                 score=to_discs(int(scores[0])),
@@ -206,14 +227,23 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
                 assert limits.hard_time is not None
                 now = time.perf_counter() - started
                 need = expected_solve_seconds(empties) / SOLVE_TIME_SHARE
-                soft = limits.hard_time if limits.soft_time is None else limits.soft_time
-                if limits.hard_time - now < need:
+                hard = stop_time(limits.hard_time)
+                soft = hard if limits.soft_time is None else limits.soft_time
+                # Where the exact solve does not fit, the win/loss/draw solve may; where it
+                # fits only beyond the soft time, the outcome is proven first, so that a
+                # solve cut by the deadline still leaves a move that keeps it.
+                short = hard - now < need
+                outcome_first = multipv == 1 and need > soft - now
+                if short and multipv == 1:
+                    need *= WLD_SOLVE_SHARE
+                if hard - now < need:
                     clock_solve = False  # it never will fit: deepen as usual
                 elif (
                     need <= soft - now  # cheap: within the time a midgame move takes anyway
-                    or limits.hard_time - now - NEXT_ITERATION_FACTOR * (now - previous) < need
+                    or hard - now - NEXT_ITERATION_FACTOR * (now - previous) < need
                     or now >= soft
                 ):
+                    wld, exact_after = outcome_first, not short
                     break  # solve now, before deepening eats its time
             previous = time.perf_counter() - started
             if limits.soft_time is not None and time.perf_counter() - started >= limits.soft_time:
@@ -226,9 +256,18 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
             time.perf_counter() - started >= limits.soft_time
         ):
             return
+        low, high = -INF, INF
+        if wld:
+            answer = _wld(P, O, order, mid_scores, mid_depth, end_table, ctl, flag, started,
+                          mid_table)
+            yield answer
+            if answer.outcome is None or answer.outcome == 0 or not exact_after:
+                return  # cut by the deadline, a draw (already exact), or no time for more
+            # The exact score within the proven outcome, the table warm from proving it.
+            low, high = (0, INF) if answer.outcome > 0 else (-INF, 0)
         scores = np.full(len(order), -INF, dtype=np.int64)
         best_i = kernels.end_root(
-            _U(P), _U(O), order, scores, multipv, end_table, ctl, flag.array,
+            _U(P), _U(O), order, scores, multipv, end_table, ctl, flag.array, low, high,
         )
         if ctl[kernels.ABORTED]:
             return
@@ -243,6 +282,69 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
             exact=True,
             root_scores=_pairs(order, scores, int),
         )
+
+
+def _wld(P: int, O: int, order: np.ndarray, mid_scores: np.ndarray, mid_depth: int,
+         end_table: np.ndarray, ctl: np.ndarray, flag: StopFlag, started: float,
+         mid_table: np.ndarray) -> Iteration:
+    """The win/loss/draw solve of the root (``order``: the moves, the midgame's best first,
+    with ``mid_scores`` from its last iteration at ``mid_depth``) as the search's answer.
+
+    A draw is an exact score (0); a win or a loss only its ``outcome``, with the midgame's
+    score. The move: the midgame's best of those that win, else of those that draw; when
+    every move loses (or the clock ends the solve), the midgame's best.
+    """
+    scores = np.full(len(order), -INF, dtype=np.int64)
+    best_i = kernels.end_root(_U(P), _U(O), order, scores, 1, end_table, ctl, flag.array,
+                              -1, 1)
+    nodes, seconds = int(ctl[kernels.NODES]), time.perf_counter() - started
+    outcome: int | None = None
+    if not ctl[kernels.ABORTED]:
+        best = int(scores[best_i])
+        outcome = (best > 0) - (best < 0)
+    if outcome is None or outcome < 0:
+        best_i = 0
+    move = int(order[best_i])
+    if outcome == 0:
+        return Iteration(depth=64 - (P | O).bit_count(), score=0, move=move, pv=(move,),
+                         nodes=nodes, seconds=seconds, exact=True, root_scores=((move, 0),),
+                         outcome=0)
+    score = to_discs(int(mid_scores[best_i]))
+    pv = _pv(mid_table, P, O, move, 0, mid_depth) if best_i == 0 else (move,)
+    return Iteration(depth=mid_depth, score=score, move=move, pv=pv, nodes=nodes,
+                     seconds=seconds, exact=False, root_scores=((move, score),),
+                     outcome=outcome)
+
+
+def solve_outcome(state: OthelloState, evaluation: str | None = None) -> Iteration:
+    """The win/loss/draw solve of ``state`` (not over) as a clock-bounded search runs it when
+    the exact solve does not fit its time, with no clock: the midgame iterations that order
+    the root moves, then ``_wld``. For benchmarks and tests; the tables are this thread's."""
+    legal = state.legal_moves()
+    if not legal:
+        raise ValueError("the game is over: there is nothing to solve")
+    started = time.perf_counter()
+    leaves = pattern_table(evaluation)
+    P, O = state.mover_boards()
+    empties = 64 - (P | O).bit_count()
+    mid_table, end_table, generation = _TABLES.get(evaluation or EVALUATION)
+    ctl = kernels.new_control(None, use_tt=True, generation=generation)
+    buf, killers, history = kernels.new_buffers()
+    order = np.array(legal, dtype=np.int64)
+    with StopFlag() as flag:
+        for depth in range(1, max(1, min(PRE_SOLVE_DEPTH, empties - 10)) + 1):
+            scores = np.full(len(order), -INF, dtype=np.int64)
+            best_i = kernels.mid_root(_U(P), _U(O), depth, order, scores, 1, mid_table, ctl,
+                                      flag.array, buf, killers, history, leaves)
+            order, scores = _best_first(order, scores, best_i)
+        return _wld(P, O, order, scores, depth, end_table, ctl, flag, started, mid_table)
+
+
+def stop_time(hard_time: float) -> float:
+    """When, into a search with ``hard_time``, its kernels are told to stop: early enough
+    that the answer is back by the hard time (``weights.HARD_TIME_MARGIN``)."""
+    seconds, share = HARD_TIME_MARGIN
+    return max(hard_time * 0.5, hard_time - seconds - share * hard_time)
 
 
 def expected_solve_seconds(empties: int) -> float:
@@ -278,6 +380,9 @@ def warm_up() -> float:
         pass
     for _ in search(state, Limits(depth=3), evaluation="classic"):
         pass
+    for _ in search(state, Limits(exact=True)):
+        pass
+    solve_outcome(state)
     for _ in search(GAME.initial(), Limits(depth=2)):
         pass
     quick = GAME.parse_moves("f5d6c3d3c4f4f6f3e6e7d7c5b6")

@@ -62,6 +62,18 @@ SOLVE_TIME_SHARE = 0.75
 """A clock-bounded solve starts when its expected time is at most this share of the time
 left before the hard deadline; if it runs over, the deadline ends it and the midgame answer
 stands."""
+HARD_TIME_MARGIN = (0.05, 0.05)
+"""Seconds, and a share of the hard time, by which a search stops its kernels before its
+hard time: the time a stopped kernel takes to notice (it polls every few thousand nodes), a
+busy machine's delay in waking the timer thread, and the work after the last iteration (its
+principal variation, the level's choice) must end within the hard time. On a two-core
+machine under a load of 12 a niced search ended up to 0.18 s past a 4 s hard time without a
+margin, and 0.07 s past a 0.4 s one with 0.04 s of margin. Cheap: what the deadline cuts off
+is an unfinished iteration, thrown away anyway."""
+WLD_SOLVE_SHARE = 0.3
+"""The win/loss/draw solve's time as a share of the exact solve's (measured on FFO #40-#59,
+``python -m bench.othello --wld``): where the clock leaves too little time for the exact
+solve but enough for this, the engine proves the outcome and plays a move that keeps it."""
 ORDER_SORT_DEPTH = 3
 """Midgame nodes with at least this depth left sort moves by the opponent's replies."""
 END_SHALLOW = 6
