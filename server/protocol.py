@@ -1299,15 +1299,20 @@ class MoveValueView(_Message):
 
 
 class Analysis(_Message):
-    """Answer to ``analyse``: every legal move, best first."""
+    """Answer to ``analyse``: every legal move, best first; in a finished position none, and
+    the game's result instead."""
 
     type: Literal["analysis"] = "analysis"
     game: str
     moves: list[str] = Field(description="The position, as asked.")
     board: str = Field(description="The position's board, one character a cell as in "
                        "`room.boards`, so a page draws it without rules of its own.")
-    to_move: Seat
-    values: list[MoveValueView]
+    to_move: Seat | None = Field(description="Null when the game is over in the position.")
+    values: list[MoveValueView] = Field(description="Empty when the game is over.")
+    result: int | None = Field(
+        default=None, description="When the game is over in the position: its result from "
+        "seat 0's side, in the units of `review.values` (Connect Four: Pons' score, 0 a "
+        "draw; Othello: the disc difference). Null while the game goes on.")
 
 
 class PoolView(_Message):

@@ -332,14 +332,26 @@ function onReview(review) {
 function onAnalysis(msg) {
   const a = S.analysis;
   if (!a || a.game !== msg.game || a.moves.join(" ") !== msg.moves.join(" ")) return;
-  Object.assign(a, { board: msg.board, to_move: msg.to_move, values: msg.values, pending: false });
+  Object.assign(a, { board: msg.board, to_move: msg.to_move, values: msg.values, result: msg.result ?? null, pending: false });
   render();
 }
 
 function startAnalysis(r, moves) {
-  S.analysis = { room: r.view.id, game: r.view.game, moves, board: null, to_move: null, values: [], pending: true };
+  // The position shown until the answer comes: a refused analysis goes back to it.
+  const before = S.analysis && S.analysis.room === r.view.id && !S.analysis.pending ? S.analysis : null;
+  S.analysis = { room: r.view.id, game: r.view.game, moves, board: before ? before.board : null, to_move: null,
+    values: [], result: null, pending: true, before };
   S.analysis.ref = client.analyse(r.view.game, moves);
   render();
+}
+
+/** A finished analysis position's result in words, from seat 0's side's ``value``. */
+function resultText(game, value) {
+  if (value === 0) return "Game over: a draw";
+  const colours = gameInfo(game).players;
+  const who = colours[value > 0 ? 0 : 1];
+  const n = Math.abs(value);
+  return game === "othello" ? `Game over: ${who} wins by ${n} disc${n === 1 ? "" : "s"}` : `Game over: ${who} wins`;
 }
 
 function tryMove(move) {
@@ -386,7 +398,9 @@ function renderReview(r, ply) {
   const list = $("analysis-values");
   list.hidden = !a;
   if (a) {
-    list.replaceChildren(...(a.pending ? [Object.assign(document.createElement("li"), { className: "muted", textContent: "Working it out…" })]
+    const line = (text, cls) => Object.assign(document.createElement("li"), { className: cls, textContent: text });
+    list.replaceChildren(...(a.pending ? [line("Working it out…", "muted")]
+      : a.result !== null && a.result !== undefined ? [line(resultText(a.game, a.result), "analysis-result")]
       : a.values.map((mv) => {
         const li = document.createElement("li");
         li.append(button(mv.move, () => tryMove(mv.move), "", `Try ${mv.move}: ${mv.label}`));
@@ -418,7 +432,11 @@ function onError(msg) {
   chat.onError(msg);
   // A refused review or analysis: let it be asked again.
   for (const [id, ref] of S.reviewing) if (ref === msg.ref) S.reviewing.delete(id);
-  if (S.analysis && S.analysis.ref === msg.ref) S.analysis = null;
+  if (S.analysis && S.analysis.ref === msg.ref) {
+    // Back to the position shown before (the board stays usable), or off if there was none.
+    S.analysis = S.analysis.before;
+    render();
+  }
   if (msg.ref !== null && msg.ref === S.autoJoin) {
     S.autoJoin = null;
     if (msg.code === "room_full") {
@@ -493,7 +511,7 @@ function downloadLink(href, label, aria) {
   return a;
 }
 
-/** Show a stored game (game_record) read-only, from its first position, in the game view. */
+/** Show a stored game (game_record) read-only, at its final position, in the game view. */
 function openRecord(rec) {
   const last = cellsOf(rec.boards.at(-1));
   const before = rec.boards.length > 1 ? cellsOf(rec.boards.at(-2)) : null;
@@ -509,9 +527,8 @@ function openRecord(rec) {
   };
   S.rooms.set(rec.id, { view, you: mySeatIn(rec.seats), thinking: null, away: [0, 0], sent: null,
     record: rec });
-  S.current = null; // start at the first position even when this record was on screen
+  S.current = null; // open at the final position even when this record was on screen
   openRoom(rec.id, `replay/${rec.id}`);
-  S.viewPly = 0;
   render();
 }
 
@@ -816,7 +833,7 @@ function renderGame(r) {
   board.dataset.ply = String(ply);
   board.dataset.status = v.status;
   board.dataset.record = r.record ? "true" : "false";
-  board.dataset.analysis = analysis ? `[${analysis.moves.join(",")}]` : "";
+  board.dataset.analysis = analysis && !analysis.pending ? `[${analysis.moves.join(",")}]` : "";
   renderExport(r);
   renderReview(r, ply);
   standings.showFor(v.status === "finished" ? gameIdOf(r) : null);

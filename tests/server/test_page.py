@@ -647,12 +647,15 @@ async def test_a_person_plays_a_whole_connect_four_game_against_the_weakest_ai_b
     assert len(record["moves"]) == moves and len(record["boards"]) == moves + 1
     assert record["boards"][-2:] == [before_last, final_board]
 
-    # The replay starts from the empty board and each step draws the server's next board.
+    # The replay opens at the final position; from the start each step draws the server's
+    # next board.
     await past.first.get_by_role("button", name="Replay").click()
     await page.wait_for_function(
         "document.querySelector('#board-wrap').dataset.record === 'true'"
     )
-    assert await page.get_attribute("#board-wrap", "data-ply") == "0"
+    assert await page.get_attribute("#board-wrap", "data-ply") == str(moves)
+    assert await drawn_board(page) == record["boards"][-1]
+    await page.click("#r-first")
     assert await drawn_board(page) == record["boards"][0] == "-" * 42
     assert await page.locator("#board-wrap .cell[data-move]").count() == 0, "nothing to play"
     for ply in range(1, moves + 1):
