@@ -146,6 +146,11 @@ class AiOpponent(_Message):
 
     kind: Literal["ai"] = "ai"
     level: str = Field(max_length=40)
+    evaluation: bool = Field(
+        default=False, description="Show the engine's evaluation while it plays (the score "
+        "and a proven result in `ai_thinking` and `move_made.thought`). Only for a casual "
+        "(unrated) game: `forbidden` for a player whose games are rated (an account or a "
+        "bot); a rated game never shows it.")
 
 
 class FriendOpponent(_Message):
@@ -1176,7 +1181,8 @@ class AiThought(_Message):
 
     depth: int
     score: int | None = Field(description="Null when the search did not score the move played "
-                              "(a move the level's rails forced).")
+                              "(a move the level's rails forced), and always unless the room "
+                              "shows the engine's evaluation (`AiOpponent.evaluation`).")
     nodes: int
     seconds: float
     exact: bool = False
@@ -1196,7 +1202,6 @@ class AiThinking(AiThought):
     type: Literal["ai_thinking"] = "ai_thinking"
     room: RoomId
     ply: int
-    score: int  # type: ignore[assignment]  # an iteration always has its score
 
 
 class GameOver(_Message):

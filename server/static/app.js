@@ -175,6 +175,7 @@ function onWelcome(msg) {
   fillClocks();
   $("name").value = client.name || msg.player.name;
   account.show(msg.player);
+  $("evaluation-row").hidden = client.signedIn; // an account's games are rated: no evaluation
   fillLevels();
   challenges.onWelcome();
   chat.onWelcome(msg);
@@ -1069,7 +1070,9 @@ $("ai-form").addEventListener("submit", (ev) => {
   const f = new FormData($("ai-form"));
   const seat = f.get("seat") === "random" ? null : Number(f.get("seat"));
   S.expectNew = true;
-  client.create(f.get("game"), { kind: "ai", level: f.get("level") }, seat, f.get("time_control"));
+  const opponent = { kind: "ai", level: f.get("level") };
+  if (f.get("evaluation") && !client.signedIn) opponent.evaluation = true;
+  client.create(f.get("game"), opponent, seat, f.get("time_control"));
 });
 $("friend-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
