@@ -164,8 +164,23 @@ function dispatch(event, msg) {
     case "challenge_sent": return challenges.onSent(msg);
     case "challenge_declined": return challenges.onDeclined(msg);
     case "chat_history": case "chat_line": case "chat_deleted": return chat.receive(msg);
+    case "stats": return onStats(msg);
     default: return undefined;
   }
+}
+
+/** While the AI workers warm up (a first start compiles the engines), say so in the lobby and
+ * ask again every few seconds until they are ready. */
+function onStats(msg) {
+  const pool = msg.pool;
+  const warming = Boolean(pool && pool.ready < pool.workers);
+  const note = $("engines-note");
+  note.hidden = !warming;
+  if (!warming) return;
+  note.textContent = `The engines are compiling (the server's first start): ${pool.ready} of ${pool.workers} ready. ` +
+    "Until then the computer answers with quick, weaker moves.";
+  clearTimeout(onStats.timer);
+  onStats.timer = setTimeout(() => { if (S.online) client.stats(); }, 3000);
 }
 
 function onWelcome(msg) {
@@ -176,6 +191,7 @@ function onWelcome(msg) {
   $("name").value = client.name || msg.player.name;
   account.show(msg.player);
   $("evaluation-row").hidden = client.signedIn; // an account's games are rated: no evaluation
+  client.stats(); // a first start's engines may still be compiling: say so
   fillLevels();
   challenges.onWelcome();
   chat.onWelcome(msg);

@@ -156,6 +156,8 @@ export class Client {
   }
 
   listRooms() { return this.request({ type: "list_rooms" }); }
+  /** How the AI workers are doing (warm or still compiling): answered by "stats". */
+  stats() { return this.request({ type: "stats" }); }
   /** opponent: {kind: "ai", level} | {kind: "friend"} | {kind: "open"}; seat 0, 1 or null. */
   create(game, opponent, seat, timeControl = null) {
     return this.request({ type: "create_room", game, opponent, seat, time_control: timeControl || null });
