@@ -56,6 +56,8 @@ class Arrivals:
 
     def _levels_changed(self) -> None:
         self._games = self.levels.game_infos()
+        # Everyone here hears it: an open lobby shows an edited level's new description.
+        self.outbox.send(list(self.outbox.everyone()), p.GamesChanged(games=self._games))
 
     async def hello(self, client: Client, hello: p.Hello) -> None:
         player, token = await self.identity.hello(client, hello)

@@ -1113,6 +1113,14 @@ class Welcome(_Message):
         default_factory=list, description="What `create_room.time_control` may name.")
 
 
+class GamesChanged(_Message):
+    """The games and their AI levels changed (an admin edited a level): the new
+    ``welcome.games``, sent to every connection, so an open lobby shows them at once."""
+
+    type: Literal["games"] = "games"
+    games: list[GameInfo]
+
+
 class RoomState(_Message):
     """The full room. Sent on create, join, spectate, (re)connect and rematch; everything
     after it for that room is an incremental event, in order."""
@@ -1948,6 +1956,7 @@ class ChatSilenced(_Message):
 
 ServerMessage = Annotated[
     Welcome
+    | GamesChanged
     | RoomState
     | MoveMade
     | RoomEvent
