@@ -21,7 +21,7 @@ import asyncio
 import collections
 import time
 
-from server.workers import Pool
+from server.engines import Pool
 
 
 class LoadGauge:

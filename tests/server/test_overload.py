@@ -11,9 +11,9 @@ from websockets.frames import CloseCode
 from wsclient import Client
 
 from server.app import Settings, running
+from server.engines import AiPool
 from server.overload import LoadGauge
 from server.store import MemoryStore
-from server.workers import AiPool
 from tests.server.test_server import http_get
 
 
