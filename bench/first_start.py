@@ -100,12 +100,18 @@ class Output:
 
 REFUSED: list[float] = []
 """When (seconds from the start) a connection was refused with 1013."""
+TIMED_OUT: list[float] = []
+"""When (seconds from the start) an opening handshake went unanswered for 10 s."""
 
 
 async def opened(url: str, started: float) -> Any:
     """A websocket connection, asked for again after each refusal (counted in ``REFUSED``)."""
     while True:
-        ws = await connect(url, max_size=None)
+        try:
+            ws = await connect(url, max_size=None)
+        except TimeoutError:  # the server's loop did not answer the handshake in 10 s
+            TIMED_OUT.append(round(time.monotonic() - started, 2))
+            continue
         try:
             await asyncio.wait_for(ws.recv(), 0.3)
         except TimeoutError:
@@ -209,6 +215,7 @@ async def measure(tree: Path, data: Path) -> dict[str, Any]:
             server.kill()
             server.wait()
     figures["refused_1013"] = REFUSED
+    figures["handshake_timeouts"] = TIMED_OUT
     # What the server says, without the websockets library's line per connection.
     figures["output"] = [(at, line) for at, line in output.lines
                          if "websockets.server" not in line][:60]
@@ -239,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"warm workers         {figures['warm_workers']} s ({figures.get('workers')} "
           "workers)")
     print(f"refused with 1013    {len(figures['refused_1013'])} times")
+    print(f"handshake timed out  {len(figures['handshake_timeouts'])} times")
     for at, status, text in figures["readyz"]:
         print(f"/readyz at {at:7.2f} s  {status} {text[:100]}")
     for at, line in figures["output"]:
