@@ -14,6 +14,7 @@ from pages import ONLINE, open_page
 from playwright.async_api import Browser, Page, expect
 
 from server.app import Running, Settings, running
+from server.engines import AiPool
 from server.store import MemoryStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
@@ -161,4 +162,28 @@ async def test_one_player_sees_drawn_icons_a_clear_note_and_is_asked_before_leav
     await expect(past).to_have_count(1)
     await expect(past.first).to_contain_text("1 move ·")
     await expect(page.locator("#mine-card")).to_be_hidden()  # nothing left running
+    assert problems == []
+
+
+async def test_while_the_engines_warm_up_the_lobby_says_so_and_the_computer_answers_at_once(
+    browser: Browser,
+) -> None:
+    pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
+                  warm_up="scripted_engines:slow_warm_up")
+    await pool.start()
+    problems: list[str] = []
+    try:
+        async with running(port=0, store=MemoryStore(), pool=pool) as srv:
+            page = await open_page(await browser.new_context(),
+                                   f"http://127.0.0.1:{srv.port}/", problems)
+            note = page.locator("#engines-note")
+            await expect(note).to_contain_text("The engines are compiling")
+            await page.check('#ai-form input[name="seat"][value="1"]', force=True)
+            await page.click("#play-ai")
+            await at_ply(page, 1)  # the computer's opening, before its engine is ready
+            page.once("dialog", lambda d: asyncio.ensure_future(d.accept()))
+            await page.click("#lobby-btn")  # one ply: leaving aborts it
+            await expect(note).to_be_hidden(timeout=15_000)  # once the worker is ready
+    finally:
+        await pool.close()
     assert problems == []
