@@ -1,8 +1,8 @@
 """The web page, driven by Debian's headless Chromium against a real ``discus serve``.
 
 The game against the AI comes last so the server's AI workers can warm up (compile or load
-their kernels) while the other tests run; until they are ready the server answers AI moves
-with its quick fallback after its queue timeout, which is slow but never stalls.
+their kernels) while the other tests run; until a first one is ready the server answers AI
+moves at once with its quick fallback over the rules alone, which is weak but never stalls.
 
 The server runs as a subprocess (its own event loop and worker pool, as a person would start
 it) on a free loopback port, in a scratch directory so its embedded database stays there. The
