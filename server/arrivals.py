@@ -55,9 +55,10 @@ class Arrivals:
         levels.on_change(self._levels_changed)
 
     def _levels_changed(self) -> None:
-        self._games = self.levels.game_infos()
-        # Everyone here hears it: an open lobby shows an edited level's new description.
-        self.outbox.send(list(self.outbox.everyone()), p.GamesChanged(games=self._games))
+        before, self._games = self._games, self.levels.game_infos()
+        if self._games != before:  # a knob players do not see changes nothing for them
+            # Everyone here hears it: an open lobby shows an edited level's new description.
+            self.outbox.send(list(self.outbox.everyone()), p.GamesChanged(games=self._games))
 
     async def hello(self, client: Client, hello: p.Hello) -> None:
         player, token = await self.identity.hello(client, hello)

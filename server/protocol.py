@@ -1114,8 +1114,9 @@ class Welcome(_Message):
 
 
 class GamesChanged(_Message):
-    """The games and their AI levels changed (an admin edited a level): the new
-    ``welcome.games``, sent to every connection, so an open lobby shows them at once."""
+    """The games and their AI levels as ``welcome.games`` shows them changed (an admin edited
+    a level's description or order): the new ``welcome.games``, sent to every connection, so
+    an open lobby shows them at once."""
 
     type: Literal["games"] = "games"
     games: list[GameInfo]
