@@ -1,5 +1,6 @@
 // The account card: sign up or sign in with a name and password, the signed-in name, sign
 // out. The session itself lives in net.js (it is the resume token of a signed-in browser).
+import { t } from "./i18n.js";
 
 /** Wire the account form to ``client`` (net.js); ``toast(text)`` tells the person. */
 export function setUpAccount(client, toast) {
@@ -33,14 +34,13 @@ export function setUpAccount(client, toast) {
     },
     signedIn(msg) {
       document.getElementById("account-password").value = "";
-      toast(`Signed in as ${msg.player.name}.`);
+      toast(t("toast.signed_in", { name: msg.player.name }));
     },
-    signedOut() { toast("Signed out."); },
+    signedOut() { toast(t("toast.signed_out")); },
     passwordChanged(msg) {
       for (const id of ["current-password", "new-password"]) document.getElementById(id).value = "";
       change.open = false;
-      const others = msg.revoked === 1 ? "1 other browser" : `${msg.revoked} other browsers`;
-      toast(`Password changed; ${others} signed out.`);
+      toast(t("toast.password_changed", { n: msg.revoked }));
     },
   };
 }

@@ -12,6 +12,7 @@ import { setUpAccount } from "./account.js";
 import { ratingText, setUpStandings } from "./standings.js";
 import { clockLabel, setUpChallenges } from "./challenges.js";
 import { setUpChat } from "./chat.js";
+import { languageSwitch, t, tr } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -74,7 +75,7 @@ function shownClock(r, ply) {
 /** A clock picker (a select.clock-choice): Untimed, then the server's time controls. */
 function fillClock(sel) {
   const keep = sel.value;
-  sel.replaceChildren(Object.assign(document.createElement("option"), { value: "", textContent: "Untimed" }),
+  sel.replaceChildren(Object.assign(document.createElement("option"), { value: "", textContent: t("clock.untimed") }),
     ...S.timeControls.map((c) => Object.assign(document.createElement("option"), {
       value: c.name, textContent: clockLabel(c),
     })));
@@ -179,8 +180,7 @@ function onStats(msg) {
   const note = $("engines-note");
   note.hidden = !warming;
   if (!warming) return;
-  note.textContent = `The engines are compiling (the server's first start): ${pool.ready} of ${pool.workers} ready. ` +
-    "Until then the computer answers with quick, weaker moves.";
+  note.textContent = t("lobby.engines_compiling", { ready: pool.ready, workers: pool.workers });
   clearTimeout(onStats.timer);
   onStats.timer = setTimeout(() => { if (S.online) client.stats(); }, 3000);
 }
@@ -211,7 +211,7 @@ function onSynced() {
     else if (r.view.status !== "finished") {
       S.rooms.delete(id);
       if (S.current === id) {
-        toast("That game is no longer on the server.", null, true);
+        toast(t("toast.game_gone"), null, true);
         S.current = null;
         history.replaceState(null, "", location.pathname);
       }
@@ -240,7 +240,7 @@ function onRoomState(msg) {
   S.rooms.set(id, entry);
   if (challenged === "you" || challenged === "they" && !playing) S.pendingShow = id;
   else if (challenged === "they") {
-    toast("Your challenge was accepted: the game waits under Your games in progress.", null, true);
+    toast(t("toast.challenge_accepted"), null, true);
   }
   // Show it if we just asked for it (create, join, watch), the link names it, or it is on
   // screen already (a rematch or a resync). Rooms restored on reconnect otherwise wait in
@@ -273,7 +273,7 @@ function onMoveMade(msg) {
   v.ai_thinking = msg.status === "active" && next !== null && v.seats[next].kind === "ai";
   // A move by the other side of a standing draw offer declines it (the server does the same).
   if (v.draw_offered_by !== null && v.draw_offered_by !== undefined && v.draw_offered_by !== msg.seat) {
-    if (v.draw_offered_by === r.you) notify(r, "Your draw offer was declined: your opponent moved instead.");
+    if (v.draw_offered_by === r.you) notify(r, t("offer.draw_declined_moved"));
     v.draw_offered_by = null;
   }
   if (S.current === msg.room) {
@@ -292,11 +292,11 @@ function onRoomEvent(msg) {
   if (msg.event === "rematch_offered") r.view.rematch_offered_by = msg.seat;
   if (msg.event === "draw_offered") r.view.draw_offered_by = msg.seat;
   if (msg.event === "draw_declined") {
-    if (r.view.draw_offered_by === r.you && r.you !== null) notify(r, "Your draw offer was declined.");
+    if (r.view.draw_offered_by === r.you && r.you !== null) notify(r, t("offer.draw_declined"));
     r.view.draw_offered_by = null;
   }
   if (msg.event === "left" && r.view.status === "finished" && r.view.rematch_offered_by === r.you && r.you !== null) {
-    notify(r, "Your opponent left: your rematch offer was declined.");
+    notify(r, t("offer.rematch_declined_left"));
     r.view.rematch_offered_by = null;
   }
   if (msg.event === "disconnected" && msg.seat !== null) {
@@ -316,11 +316,11 @@ function renderOffers(r) {
   if (!r.record && S.viewPly === null && r.you !== null && r.you !== undefined) {
     const opp = v.seats[1 - r.you];
     if (v.status === "active" && v.draw_offered_by === 1 - r.you) {
-      text = `${seatName(opp)} offers a draw: accept or decline it below (your next move declines it).`;
+      text = t("offer.draw_to_you", { who: seatName(opp) });
     } else if (v.status === "active" && v.draw_offered_by === r.you) {
-      text = `You offered a draw: waiting for ${seatName(opp)} to answer.`;
+      text = t("offer.draw_waiting", { who: seatName(opp) });
     } else if (v.status === "finished" && v.rematch_offered_by === r.you && opp.kind === "human") {
-      text = `You offered a rematch: waiting for ${seatName(opp)} to answer.`;
+      text = t("offer.rematch_waiting", { who: seatName(opp) });
     } else if (r.notice && r.notice.ply === v.moves.length) {
       text = r.notice.text;
     }
@@ -399,11 +399,11 @@ function startAnalysis(r, moves) {
 
 /** A finished analysis position's result in words, from seat 0's side's ``value``. */
 function resultText(game, value) {
-  if (value === 0) return "Game over: a draw";
+  if (value === 0) return t("analysis.over_draw");
   const colours = gameInfo(game).players;
   const who = colours[value > 0 ? 0 : 1];
   const n = Math.abs(value);
-  return game === "othello" ? `Game over: ${who} wins by ${n} disc${n === 1 ? "" : "s"}` : `Game over: ${who} wins`;
+  return game === "othello" ? t("analysis.over_wins_by", { who, n }) : t("analysis.over_wins", { who });
 }
 
 function tryMove(move) {
@@ -414,7 +414,18 @@ function tryMove(move) {
 }
 
 /** "1 move", "2 moves": a count with its noun, singular or plural. */
-function count(n, noun) { return `${n} ${noun}${n === 1 ? "" : "s"}`; }
+/** A value's label as the server words it (ai/review.py's ``label``: "win in 7", "loss in 3",
+ * "draw", "won", "lost", "unknown", Othello's "+6" or "+6 exact") in the page's language. */
+function labelText(label) {
+  if (!label) return "";
+  let m = /^(win|loss) in (\d+)$/.exec(label);
+  if (m) return t(`label.${m[1]}_in`, { n: Number(m[2]) });
+  m = /^([+-]?\d+) exact$/.exec(label);
+  if (m) return t("label.exact", { value: m[1] });
+  return tr("label.", label);
+}
+
+function count(n, noun) { return t(`count.${noun}`, { n }); }
 
 /** The review card: ask, the chart, the selected move's verdict; the analysis board's list. */
 function renderReview(r, ply) {
@@ -427,8 +438,8 @@ function renderReview(r, ply) {
   const btn = $("review-btn");
   btn.hidden = Boolean(review);
   btn.disabled = S.reviewing.has(id);
-  btn.textContent = S.reviewing.has(id) ? "Reviewing…" : "Review this game";
-  $("review-note").textContent = review ? `${review.moves.filter((m) => m.exact).length} of ${count(review.moves.length, "move")} exact` : "";
+  btn.textContent = t(S.reviewing.has(id) ? "review.reviewing" : "review.button");
+  $("review-note").textContent = review ? t("review.exact", { k: review.moves.filter((m) => m.exact).length, n: review.moves.length }) : "";
   const colours = gameInfo(v.game).players;
   $("review-chart").replaceChildren(...(review ? [valueChart(review.values, ply, (p) => {
     S.viewPly = p === v.moves.length ? null : p; render();
@@ -437,12 +448,12 @@ function renderReview(r, ply) {
   let text = "";
   if (entry) {
     const who = colours[entry.seat];
-    const verdict = entry.verdict ?? "not valued in time";
-    text = `Move ${entry.ply + 1}, ${who} ${entry.move}: ${verdict}${MARKS[entry.verdict] ? ` (${MARKS[entry.verdict]})` : ""}. ` +
-      `${entry.label_before} → ${entry.label_after}.`;
-    if (entry.best && entry.best !== entry.move) text += ` Best was ${entry.best}.`;
+    const verdict = entry.verdict ? tr("verdict.", entry.verdict) : t("review.not_valued");
+    text = t("review.move", { n: entry.ply + 1, who, move: entry.move, verdict: verdict + (MARKS[entry.verdict] ? ` (${MARKS[entry.verdict]})` : "") }) +
+      ` ${labelText(entry.label_before)} → ${labelText(entry.label_after)}.`;
+    if (entry.best && entry.best !== entry.move) text += ` ${t("review.best_was", { move: entry.best })}`;
   } else if (review) {
-    text = `Start: ${review.moves.length ? review.moves[0].label_before : ""} for ${colours[0]}.`;
+    text = t("review.start", { value: review.moves.length ? labelText(review.moves[0].label_before) : "", who: colours[0] });
   }
   $("review-move").textContent = text;
   const a = S.analysis && S.analysis.room === v.id ? S.analysis : null;
@@ -454,12 +465,12 @@ function renderReview(r, ply) {
   list.hidden = !a;
   if (a) {
     const line = (text, cls) => Object.assign(document.createElement("li"), { className: cls, textContent: text });
-    list.replaceChildren(...(a.pending ? [line("Working it out…", "muted")]
+    list.replaceChildren(...(a.pending ? [line(t("analysis.working"), "muted")]
       : a.result !== null && a.result !== undefined ? [line(resultText(a.game, a.result), "analysis-result")]
       : a.values.map((mv) => {
         const li = document.createElement("li");
-        li.append(button(mv.move, () => tryMove(mv.move), "", `Try ${mv.move}: ${mv.label}`));
-        li.append(Object.assign(document.createElement("span"), { className: "value", textContent: mv.label }));
+        li.append(button(mv.move, () => tryMove(mv.move), "", t("analysis.try", { move: mv.move, value: labelText(mv.label) })));
+        li.append(Object.assign(document.createElement("span"), { className: "value", textContent: labelText(mv.label) }));
         return li;
       })));
   }
@@ -471,12 +482,12 @@ function boardMarks(r, ply) {
   const a = S.analysis && S.analysis.room === r.view.id ? S.analysis : null;
   if (a) {
     return Object.fromEntries(a.values.filter((mv) => mv.move !== "pass").map((mv) =>
-      [mv.move, { text: shortValue(mv), cls: "valued", label: mv.label }]));
+      [mv.move, { text: shortValue(mv), cls: "valued", label: labelText(mv.label) }]));
   }
   const review = S.reviews.get(gameIdOf(r));
   const entry = review && ply > 0 ? review.moves[ply - 1] : null;
   if (entry && entry.best && entry.best !== entry.move) {
-    return { [entry.best]: { text: "★", cls: "best-move", label: `best move instead of ${entry.move}` } };
+    return { [entry.best]: { text: "★", cls: "best-move", label: t("review.best_instead", { move: entry.move }) } };
   }
   return {};
 }
@@ -521,12 +532,12 @@ function onError(msg) {
 /** "You won" / "Red won" / "Draw", and why, for a finished game's result. */
 function outcomeText(g, mySeat) {
   const res = g.result;
-  if (!res) return g.status === "aborted" ? "Aborted" : "unfinished";
-  if (res.reason === "aborted") return "Aborted · not scored";
-  const why = { resigned: " (resigned)", left: " (left)", abandoned: " (abandoned)", timeout: " (on time)" }[res.reason] || "";
-  if (res.winner === null) return `Draw${why}`;
-  if (mySeat === null) return `${g.seats[res.winner].colour} won${why}`;
-  return `${res.winner === mySeat ? "You won" : "You lost"}${why}`;
+  if (!res) return t(g.status === "aborted" ? "outcome.aborted" : "outcome.unfinished");
+  if (res.reason === "aborted") return t("outcome.aborted_unscored");
+  const why = ["resigned", "left", "abandoned", "timeout"].includes(res.reason) ? t(`outcome.why_${res.reason}`) : "";
+  if (res.winner === null) return t("outcome.draw") + why;
+  if (mySeat === null) return t("outcome.colour_won", { who: colourOf(g.seats[res.winner]) }) + why;
+  return t(res.winner === mySeat ? "outcome.you_won" : "outcome.you_lost") + why;
 }
 
 function mySeatIn(seats) {
@@ -548,12 +559,12 @@ function renderHistory(games) {
     const what = document.createElement("div");
     what.className = "what";
     what.innerHTML = "<strong></strong><small></small>";
-    const others = g.seats.filter((s) => s.seat !== me).map(seatName).join(" vs ");
-    what.firstChild.textContent = `${gameInfo(g.game).title} · ${me === null ? "" : "vs "}${others}`;
+    const others = g.seats.filter((s) => s.seat !== me).map(seatName).join(` ${t("common.vs")} `);
+    what.firstChild.textContent = `${gameInfo(g.game).title} · ${me === null ? "" : `${t("common.vs")} `}${others}`;
     what.lastChild.textContent = `${outcomeText(g, me)} · ${count(g.move_count, "move")} · ${fmtDate(g.started_at)}`;
     const acts = Object.assign(document.createElement("span"), { className: "acts" });
-    acts.append(button("Replay", () => client.getGame(g.id), "primary", `Replay game ${g.id}`));
-    acts.append(downloadLink(`/games/${g.id}.txt`, "Download", `Download the moves of game ${g.id}`));
+    acts.append(button(t("history.replay"), () => client.getGame(g.id), "primary", t("history.replay_aria", { id: g.id })));
+    acts.append(downloadLink(`/games/${g.id}.txt`, t("history.download"), t("history.download_aria", { id: g.id })));
     li.append(what, acts);
     return li;
   }));
@@ -633,11 +644,10 @@ function goLobby() {
   // rather than leave it running in the background.
   if (r && !r.record && r.you !== null && r.view.status === "active") {
     const abortable = r.view.moves.length < ABORTABLE_PLIES;
-    const what = abortable ? "aborts it (not scored)" : "resigns it: you lose";
-    if (!confirm(`Leave this game for the lobby? Leaving ${what}.`)) return;
+    if (!confirm(t(abortable ? "leave.confirm_abort" : "leave.confirm_resign"))) return;
     client.leave(r.view.id);
     S.rooms.delete(r.view.id);
-    toast(abortable ? "You left the game: it is aborted." : "You left the game: it is resigned.", null, true);
+    toast(t(abortable ? "leave.aborted" : "leave.resigned"), null, true);
   } else if (r && (r.record || r.you === null || r.view.status === "finished")) {
     if (!r.record && !r.aborted) client.leave(r.view.id);
     S.rooms.delete(r.view.id);
@@ -672,17 +682,17 @@ function showConnection({ state, retryIn, code, reason }) {
   if (state === "offline") {
     // Count down to the next attempt, second by second.
     const at = Date.now() + (retryIn || 0);
-    const what = code === 1013 ? "server busy" : "offline";
+    const what = t(code === 1013 ? "conn.busy" : "conn.offline");
     el.title = code === 1013 && reason ? reason : "";
     const tick = () => {
-      el.textContent = `${what} · retrying in ${Math.max(0, Math.ceil((at - Date.now()) / 1000))} s`;
+      el.textContent = t("conn.retrying", { what, s: Math.max(0, Math.ceil((at - Date.now()) / 1000)) });
     };
     tick();
     retryTimer = setInterval(tick, 250);
     return;
   }
   el.title = "";
-  el.textContent = { connecting: "connecting…", reconnecting: "reconnecting…", online: "online" }[state];
+  el.textContent = t(`conn.${state}`);
 }
 
 let toastTimer = null;
@@ -699,7 +709,13 @@ function toast(message, code, info = false) {
 $("toast").addEventListener("click", () => { $("toast").hidden = true; });
 
 function gameInfo(name) {
-  return S.games[name] || { name, title: name, players: ["First", "Second"], levels: [] };
+  const info = S.games[name] || { name, title: name, players: ["First", "Second"], levels: [] };
+  return { ...info, title: tr("title.", info.title), players: info.players.map((c) => tr("colour.", c)) };
+}
+
+/** A seat's colour in the page's language. */
+function colourOf(seat) {
+  return tr("colour.", seat.colour);
 }
 
 /** The levels changed on the server (an admin's edit): the lobby shows them at once, keeping
@@ -728,7 +744,7 @@ function fillLevels() {
   showLevelNote();
   $("seat0-name").textContent = info.players[0];
   $("seat1-name").textContent = info.players[1];
-  $("seat-note").textContent = `${info.players[0]} moves first.`;
+  $("seat-note").textContent = t("lobby.moves_first", { who: info.players[0] });
 }
 
 function showLevelNote() {
@@ -737,14 +753,14 @@ function showLevelNote() {
 }
 
 function seatName(seat) {
-  if (seat.kind === "ai") return `Computer (${seat.level})`;
-  if (seat.kind === "empty") return "Waiting…";
-  if (!seat.player) return "Player";
-  return seat.player.bot ? `${seat.player.name} (bot)` : seat.player.name;
+  if (seat.kind === "ai") return t("seat.computer_level", { level: seat.level });
+  if (seat.kind === "empty") return t("seat.waiting");
+  if (!seat.player) return t("seat.player");
+  return seat.player.bot ? t("seat.bot", { name: seat.player.name }) : seat.player.name;
 }
 
 function renderLobby() {
-  if (S.current === null) document.title = "Discus — Othello and Connect Four";
+  if (S.current === null) document.title = t("page.title");
   if (!$("lobby").hidden || S.current === null) {
     const list = $("rooms");
     const mineToo = (r) => S.rooms.has(r.id) || r.seats.some((s) => s.player && S.me && s.player.id === S.me.id);
@@ -755,11 +771,11 @@ function renderLobby() {
       what.className = "what";
       what.innerHTML = `<strong></strong><small></small>`;
       what.firstChild.textContent = `${gameInfo(r.game).title} · ${host ? seatName(host) : "?"}`;
-      what.lastChild.textContent = `${r.status === "waiting" ? "waiting for an opponent" : count(r.ply, "move")}` +
-        (r.time_control ? ` · ${r.time_control}` : "") + (r.spectators ? ` · ${r.spectators} watching` : "");
+      what.lastChild.textContent = `${r.status === "waiting" ? t("rooms.waiting") : count(r.ply, "move")}` +
+        (r.time_control ? ` · ${r.time_control}` : "") + (r.spectators ? ` · ${t("rooms.watching", { n: r.spectators })}` : "");
       const acts = Object.assign(document.createElement("span"), { className: "acts" });
-      if (r.status === "waiting") acts.append(button("Join", () => { S.pendingShow = r.id; client.join(r.id); }, "primary", `Join ${gameInfo(r.game).title} room ${r.id}`));
-      acts.append(button("Watch", () => { S.pendingShow = r.id; client.spectate(r.id); }, "", `Watch room ${r.id}`));
+      if (r.status === "waiting") acts.append(button(t("rooms.join"), () => { S.pendingShow = r.id; client.join(r.id); }, "primary", t("rooms.join_aria", { game: gameInfo(r.game).title, id: r.id })));
+      acts.append(button(t("rooms.watch"), () => { S.pendingShow = r.id; client.spectate(r.id); }, "", t("rooms.watch_aria", { id: r.id })));
       li.append(what, acts);
       return li;
     });
@@ -770,15 +786,15 @@ function renderLobby() {
       const what = document.createElement("div");
       what.className = "what";
       what.innerHTML = `<strong></strong><small></small>`;
-      what.firstChild.textContent = `${gameInfo(r.view.game).title} · ${r.view.seats.map(seatName).join(" vs ")}`;
-      what.lastChild.textContent = r.you === null ? "you are watching" : yourTurn(r) ? "your move" : count(r.view.moves.length, "move");
-      li.append(what, button("Continue", () => { openRoom(r.view.id); render(); }, "primary"));
+      what.firstChild.textContent = `${gameInfo(r.view.game).title} · ${r.view.seats.map(seatName).join(` ${t("common.vs")} `)}`;
+      what.lastChild.textContent = r.you === null ? t("mine.watching") : yourTurn(r) ? t("mine.your_move") : count(r.view.moves.length, "move");
+      li.append(what, button(t("mine.continue"), () => { openRoom(r.view.id); render(); }, "primary"));
       return li;
     });
     $("mine-card").hidden = !mine.length;
     $("mine").replaceChildren(...mine);
     if (!items.length) {
-      list.replaceChildren(Object.assign(document.createElement("li"), { className: "muted", textContent: "Nothing open right now — open a room to anyone and it shows here." }));
+      list.replaceChildren(Object.assign(document.createElement("li"), { className: "muted", textContent: t("lobby.nothing_open_hint") }));
     } else list.replaceChildren(...items);
   }
 }
@@ -835,29 +851,29 @@ function renderGame(r) {
     const turn = v.status === "active" && (live ? v.position.to_move : pos.toMove) === seat.seat;
     if (turn) el.classList.add("turn");
     if (!seat.connected) el.classList.add("offline");
-    if (seat.player) { el.dataset.player = seat.player.id; el.title = "See this player's profile"; }
+    if (seat.player) { el.dataset.player = seat.player.id; el.title = t("player.profile"); }
     const won = v.status === "finished" && v.result && v.result.winner === seat.seat;
     if (won) el.classList.add("winner");
-    el.setAttribute("aria-label", `${seat.colour}: ${seatName(seat)}${turn ? ", to move" : ""}`);
+    el.setAttribute("aria-label", t(turn ? "player.aria_to_move" : "player.aria", { colour: colourOf(seat), name: seatName(seat) }));
     const chip = Object.assign(document.createElement("span"), { className: `chip s${seat.seat} ${v.game}` });
     const who = document.createElement("div");
     who.className = "who";
     const sub = document.createElement("small");
-    who.textContent = seat.kind === "ai" ? "Computer" : seatName(seat);
+    who.textContent = seat.kind === "ai" ? t("seat.computer") : seatName(seat);
     // The seat's rating in this game, as the server sent it (none for a guest, nor in replays).
     if (seat.rating) {
       const rated = Object.assign(document.createElement("span"), {
         className: "rating", textContent: ratingText(seat.rating),
         title: seat.kind === "ai"
-          ? `Level rating${seat.rating.provisional ? " (guessed: not calibrated yet)" : ""}`
-          : `Rating${seat.rating.provisional ? " (provisional: few games yet)" : ""}`,
+          ? t(seat.rating.provisional ? "player.level_rating_guessed" : "player.level_rating")
+          : t(seat.rating.provisional ? "player.rating_provisional" : "player.rating"),
       });
       who.append(" ", rated);
     }
-    sub.textContent = `${seat.colour}${r.you === seat.seat ? " · you" : ""}${seat.kind === "ai" ? ` · ${seat.level}` : ""}`;
+    sub.textContent = `${colourOf(seat)}${r.you === seat.seat ? ` · ${t("player.you")}` : ""}${seat.kind === "ai" ? ` · ${seat.level}` : ""}`;
     who.append(sub);
     el.append(chip, who);
-    if (won) el.append(Object.assign(document.createElement("span"), { className: "badge", textContent: "WINNER" }));
+    if (won) el.append(Object.assign(document.createElement("span"), { className: "badge", textContent: t("player.winner") }));
     if (v.game === "othello") el.append(Object.assign(document.createElement("span"), { className: "count", textContent: counts[seat.seat] }));
     const left = clock ? clockLeft(clock, seat.seat) : null;
     if (left !== null) {
@@ -866,7 +882,7 @@ function renderGame(r) {
         className: `clock${running ? " running" : ""}${left < 10000 ? " low" : ""}`, textContent: fmtClock(left),
       });
       face.dataset.seat = String(seat.seat);
-      face.setAttribute("aria-label", `${seat.colour}'s clock${running ? ", running" : ""}`);
+      face.setAttribute("aria-label", t(running ? "player.clock_running" : "player.clock", { colour: colourOf(seat) }));
       el.append(face);
     }
     return el;
@@ -933,12 +949,12 @@ function renderGame(r) {
     for (const j of [i, i + 1]) {
       if (j >= v.moves.length) break;
       const b = button(v.moves[j], () => { S.viewPly = j + 1 === v.moves.length ? null : j + 1; render(); }, "",
-        `Move ${j + 1}: ${info.players[j % 2]} ${v.moves[j]}`);
+        t("moves.aria", { n: j + 1, who: info.players[j % 2], move: v.moves[j] }));
       b.prepend(Object.assign(document.createElement("span"), { className: `chip s${seatOfPly(v, j)} ${v.game}` }));
       const judged = S.reviews.get(gameIdOf(r))?.moves[j];
       if (judged && MARKS[judged.verdict]) {
         b.append(Object.assign(document.createElement("span"), { className: `verdict ${judged.verdict}`, textContent: MARKS[judged.verdict] }));
-        b.setAttribute("aria-label", `${b.getAttribute("aria-label")}, ${judged.verdict}`);
+        b.setAttribute("aria-label", `${b.getAttribute("aria-label")}, ${tr("verdict.", judged.verdict)}`);
       }
       if (judged) b.dataset.verdict = judged.verdict ?? "unknown";
       if (j + 1 === ply) b.setAttribute("aria-current", "true");
@@ -962,13 +978,13 @@ function renderGame(r) {
   $("resign").disabled = v.status !== "active";
   // Until both sides have moved, the game can be aborted (left unscored) instead of resigned.
   const abortable = v.status === "active" && v.moves.length < ABORTABLE_PLIES;
-  if (!resignArmed) $("resign").textContent = abortable ? "Abort" : "Resign";
+  if (!resignArmed) $("resign").textContent = t(abortable ? "game.abort" : "game.resign");
   $("resign").dataset.abort = String(abortable);
   const rm = $("rematch");
   rm.hidden = !(seated && v.status === "finished" && !r.record && !r.aborted);
   const offer = v.rematch_offered_by;
   rm.disabled = offer === r.you;
-  rm.textContent = offer === null || offer === undefined ? "Rematch" : offer === r.you ? "Rematch offered…" : "Accept rematch";
+  rm.textContent = t(offer === null || offer === undefined ? "game.rematch" : offer === r.you ? "game.rematch_offered" : "game.rematch_accept");
   rm.classList.toggle("primary", offer !== r.you);
   // Offered once the grace period is over (or when we do not know when it began, e.g. after
   // our own reconnect: the server then answers cannot_claim with the time left).
@@ -978,8 +994,8 @@ function renderGame(r) {
   const wait = away ? Math.ceil((r.away[opp] - Date.now()) / 1000) : 0;
   $("claim").hidden = !away;
   $("claim").disabled = wait > 0;
-  $("claim").textContent = wait > 0 ? `Claim the win in ${wait} s` : "Claim the win";
-  $("lobby-btn").textContent = r.record ? "Back" : seated && v.status !== "finished" ? "Lobby" : "Leave";
+  $("claim").textContent = wait > 0 ? t("game.claim_in", { s: wait }) : t("game.claim");
+  $("lobby-btn").textContent = t(r.record ? "game.back" : seated && v.status !== "finished" ? "game.lobby" : "game.leave");
   // Against the computer a move (and its reply) may be taken back; people may agree a draw.
   const going = !r.record && v.status === "active" && seated;
   const moved = v.moves.some((_, j) => seatOfPly(v, j) === r.you);
@@ -989,7 +1005,7 @@ function renderGame(r) {
   const people = going && v.seats[opp].kind === "human";
   $("draw").hidden = !people;
   $("draw").disabled = drawOffer === r.you;
-  $("draw").textContent = drawOffer === null ? "Offer draw" : drawOffer === r.you ? "Draw offered…" : "Accept draw";
+  $("draw").textContent = t(drawOffer === null ? "game.offer_draw" : drawOffer === r.you ? "game.draw_offered" : "game.draw_accept");
   $("draw").classList.toggle("primary", drawOffer !== null && drawOffer !== r.you);
   $("draw-decline").hidden = !(people && drawOffer !== null && drawOffer !== r.you);
 }
@@ -1000,12 +1016,12 @@ function renderExport(r) {
   const rec = r.record || (ended ? r.finished : null);
   $("export").hidden = !rec;
   if (!rec) return;
-  const names = { columns: "Column string", moves: "Move list", ggf: "GGF" };
+  const names = { columns: t("export.columns"), moves: t("export.moves"), ggf: "GGF" };
   const fmt = rec.game === "connect4" ? "columns" : "moves";
   $("export-label").textContent = names[fmt];
   $("export-text").textContent = rec.exports[fmt] || "(no moves)";
   const links = Object.entries(rec.downloads).map(([ext, href]) =>
-    downloadLink(href, `Download .${ext}`, `Download ${ext === "ggf" ? "the GGF record" : "the moves"} of this game`));
+    downloadLink(href, t("export.download", { ext }), t(ext === "ggf" ? "export.download_ggf" : "export.download_moves")));
   $("downloads").replaceChildren(...links);
 }
 
@@ -1015,56 +1031,59 @@ function seatOfPly(v, j) { return j % 2; }
 function renderStatus(r) {
   const v = r.view;
   // The tab title says when it is your move, for a player who looks elsewhere meanwhile.
-  document.title = `${yourTurn(r) && S.viewPly === null ? "Your move · " : ""}${gameInfo(v.game).title} · Discus`;
+  document.title = `${yourTurn(r) && S.viewPly === null ? `${t("status.your_move_short")} · ` : ""}${gameInfo(v.game).title} · Discus`;
   const el = $("status");
   const info = gameInfo(v.game);
   el.className = "status";
   el.replaceChildren();
   if (S.viewPly !== null) {
-    el.textContent = `Replaying: position after move ${S.viewPly} of ${v.moves.length}. `;
-    el.append(button(r.record ? "Final position" : "Back to live", () => { S.viewPly = null; render(); }, "primary"));
+    el.textContent = `${t("status.replaying", { ply: S.viewPly, n: v.moves.length })} `;
+    el.append(button(t(r.record ? "status.final_position" : "status.back_to_live"), () => { S.viewPly = null; render(); }, "primary"));
     return;
   }
   if (!S.online && v.status !== "finished") {
-    el.textContent = "Connection lost — reconnecting; the game is kept for you.";
+    el.textContent = t("status.connection_lost");
     return;
   }
-  if (v.status === "waiting") { el.textContent = "Waiting for an opponent to join…"; return; }
+  if (v.status === "waiting") { el.textContent = t("status.waiting_opponent"); return; }
   if (v.status === "finished" && v.result) {
     const res = v.result;
     el.classList.add("over");
     let head;
     if (res.reason === "aborted") {
-      el.textContent = "Game aborted: it ended before both sides had moved, so it is not scored.";
+      el.textContent = t("status.aborted");
       el.dataset.result = "aborted";
       return;
     }
-    if (res.winner === null) head = "Draw";
-    else if (r.you === null) head = `${info.players[res.winner]} wins`;
-    else if (res.winner === r.you) { head = "You win!"; el.classList.add("win"); }
-    else { head = "You lose"; el.classList.add("loss"); }
+    if (res.winner === null) head = t("status.draw");
+    else if (r.you === null) head = t("status.colour_wins", { who: info.players[res.winner] });
+    else if (res.winner === r.you) { head = t("status.you_win"); el.classList.add("win"); }
+    else { head = t("status.you_lose"); el.classList.add("loss"); }
     const loser = res.winner === null ? null : v.seats[1 - res.winner];
-    const who = loser && loser.seat === r.you ? "you" : loser ? seatName(loser) : "";
+    const mine = loser && loser.seat === r.you;
+    const who = loser && !mine ? seatName(loser) : "";
+    // Why it ended: the loser's part is said of "you" or of them, each its own sentence.
+    const because = (reason) => (loser ? ` — ${t(`reason.${reason}${mine ? "_you" : ""}`, { who })}` : "");
     const why = {
-      end: v.game === "othello" ? ` — ${discCounts(v.position.cells).join("–")}` : res.winner === null ? " — the board is full" : " — four in a row",
-      resigned: loser ? ` — ${who} resigned` : "",
-      left: loser ? ` — ${who} left the game` : "",
-      abandoned: loser ? ` — ${who} did not come back in time` : "",
-      agreed: " — agreed",
-      timeout: loser ? ` — ${who === "you" ? "your" : `${who}'s`} time ran out` : "",
+      end: v.game === "othello" ? ` — ${discCounts(v.position.cells).join("–")}` : ` — ${t(res.winner === null ? "reason.full" : "reason.four")}`,
+      resigned: because("resigned"),
+      left: because("left"),
+      abandoned: because("abandoned"),
+      agreed: ` — ${t("reason.agreed")}`,
+      timeout: because("timeout"),
     }[res.reason] || "";
-    el.textContent = `Game over: ${head}${why}`;
+    el.textContent = t("status.game_over_head", { head }) + why;
     el.dataset.result = res.winner === null ? "draw" : String(res.winner);
     if (v.rematch_offered_by !== null && v.rematch_offered_by !== undefined && v.rematch_offered_by !== r.you && r.you !== null) {
-      el.append(document.createElement("br"), Object.assign(document.createElement("span"), { className: "thinking", textContent: "Your opponent offers a rematch." }));
+      el.append(document.createElement("br"), Object.assign(document.createElement("span"), { className: "thinking", textContent: t("offer.rematch_to_you") }));
     }
     return;
   }
   const to = v.position.to_move;
-  if (v.status === "finished" || to === null) { el.textContent = "Game over"; return; }
+  if (v.status === "finished" || to === null) { el.textContent = t("status.game_over"); return; }
   const seat = v.seats[to];
   if (seat.kind === "ai" && v.ai_thinking) {
-    el.append(`${seatName(seat)} is thinking`, Object.assign(document.createElement("span"), { className: "dots" }));
+    el.append(t("status.thinking", { who: seatName(seat) }), Object.assign(document.createElement("span"), { className: "dots" }));
     if (r.thinking) {
       el.append(" ", Object.assign(document.createElement("span"), {
         className: "thinking", textContent: thoughtText(v, r.thinking, to),
@@ -1073,17 +1092,17 @@ function renderStatus(r) {
     return;
   }
   if (r.you === to) {
-    if (r.sent !== null) { el.textContent = "Sending your move…"; return; }
+    if (r.sent !== null) { el.textContent = t("status.sending"); return; }
     if (v.position.legal_moves.length === 1 && v.position.legal_moves[0] === "pass") {
-      el.textContent = "No move for you: ";
-      el.append(button("Pass", () => sendMove(r, "pass"), "primary"));
+      el.textContent = `${t("status.no_move")} `;
+      el.append(button(t("status.pass"), () => sendMove(r, "pass"), "primary"));
       return;
     }
-    el.textContent = `Your move (${seat.colour})`;
+    el.textContent = t("status.your_move", { colour: colourOf(seat) });
     if (r.thought && r.thought.ply === v.moves.length - 1) {
       const ai = 1 - to;
       el.append(" ", Object.assign(document.createElement("span"), {
-        className: "thinking", textContent: `· ${seatName(v.seats[ai])} saw ${thoughtText(v, r.thought, ai)}`,
+        className: "thinking", textContent: `· ${t("status.saw", { who: seatName(v.seats[ai]), what: thoughtText(v, r.thought, ai) })}`,
       }));
     }
     return;
@@ -1091,33 +1110,34 @@ function renderStatus(r) {
   if (!seat.connected) {
     const left = Math.ceil((r.away[to] - Date.now()) / 1000);
     el.textContent = r.you === null || left > 0 && r.away[to]
-      ? `${seatName(seat)} is away — waiting for them to come back${r.you !== null && left > 0 ? ` (${left} s)` : ""}`
-      : `${seatName(seat)} is away. You may claim the win.`;
+      ? t("status.away", { who: seatName(seat) }) + (r.you !== null && left > 0 ? ` (${t("common.seconds", { s: left })})` : "")
+      : t("status.away_claim", { who: seatName(seat) });
     return;
   }
-  el.textContent = r.you === null ? `${seat.colour} to move` : `Waiting for ${seatName(seat)}…`;
+  el.textContent = r.you === null ? t("status.to_move", { colour: colourOf(seat) }) : t("status.waiting_for", { who: seatName(seat) });
 }
 
 /** An ai_thinking message in words: the search's depth, what its score means for whom (in
  * discs for Othello; a proven win as the moves it takes), and its size. */
-function thoughtText(v, t, aiSeat) {
-  if (t.score === null) return `depth ${t.depth} · ${fmtNodes(t.nodes)} nodes`;  // a forced move
-  const mine = v.seats[aiSeat].colour;
-  const theirs = v.seats[1 - aiSeat].colour;
-  const lead = t.score > 0 ? mine : theirs;
-  const n = Math.abs(t.score);
+function thoughtText(v, th, aiSeat) {
+  const nodes = fmtNodes(th.nodes);
+  if (th.score === null) return t("think.forced", { depth: th.depth, nodes });  // a forced move
+  const mine = colourOf(v.seats[aiSeat]);
+  const theirs = colourOf(v.seats[1 - aiSeat]);
+  const lead = th.score > 0 ? mine : theirs;
+  const n = Math.abs(th.score);
   let what;
-  if (t.win_in !== null && t.win_in !== undefined) {
-    const k = Math.abs(t.win_in);
-    what = `${t.win_in > 0 ? mine : theirs} wins in ${k} move${k === 1 ? "" : "s"}`;
-  } else if (t.score === 0) {
-    what = t.exact ? "a draw" : "even";
+  if (th.win_in !== null && th.win_in !== undefined) {
+    const k = Math.abs(th.win_in);
+    what = t("think.wins_in", { who: th.win_in > 0 ? mine : theirs, n: k });
+  } else if (th.score === 0) {
+    what = t(th.exact ? "think.draw" : "think.even");
   } else if (v.game === "othello") {
-    what = t.exact ? `${lead} wins by ${n} disc${n === 1 ? "" : "s"}` : `+${n} disc${n === 1 ? "" : "s"} for ${lead}`;
+    what = t(th.exact ? "think.wins_by" : "think.discs_for", { who: lead, n });
   } else {
-    what = `+${n} for ${lead}`;
+    what = t("think.plus_for", { who: lead, n });
   }
-  return `depth ${t.depth} · ${what}${t.exact ? " (solved)" : ""} · ${fmtNodes(t.nodes)} nodes`;
+  return t(th.exact ? "think.line_solved" : "think.line", { depth: th.depth, what, nodes });
 }
 
 function fmtNodes(n) {
@@ -1171,7 +1191,7 @@ $("name-form").addEventListener("submit", (ev) => {
   // The name travels in hello: saying hello again with the resume token renames this player
   // (same id, same games and seats).
   client.resync();
-  toast(`You are now ${name}.`, null, true);
+  toast(t("toast.renamed", { name }), null, true);
 });
 $("refresh").addEventListener("click", () => client.listRooms());
 $("home-link").addEventListener("click", (ev) => { ev.preventDefault(); goLobby(); });
@@ -1191,12 +1211,12 @@ $("resign").addEventListener("click", () => {
   if (resignArmed) {
     clearTimeout(resignArmed);
     resignArmed = null;
-    b.textContent = "Resign";
+    b.textContent = t("game.resign");
     client.resign(S.current);
     return;
   }
-  b.textContent = "Really resign?";
-  resignArmed = setTimeout(() => { resignArmed = null; b.textContent = "Resign"; }, 4000);
+  b.textContent = t("game.really_resign");
+  resignArmed = setTimeout(() => { resignArmed = null; b.textContent = t("game.resign"); }, 4000);
 });
 $("rematch").addEventListener("click", () => {
   const r = S.rooms.get(S.current);
@@ -1216,16 +1236,17 @@ $("draw").addEventListener("click", () => {
 });
 $("draw-decline").addEventListener("click", () => client.answerDraw(S.current, false));
 initPrefs($("sound"), $("theme"));
+languageSwitch($("lang"));
 $("copy-export").addEventListener("click", async () => {
-  try { await navigator.clipboard.writeText($("export-text").textContent); $("copy-export").textContent = "Copied"; }
-  catch { $("copy-export").textContent = "Select and copy"; }
-  setTimeout(() => { $("copy-export").textContent = "Copy"; }, 2000);
+  try { await navigator.clipboard.writeText($("export-text").textContent); $("copy-export").textContent = t("common.copied"); }
+  catch { $("copy-export").textContent = t("common.select_copy"); }
+  setTimeout(() => { $("copy-export").textContent = t("common.copy"); }, 2000);
 });
 $("copy-link").addEventListener("click", async () => {
   const input = $("share-link");
-  try { await navigator.clipboard.writeText(input.value); $("copy-link").textContent = "Copied"; }
-  catch { input.select(); document.execCommand?.("copy"); $("copy-link").textContent = "Copied"; }
-  setTimeout(() => { $("copy-link").textContent = "Copy"; }, 2000);
+  try { await navigator.clipboard.writeText(input.value); $("copy-link").textContent = t("common.copied"); }
+  catch { input.select(); document.execCommand?.("copy"); $("copy-link").textContent = t("common.copied"); }
+  setTimeout(() => { $("copy-link").textContent = t("common.copy"); }, 2000);
 });
 function step(to) {
   const r = S.rooms.get(S.current);

@@ -3,8 +3,8 @@
 // order (a "roving tabindex"): Tab enters the board on a playable cell, and the arrow keys move
 // from there -- by column in Connect Four (keys 1-7 drop in a column), on the grid in Othello. The caller passes what to show (cells the server sent, the cell last played and
 // the cells it turned); this module keeps no game state and knows no rules of its own.
+import { t } from "./i18n.js";
 
-const SIDE_WORD = { connect4: ["red", "yellow"], othello: ["black", "white"] };
 
 /** Square name of an Othello cell index (a1 is top-left): notation, for labels. */
 function squareName(index) {
@@ -30,9 +30,9 @@ export function drawBoard(root, opts) {
 function cellLabel(game, index, owner, extra) {
   const where = game === "othello"
     ? squareName(index)
-    : `column ${(index % 7) + 1}, row ${6 - Math.floor(index / 7)}`;
-  const what = owner === null ? "empty" : SIDE_WORD[game][owner];
-  return [where, what, ...extra].join(", ");
+    : t("board.cell", { column: (index % 7) + 1, row: 6 - Math.floor(index / 7) });
+  const what = t(owner === null ? "board.empty" : `board.${game}_${owner}`);
+  return [where, what, ...extra.map((key) => t(key))].join(t("board.sep"));
 }
 
 function disc(side, cls) {
@@ -63,7 +63,7 @@ function connect4({ pos, prev, legal, side, animate, onMove }) {
   const grid = document.createElement("div");
   grid.className = "grid";
   grid.setAttribute("role", "group");
-  grid.setAttribute("aria-label", "Connect Four board, 7 columns by 6 rows");
+  grid.setAttribute("aria-label", t("board.connect4"));
   const landing = new Map(legal.map((col) => [holeOf(pos.cells, col), col]));
   for (let i = 0; i < 42; i++) {
     const owner = pos.cells[i];
@@ -77,15 +77,15 @@ function connect4({ pos, prev, legal, side, animate, onMove }) {
       cell.classList.add("legal", "hint");
       cell.dataset.move = col;
       cell.style.setProperty("--hint-color", side === 0 ? "var(--red)" : "#b8860b");
-      extra.push("legal move");
+      extra.push("board.legal");
       const ghost = document.createElement("span");
       ghost.className = `disc-ghost s${side}`;
       cell.append(ghost);
     }
     if (legal.includes(cell.dataset.col)) cell.classList.add("legal");
     else cell.setAttribute("aria-disabled", "true");
-    if (i === pos.last) { cell.classList.add("last"); extra.push("last move"); }
-    if (pos.winning && pos.winning.includes(i)) { cell.classList.add("win"); extra.push("winning four"); }
+    if (i === pos.last) { cell.classList.add("last"); extra.push("board.last"); }
+    if (pos.winning && pos.winning.includes(i)) { cell.classList.add("win"); extra.push("board.four"); }
     if (owner !== null) {
       const fresh = animate && i === pos.last && (!prev || prev.cells[i] === null);
       const d = disc(owner, fresh ? "drop" : "");
@@ -156,7 +156,7 @@ function othello({ pos, prev, legal, side, animate, onMove }) {
   const grid = document.createElement("div");
   grid.className = "grid";
   grid.setAttribute("role", "group");
-  grid.setAttribute("aria-label", "Othello board, a1 at the top left");
+  grid.setAttribute("aria-label", t("board.othello"));
   const legalSet = new Set(legal);
   const flipped = new Set(animate ? pos.flipped || [] : []);
   for (let i = 0; i < 64; i++) {
@@ -170,11 +170,11 @@ function othello({ pos, prev, legal, side, animate, onMove }) {
     if (legalSet.has(name)) {
       cell.classList.add("legal", "hint", `s${side}h`);
       cell.dataset.move = name;
-      extra.push("legal move");
+      extra.push("board.legal");
     } else {
       cell.setAttribute("aria-disabled", "true");
     }
-    if (i === pos.last) { cell.classList.add("last"); extra.push("last move"); }
+    if (i === pos.last) { cell.classList.add("last"); extra.push("board.last"); }
     if (owner !== null) {
       let cls = "";
       if (flipped.has(i)) cls = "flip";

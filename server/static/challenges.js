@@ -7,6 +7,7 @@
 // answering it is refused as unknown_challenge, when a reconnect's re-sent offers leave it out
 // (welcome clears the list; the standing ones follow the room states), or an hour after it
 // arrived (it was made no later than that, so it has expired by then).
+import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const HOUR_MS = 3600 * 1000;
@@ -28,10 +29,10 @@ function button(text, onClick, cls = "", aria = "") {
 
 /** A time control as the pickers and offers show it: "3+2 (3 min + 2 s a move)". */
 export function clockLabel(c) {
-  return `${c.name} (${c.initial_ms / 60000} min + ${c.increment_ms / 1000} s a move)`;
+  return t("clock.label", { name: c.name, min: c.initial_ms / 60000, s: c.increment_ms / 1000 });
 }
 
-function seatWords(seat) { return seat === 0 ? "you move first" : "you move second"; }
+function seatWords(seat) { return t(seat === 0 ? "challenge.you_first" : "challenge.you_second"); }
 
 /** The other seat's player id of a RoomView, for the player sitting in ``you``. */
 function opponentId(room, you) {
@@ -50,7 +51,7 @@ export function setUpChallenges(client, { titleOf, games, me, fillClock, toast }
   const sent = new Map();     // challenge id -> {msg: challenge_sent, at, declined: message or null}
 
   function what(game, control, seat) {
-    return `${titleOf(game)} · ${control ? clockLabel(control) : "untimed"} · ${seatWords(seat)}`;
+    return `${titleOf(game)} · ${control ? clockLabel(control) : t("challenge.untimed")} · ${seatWords(seat)}`;
   }
 
   function offerItem(id, entry) {
@@ -58,13 +59,12 @@ export function setUpChallenges(client, { titleOf, games, me, fillClock, toast }
     const li = el("li", null, "offer");
     li.dataset.challenge = id;
     const text = el("div", null, "what");
-    const who = el("strong", offer.challenger.name + (offer.challenger.bot ? " (bot)" : ""));
-    text.append(who, " challenges you", el("small", what(offer.game, offer.time_control, offer.seat), "terms"));
+    const who = el("strong", offer.challenger.bot ? t("seat.bot", { name: offer.challenger.name }) : offer.challenger.name);
+    text.append(who, t("challenge.challenges_you"), el("small", what(offer.game, offer.time_control, offer.seat), "terms"));
     const busy = entry.answering !== null;
-    const yes = button("Accept", () => answer(id, true), "primary",
-      `Accept ${offer.challenger.name}'s ${titleOf(offer.game)} challenge`);
-    const no = button("Decline", () => answer(id, false), "",
-      `Decline ${offer.challenger.name}'s ${titleOf(offer.game)} challenge`);
+    const names = { name: offer.challenger.name, game: titleOf(offer.game) };
+    const yes = button(t("challenge.accept"), () => answer(id, true), "primary", t("challenge.accept_aria", names));
+    const no = button(t("challenge.decline"), () => answer(id, false), "", t("challenge.decline_aria", names));
     yes.disabled = no.disabled = busy;
     const acts = el("span", null, "acts");
     acts.append(yes, no);
@@ -80,15 +80,15 @@ export function setUpChallenges(client, { titleOf, games, me, fillClock, toast }
     if (declined) {
       const reason = declined.reason.trim();
       text.append(el("strong", declined.by.name),
-        ` declined your ${titleOf(msg.game)} challenge${reason ? `: “${reason}”` : "."}`);
+        t(reason ? "challenge.declined_because" : "challenge.declined", { game: titleOf(msg.game), reason }));
     } else {
-      text.append("Waiting for ", el("strong", msg.to.name), " to answer",
+      text.append(t("challenge.waiting_before"), el("strong", msg.to.name), t("challenge.waiting_after"),
         el("small", what(msg.game, msg.time_control, msg.seat), "terms"));
     }
     // Hiding a waiting challenge does not withdraw it (the protocol has no way to): it stands
     // on the server until answered or expired, and its game still starts if accepted.
-    const hide = button(declined ? "OK" : "Hide", () => { sent.delete(id); render(); }, "",
-      declined ? "Dismiss" : `Stop showing the challenge to ${msg.to.name} (it stands until answered)`);
+    const hide = button(t(declined ? "challenge.ok" : "challenge.hide"), () => { sent.delete(id); render(); }, "",
+      declined ? t("challenge.dismiss") : t("challenge.hide_aria", { name: msg.to.name }));
     const acts = el("span", null, "acts");
     acts.append(hide);
     li.append(text, acts);
@@ -101,8 +101,8 @@ export function setUpChallenges(client, { titleOf, games, me, fillClock, toast }
     $("challenges").hidden = items.length === 0;
     $("challenge-list").replaceChildren(...items);
     $("challenges-title").textContent = incoming.size
-      ? `${incoming.size === 1 ? "A challenge" : `${incoming.size} challenges`} for you`
-      : "Your challenges";
+      ? t("challenges.for_you", { n: incoming.size })
+      : t("challenges.title");
   }
 
   function answer(id, accept) {
@@ -163,7 +163,7 @@ export function setUpChallenges(client, { titleOf, games, me, fillClock, toast }
     onDeclined(msg) {
       const entry = sent.get(msg.challenge);
       if (entry) entry.declined = msg;
-      else toast(`${msg.by.name} declined your challenge${msg.reason ? `: “${msg.reason}”` : "."}`);
+      else toast(t(msg.reason ? "challenge.toast_declined_because" : "challenge.toast_declined", { name: msg.by.name, reason: msg.reason }));
       render();
     },
     /** A refused answer: an offer the server no longer has goes; any other leaves it standing. */
@@ -208,25 +208,25 @@ export function setUpChallenges(client, { titleOf, games, me, fillClock, toast }
       const mine = me();
       if (mine && mine.id === player.id) return null;
       const form = el("form", null, "challenge-box");
-      form.setAttribute("aria-label", `Challenge ${player.name}`);
-      const gameField = el("label", "Game", "field");
+      form.setAttribute("aria-label", t("challenge.player", { name: player.name }));
+      const gameField = el("label", t("lobby.game"), "field");
       const pick = el("select");
       pick.name = "game";
-      for (const g of games()) pick.append(Object.assign(el("option", g.title), { value: g.name }));
+      for (const g of games()) pick.append(Object.assign(el("option", titleOf(g.name)), { value: g.name }));
       gameField.append(pick);
-      const clockField = el("label", "Clock", "field");
+      const clockField = el("label", t("lobby.clock"), "field");
       const clock = el("select", null, "clock-choice");
       clock.name = "time_control";
       fillClock(clock);
       clockField.append(clock);
-      const seatField = el("label", "Your side", "field");
+      const seatField = el("label", t("lobby.side"), "field");
       const seat = el("select");
       seat.name = "seat";
-      for (const [value, text] of [["random", "Random"], ["0", "Move first"], ["1", "Move second"]]) {
+      for (const [value, text] of [["random", t("lobby.random")], ["0", t("lobby.first")], ["1", t("lobby.second")]]) {
         seat.append(Object.assign(el("option", text), { value }));
       }
       seatField.append(seat);
-      const go = el("button", `Challenge ${player.name}`, "primary");
+      const go = el("button", t("challenge.player", { name: player.name }), "primary");
       go.type = "submit";
       form.append(gameField, clockField, seatField, go);
       form.addEventListener("submit", (ev) => {

@@ -5,9 +5,10 @@
 //
 // The protocol (docs/PROTOCOL.md, Chat): "get_chat" opens a chat on this connection and is
 // answered by "chat_history"; "chat" says a line; "chat_line" and "chat_deleted" follow.
+import { t } from "./i18n.js";
 
 const MUTED_KEY = "discus.chat.muted";
-const CHANNEL_NAMES = { players: "Players", spectators: "Spectators", lobby: "Lobby" };
+const CHANNEL_NAMES = { players: "chat.players", spectators: "chat.spectators", lobby: "chat.lobby" };
 
 function el(tag, props = {}, ...children) {
   const node = Object.assign(document.createElement(tag), props);
@@ -25,9 +26,9 @@ function panel(id, title, wide) {
   const list = el("ol", { className: "chat-lines", id: `${id}-lines` });
   list.setAttribute("aria-live", "polite");
   list.setAttribute("aria-label", title);
-  const input = el("input", { id: `${id}-input`, maxLength: 300, autocomplete: "off", placeholder: "Say something" });
-  input.setAttribute("aria-label", "Chat message");
-  const send = el("button", { type: "submit", textContent: "Send" });
+  const input = el("input", { id: `${id}-input`, maxLength: 300, autocomplete: "off", placeholder: t("chat.placeholder") });
+  input.setAttribute("aria-label", t("chat.message"));
+  const send = el("button", { type: "submit", textContent: t("chat.send") });
   const form = el("form", { className: "row chat-form" }, input, send);
   const note = el("p", { className: "muted small chat-note", hidden: true });
   const unmute = el("button", { type: "button", className: "link small", hidden: true });
@@ -46,8 +47,8 @@ export function setUpChat(client, { me }) {
   let tab = null;            // channel tab chosen on screen
   let shownGame = undefined; // the game id shown, to pick the default tab again on a change
 
-  const game = panel("game-chat", "Chat", false);
-  const lobby = panel("lobby-chat", "Lobby chat", true);
+  const game = panel("game-chat", t("chat.title"), false);
+  const lobby = panel("lobby-chat", t("chat.lobby_title"), true);
   document.querySelector("#game .side")?.append(game.section);
   document.getElementById("lobby")?.append(lobby.section);
 
@@ -69,8 +70,8 @@ export function setUpChat(client, { me }) {
     li.dataset.player = line.player.id;
     li.title = at.toLocaleTimeString();
     if (me() && line.player.id !== me().id) {
-      const mute = el("button", { type: "button", className: "chat-mute link small", textContent: "mute" });
-      mute.setAttribute("aria-label", `Mute ${line.player.name}`);
+      const mute = el("button", { type: "button", className: "chat-mute link small", textContent: t("chat.mute") });
+      mute.setAttribute("aria-label", t("chat.mute_aria", { name: line.player.name }));
       mute.addEventListener("click", () => { muted.add(line.player.id); saveMuted(); render(); });
       li.append(mute);
     }
@@ -92,11 +93,11 @@ export function setUpChat(client, { me }) {
       if (!channels.includes(tab)) tab = chat.channel;
       for (const channel of ["players", "spectators"]) {
         const open = channels.includes(channel);
-        const b = el("button", { type: "button", className: "chat-tab", textContent: CHANNEL_NAMES[channel], disabled: !open });
+        const b = el("button", { type: "button", className: "chat-tab", textContent: t(CHANNEL_NAMES[channel]), disabled: !open });
         b.setAttribute("role", "tab");
         b.setAttribute("aria-selected", String(channel === tab));
         b.dataset.channel = channel;
-        if (!open) b.title = channel === "players" ? "Only the game's players read their chat." : "Players do not read the spectators' chat during the game.";
+        if (!open) b.title = t(channel === "players" ? "chat.players_only" : "chat.spectators_only");
         b.addEventListener("click", () => { tab = channel; render(); });
         p.tabs.append(b);
       }
@@ -107,14 +108,14 @@ export function setUpChat(client, { me }) {
     p.list.scrollTop = p.list.scrollHeight;
     const hidden = lines.length - lines.filter((l) => !muted.has(l.player.id)).length;
     p.unmute.hidden = muted.size === 0;
-    p.unmute.textContent = hidden ? `unmute all (${hidden} hidden)` : "unmute all";
+    p.unmute.textContent = hidden ? t("chat.unmute_hidden", { n: hidden }) : t("chat.unmute");
     // Writing: in your own channel; in the lobby, accounts only unless the server allows guests.
     const guestInLobby = key === "" && !client.signedIn && !(limits && limits.guests_in_lobby);
     const writable = chat?.open && (key === "" || tab === chat.channel) && !guestInLobby;
     p.input.disabled = !writable;
     p.send.disabled = !writable;
     p.note.hidden = !guestInLobby;
-    p.note.textContent = guestInLobby ? "Sign up or sign in to write in the lobby chat." : "";
+    p.note.textContent = guestInLobby ? t("chat.guest_note") : "";
   }
 
   for (const p of [game, lobby]) {

@@ -1,6 +1,7 @@
 // The page's own preferences, kept in localStorage: sounds (with a mute switch) and light or
 // dark. Sounds are made with WebAudio (short tones, no files to fetch); the last one played is
 // written to <body data-sound> so a test can see which one the page chose.
+import { t } from "./i18n.js";
 
 const MUTE_KEY = "discus.mute";
 const THEME_KEY = "discus.theme";
@@ -55,7 +56,7 @@ function showSound(button) {
   const on = !muted();
   button.innerHTML = icon(on ? "sound" : "muted");
   button.setAttribute("aria-pressed", String(on));
-  button.setAttribute("aria-label", on ? "Sounds on (click to mute)" : "Sounds muted (click for sounds)");
+  button.setAttribute("aria-label", t(on ? "prefs.sound_on" : "prefs.sound_muted"));
 }
 
 function effectiveTheme() {
@@ -70,7 +71,7 @@ function showTheme(button) {
   else delete document.documentElement.dataset.theme;
   const dark = effectiveTheme() === "dark";
   button.innerHTML = icon(dark ? "sun" : "moon");
-  button.setAttribute("aria-label", dark ? "Light mode" : "Dark mode");
+  button.setAttribute("aria-label", t(dark ? "prefs.light" : "prefs.dark"));
 }
 
 /** Wire the sound and theme switches; the theme follows the system until the person picks. */

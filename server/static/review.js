@@ -1,5 +1,6 @@
 // The game review's pieces that need no page state: the value chart (a small SVG, no library),
 // the verdict marks, and the marks drawn on board cells. app.js decides what to show.
+import { t } from "./i18n.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -25,7 +26,7 @@ export function valueChart(values, ply, onPick, colours) {
   const x = (i) => PAD + (i * (W - 2 * PAD)) / n;
   const y = (v) => H / 2 - (v * (H / 2 - PAD)) / top;
   const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "value-chart", role: "img" });
-  chart.setAttribute("aria-label", `Value over the game, ${colours[0]} above the line, ${colours[1]} below`);
+  chart.setAttribute("aria-label", t("review.chart", { first: colours[0], second: colours[1] }));
   chart.append(svg("rect", { x: 0, y: 0, width: W, height: H / 2, class: "half s0" }));
   chart.append(svg("rect", { x: 0, y: H / 2, width: W, height: H / 2, class: "half s1" }));
   chart.append(svg("line", { x1: 0, y1: H / 2, x2: W, y2: H / 2, class: "axis" }));

@@ -1,6 +1,7 @@
 // Ratings in the page: the rating change at game over, and a dialog that shows a game's
 // leaderboard or a player's profile (ratings, a small SVG rating chart, scores against the
 // AI levels, recent games to replay). app.js hands it the messages; it asks net.js for more.
+import { t } from "./i18n.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const $ = (id) => document.getElementById(id);
@@ -21,7 +22,7 @@ function el(tag, text, cls) {
 /** A rating as people read it: whole points, "?" while provisional (as lichess marks it). */
 export function ratingText(r) { return `${Math.round(r.rating)}${r.provisional ? "?" : ""}`; }
 
-function plural(n, what) { return `${n} ${what}${n === 1 ? "" : "s"}`; }
+function plural(n, what) { return t(`count.${what}`, { n }); }
 
 function signed(delta) {
   const d = Math.round(delta);
@@ -45,7 +46,7 @@ export function ratingChart(games) {
   const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "rating-chart", role: "img" });
   const last = points.at(-1);
   chart.setAttribute("aria-label",
-    `Rating over ${games.length} rated games, now ${Math.round(last.rating)}`);
+    t("standings.chart", { n: games.length, now: Math.round(last.rating) }));
   const band = [...points.map((p, i) => `${x(i).toFixed(1)},${y(p.rating + p.rd).toFixed(1)}`),
     ...points.map((p, i) => `${x(i).toFixed(1)},${y(p.rating - p.rd).toFixed(1)}`).reverse()];
   chart.append(svg("polygon", { points: band.join(" "), class: "band" }));
@@ -88,7 +89,7 @@ export function setUpStandings(client, titleOf, replay, profileBox = null) {
     if (!dialog.open) dialog.showModal();
   };
   const playerLink = (player) => {
-    const b = el("button", player.name + (player.bot ? " (bot)" : ""), "link");
+    const b = el("button", player.bot ? t("seat.bot", { name: player.name }) : player.name, "link");
     b.type = "button";
     b.dataset.player = player.id;
     b.addEventListener("click", () => openProfile(player.id));
@@ -111,8 +112,8 @@ export function setUpStandings(client, titleOf, replay, profileBox = null) {
     const change = showing && changes.get(showing);
     out.hidden = !change;
     if (!change) return;
-    out.textContent = `Your ${titleOf(change.game)} rating: ${ratingText(change.before)} → ` +
-      `${ratingText(change.after)} (${signed(change.delta)})`;
+    out.textContent = t("standings.change", { game: titleOf(change.game), before: ratingText(change.before),
+      after: ratingText(change.after), delta: signed(change.delta) });
     out.className = `rating-change ${change.delta >= 0 ? "up" : "down"}`;
     out.dataset.delta = String(change.delta);
   }
@@ -120,7 +121,7 @@ export function setUpStandings(client, titleOf, replay, profileBox = null) {
   function onLeaderboard(msg) {
     body.replaceChildren();
     const list = el("ol", null, "leaders");
-    list.setAttribute("aria-label", `${titleOf(msg.game)} leaderboard`);
+    list.setAttribute("aria-label", t("standings.leaderboard", { game: titleOf(msg.game) }));
     for (const entry of msg.players) {
       const li = el("li");
       li.dataset.player = entry.player.id;
@@ -130,14 +131,13 @@ export function setUpStandings(client, titleOf, replay, profileBox = null) {
       if (entry.rating.provisional) li.classList.add("provisional");
       list.append(li);
     }
-    if (!msg.players.length) body.append(el("p", "Nobody is rated in this game yet.", "muted"));
+    if (!msg.players.length) body.append(el("p", t("standings.nobody"), "muted"));
     body.append(list);
-    const note = el("p", "Players whose rating is still provisional (too few games to be sure; " +
-      "shown with ?) are not listed until it settles. The AI levels, for scale: ", "muted small provisional-note");
+    const note = el("p", t("standings.provisional_note"), "muted small provisional-note");
     note.append(msg.levels.map((lv) =>
-      `${lv.name} ${Math.round(lv.rating)}${lv.calibrated ? "" : " (guessed)"}`).join(", "));
+      t(lv.calibrated ? "standings.level" : "standings.level_guessed", { name: lv.name, rating: Math.round(lv.rating) })).join(t("board.sep")));
     body.append(note);
-    show(`${titleOf(msg.game)} leaderboard`);
+    show(t("standings.leaderboard", { game: titleOf(msg.game) }));
   }
 
   function onProfile(msg) {
@@ -147,23 +147,22 @@ export function setUpStandings(client, titleOf, replay, profileBox = null) {
     if (box) body.append(box);
     const rated = msg.kind === "account" || msg.kind === "bot";
     if (!msg.ratings.length) {
-      body.append(el("p", rated ? "No rated games yet." :
-        "Guests are not rated: sign up to get a rating.", "muted"));
+      body.append(el("p", t(rated ? "standings.no_games" : "standings.guest"), "muted"));
     }
     for (const r of msg.ratings) {
       const section = el("section", null, "profile-game");
       section.dataset.game = r.game;
       section.append(el("h3", `${titleOf(r.game)} ${ratingText(r)}`),
-        el("p", `±${Math.round(r.rd)} · ${plural(r.games, "rated game")}`, "muted small"));
+        el("p", `±${Math.round(r.rd)} · ${plural(r.games, "rated_game")}`, "muted small"));
       const points = msg.history.filter((p) => p.game === r.game);
       if (points.length) section.append(ratingChart(points));
       body.append(section);
     }
     if (msg.levels.length) {
       const table = el("table", null, "level-scores");
-      table.append(Object.assign(el("caption", "Against the computer"), {}));
+      table.append(Object.assign(el("caption", t("standings.vs_computer")), {}));
       const head = el("tr");
-      for (const h of ["Game", "Level", "Won", "Drawn", "Lost"]) head.append(el("th", h));
+      for (const h of ["lobby.game", "lobby.level", "standings.won", "standings.drawn", "standings.lost"]) head.append(el("th", t(h)));
       table.append(head);
       for (const s of msg.levels) {
         const tr = el("tr");
@@ -173,30 +172,30 @@ export function setUpStandings(client, titleOf, replay, profileBox = null) {
       body.append(table);
     }
     if (msg.recent.length) {
-      body.append(el("h3", "Recent games"));
+      body.append(el("h3", t("standings.recent")));
       const list = el("ul", null, "recent");
       for (const g of msg.recent) {
         const li = el("li");
         const seat = g.seats.find((s) => s.player && s.player.id === msg.player.id);
         const res = g.result;
-        const outcome = !res || res.reason === "aborted" ? "aborted"
-          : res.winner === null ? "draw" : seat && res.winner === seat.seat ? "won" : "lost";
-        const what = el("span", `${titleOf(g.game)} vs `);
+        const outcome = t(!res || res.reason === "aborted" ? "recent.aborted"
+          : res.winner === null ? "recent.draw" : seat && res.winner === seat.seat ? "recent.won" : "recent.lost");
+        const what = el("span", `${titleOf(g.game)} ${t("common.vs")} `);
         for (const s of g.seats.filter((x) => x !== seat)) {
-          what.append(s.kind === "ai" ? `Computer (${s.level})` : s.player ? playerLink(s.player) : "?");
+          what.append(s.kind === "ai" ? t("seat.computer_level", { level: s.level }) : s.player ? playerLink(s.player) : "?");
         }
         what.append(` · ${outcome}`);
         li.append(what);
-        const b = el("button", "Replay");
+        const b = el("button", t("history.replay"));
         b.type = "button";
-        b.setAttribute("aria-label", `Replay game ${g.id}`);
+        b.setAttribute("aria-label", t("history.replay_aria", { id: g.id }));
         b.addEventListener("click", () => { dialog.close(); replay(g.id); });
         li.append(b);
         list.append(li);
       }
       body.append(list);
     }
-    show(`${msg.player.name}${msg.player.bot ? " (bot)" : ""}`);
+    show(msg.player.bot ? t("seat.bot", { name: msg.player.name }) : msg.player.name);
   }
 
   return {
