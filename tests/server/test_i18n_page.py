@@ -1,0 +1,156 @@
+"""The page's languages: every string of the page goes through the message catalogues
+(server/static/i18n/*.json), English and Japanese hold the same keys, the browser's language
+is chosen by default and the switch's choice is kept across reloads.
+
+The page test walks the main views in Japanese (the lobby, a game against the computer, the
+finished game) and fails on any visible text that still holds an English catalogue string which
+has a Japanese translation: a string that bypassed the catalogue. The computer is a scripted
+engine (always the last column), so the game is short and known: the player wins in column 1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pages import ONLINE, open_page
+from playwright.async_api import Browser, Page, expect
+
+from server.app import running
+from server.engines import AiPool
+from server.store import MemoryStore
+
+CATALOGUES = Path(__file__).resolve().parents[2] / "server" / "static" / "i18n"
+PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+VISIBLE_TEXT = """() => {
+  // Every visible text node of the page, the visible fields' placeholders, and the title;
+  // what is marked data-verbatim is the server's own data (the levels' names and notes).
+  const out = [document.title];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    const text = node.textContent.trim();
+    if (!text || !el || el.closest('[data-verbatim]')) continue;
+    if (el.tagName === 'OPTION' ? el.closest('select').checkVisibility() : el.checkVisibility()) out.push(text);
+  }
+  for (const el of document.querySelectorAll('[placeholder]')) {
+    if (el.checkVisibility()) out.push(el.getAttribute('placeholder'));
+  }
+  return out;
+}"""
+
+
+def catalogue(lang: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((CATALOGUES / f"{lang}.json").read_text(encoding="utf-8"))
+    return data
+
+
+def forms(entry: str | dict[str, str]) -> list[str]:
+    return list(entry.values()) if isinstance(entry, dict) else [entry]
+
+
+def test_english_and_japanese_hold_the_same_keys_with_the_same_placeholders() -> None:
+    en, ja = catalogue("en"), catalogue("ja")
+    assert sorted(set(en) - set(ja)) == [], "keys missing in ja"
+    assert sorted(set(ja) - set(en)) == [], "keys missing in en"
+    for key, entry in en.items():
+        names = {frozenset(PLACEHOLDER.findall(text)) for text in forms(entry)}
+        # A plural's forms may leave out the count ("A challenge for you"), never add names.
+        allowed = frozenset().union(*names)
+        for text in forms(ja[key]):
+            assert set(PLACEHOLDER.findall(text)) <= allowed, key
+        for lang_entry in (entry, ja[key]):
+            if isinstance(lang_entry, dict):
+                assert "other" in lang_entry, f"{key}: a plural needs its 'other' form"
+
+
+def untranslated_patterns() -> list[tuple[str, re.Pattern[str]]]:
+    """The literal parts of every English string whose Japanese differs, as whole-word
+    patterns (fragments of two letters or fewer, like "s" of "{s} s", say nothing)."""
+    en, ja = catalogue("en"), catalogue("ja")
+    patterns: list[tuple[str, re.Pattern[str]]] = []
+    for key, entry in en.items():
+        japanese = set(forms(ja[key]))
+        for text in forms(entry):
+            if text in japanese:
+                continue
+            for part in PLACEHOLDER.split(text)[::2]:
+                part = part.strip(" .,:;·—()…?!“”'")
+                if sum(ch.isalpha() for ch in part) > 2:
+                    patterns.append((key, re.compile(rf"(?<![A-Za-z]){re.escape(part)}(?![A-Za-z])")))
+    return patterns
+
+
+async def english_left(page: Page, patterns: list[tuple[str, re.Pattern[str]]]) -> list[str]:
+    texts: list[str] = await page.evaluate(VISIBLE_TEXT)
+    return [f"{key}: {text!r}" for text in texts for key, pattern in patterns
+            if pattern.search(text)]
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(120)
+async def test_in_japanese_no_visible_string_bypasses_the_catalogue_and_the_switch_is_kept(
+    browser: Browser,
+) -> None:
+    patterns = untranslated_patterns()
+    assert len(patterns) > 200  # the check has teeth
+    pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
+                  warm_up="scripted_engines:warm_up")
+    await pool.start(wait_ready=True, timeout=60)
+    problems: list[str] = []
+    try:
+        async with running(port=0, store=MemoryStore(), pool=pool) as srv:
+            context = await browser.new_context(locale="ja-JP")
+            page = await open_page(context, f"http://127.0.0.1:{srv.port}/", problems)
+            # The browser's language chose Japanese.
+            assert await page.get_attribute("html", "lang") == "ja"
+            await expect(page.locator("#lang")).to_have_value("ja")
+            await expect(page.locator("#h-ai")).to_have_text("コンピューターと対局")
+            await page.locator("#ai-level option").first.wait_for(state="attached")
+            assert await english_left(page, patterns) == []
+
+            # A game against the computer: the player's turn, the computer's answer.
+            await page.click("#play-ai")
+            await page.click("#board-wrap .cell[data-move='1']")
+            await page.wait_for_function(
+                "document.querySelectorAll('#board-wrap .disc.s1').length === 1")
+            await expect(page.locator("#status")).to_contain_text("あなたの手番")
+            assert await english_left(page, patterns) == []
+
+            # The finished game: four in column 1 against the computer's column 7.
+            for ply in (2, 3, 4):
+                await page.click("#board-wrap .cell[data-move='1']")
+                await page.wait_for_function(
+                    f"document.querySelectorAll('#board-wrap .disc.s0').length === {ply}")
+                if ply < 4:
+                    await page.wait_for_function(
+                        f"document.querySelectorAll('#board-wrap .disc.s1').length === {ply}")
+                    await expect(page.locator("#status")).to_contain_text("あなたの手番")
+            await expect(page.locator("#status")).to_have_text("終局：あなたの勝ち！ — 四目並び")
+            await expect(page.locator("#review")).to_be_visible()
+            assert await english_left(page, patterns) == []
+
+            # Back in the lobby: the past game is listed in Japanese, plural-free ("7手").
+            await page.click("#lobby-btn")
+            await expect(page.locator("#history li").first).to_contain_text("7手")
+            assert await english_left(page, patterns) == []
+
+            # The switch: English, kept across a reload although the browser asks for Japanese.
+            async with page.expect_navigation():
+                await page.select_option("#lang", "en")
+            await page.wait_for_function(ONLINE)
+            await expect(page.locator("#h-ai")).to_have_text("Play the computer")
+            await expect(page.locator("#history li").first).to_contain_text("7 moves")
+            await page.reload()
+            await page.wait_for_function(ONLINE)
+            assert await page.get_attribute("html", "lang") == "en"
+            await expect(page.locator("#lang")).to_have_value("en")
+            await expect(page.locator("#conn")).to_have_text("online")
+            await context.close()
+    finally:
+        await pool.close()
+    assert problems == []
