@@ -12,7 +12,7 @@ import { setUpAccount } from "./account.js";
 import { ratingText, setUpStandings } from "./standings.js";
 import { clockLabel, setUpChallenges } from "./challenges.js";
 import { setUpChat } from "./chat.js";
-import { languageSwitch, t, tr } from "./i18n.js";
+import { has, lang, languageSwitch, t, tr } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -523,8 +523,14 @@ function onError(msg) {
       if (S.current === id) render();
     }
   }
-  toast(msg.message, msg.code);
+  toast(errorText(msg), msg.code);
   if (msg.code === "unknown_room" && roomFromHash()) { location.hash = ""; }
+}
+
+/** A refusal in words: the server's own English (it may carry details), or in another
+ * language the catalogue's sentence for its code where it has one. */
+function errorText(msg) {
+  return lang !== "en" && has(`error.${msg.code}`) ? t(`error.${msg.code}`) : msg.message;
 }
 
 // --- past games: history (list_history) and replays (get_game) ------------------------------
@@ -965,8 +971,8 @@ function renderGame(r) {
   list.replaceChildren(...rows);
   const cur = list.querySelector('[aria-current="true"]');
   if (cur) cur.scrollIntoView({ block: "nearest" });
-  $("watchers").textContent = v.spectators ? `${v.spectators} watching` : "";
-  $("ply-label").textContent = live ? `${v.moves.length} played` : `viewing ${ply} of ${v.moves.length}`;
+  $("watchers").textContent = v.spectators ? t("rooms.watching", { n: v.spectators }) : "";
+  $("ply-label").textContent = live ? t("moves.played", { n: v.moves.length }) : t("moves.viewing", { ply, n: v.moves.length });
   $("r-first").disabled = ply === 0;
   $("r-prev").disabled = ply === 0;
   $("r-next").disabled = live;

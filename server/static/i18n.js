@@ -38,11 +38,16 @@ export function t(key, params = {}) {
   return entry.replace(/\{(\w+)\}/g, (all, name) => (name in params ? String(params[name]) : all));
 }
 
+/** Whether the catalogues have ``key``. */
+export function has(key) {
+  return key in catalogue || key in english;
+}
+
 /** ``text`` from the server (a colour, a game's title) in the page's language when the
  * catalogue has it under ``prefix`` + text, else as sent. */
 export function tr(prefix, text) {
   const key = prefix + text;
-  return key in catalogue || key in english ? t(key) : text;
+  return has(key) ? t(key) : text;
 }
 
 const ATTRS = ["title", "aria-label", "placeholder"];
