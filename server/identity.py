@@ -277,9 +277,8 @@ class Identity:
         account's, a bot's or an admin's name in any letter case: nobody passes for a
         signed-up person, a bot or the staff."""
         shown = names.guest(name) or f"Guest {secrets.randbelow(9000) + 1000}"
-        for candidate in dict.fromkeys((shown, names.lookalike(shown))):
-            if await self._store.name_is_held(candidate):
-                return f"{shown} (guest)"
+        if await self._store.name_is_held(*dict.fromkeys((shown, names.lookalike(shown)))):
+            return f"{shown} (guest)"
         return shown
 
     async def _rename(self, player: Player, name: str) -> Player:

@@ -341,8 +341,9 @@ class Store(Protocol):
         """The account called ``name`` in any letter case, or None."""
         ...
 
-    async def name_is_held(self, name: str) -> bool:
-        """Whether an account, a bot or an admin is called ``name`` in any letter case."""
+    async def name_is_held(self, *names: str) -> bool:
+        """Whether an account, a bot or an admin is called any of ``names`` in any letter
+        case (one look-up for a guest's name and its look-alike: it runs at every hello)."""
         ...
 
     async def add_session(self, session: SessionRecord) -> None:
@@ -572,8 +573,8 @@ class MemoryStore:
         key = name_key(name)
         return next((a for a in self._accounts.values() if a.name_key == key), None)
 
-    async def name_is_held(self, name: str) -> bool:
-        return name_key(name) in self._held
+    async def name_is_held(self, *names: str) -> bool:
+        return any(name_key(name) in self._held for name in names)
 
     async def add_session(self, session: SessionRecord) -> None:
         self._sessions[session.token_hash] = session

@@ -193,12 +193,11 @@ class SqlStore:
         async with self.engine.connect() as conn:
             return await repo.find_account(conn, name)
 
-    async def name_is_held(self, name: str) -> bool:
+    async def name_is_held(self, *names: str) -> bool:
         # Every bot and admin has a token of its name: the accounts' index and the small
-        # tokens table answer it, never a scan of every guest's row.
+        # tokens table answer it in one query, never a scan of every guest's row.
         async with self.engine.connect() as conn:
-            return (await repo.find_account(conn, name) is not None
-                    or await repo.is_token_name(conn, name))
+            return await repo.any_name_held(conn, names)
 
     async def add_session(self, session: SessionRecord) -> None:
         async with self.engine.begin() as conn:
