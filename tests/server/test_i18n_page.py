@@ -155,6 +155,15 @@ async def test_in_japanese_no_visible_string_bypasses_the_catalogue_and_the_swit
             await expect(past).to_contain_text("あなたの負け（投了） · 4手")
             assert await english_left(page, patterns) == []
 
+            # The leaderboard and the player's own profile, in their dialog.
+            for opener in ("#leaders-connect4", "#my-profile"):
+                await page.click(opener)
+                await expect(page.locator("#standings")).to_be_visible()
+                await expect(page.locator("#standings-body")).not_to_be_empty()
+                assert await english_left(page, patterns) == []
+                await page.click("#standings-close")
+                await expect(page.locator("#standings")).to_be_hidden()
+
             # The switch: English, kept across a reload although the browser asks for Japanese.
             async with page.expect_navigation():
                 await page.select_option("#lang", "en")
