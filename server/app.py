@@ -274,11 +274,15 @@ async def running(
     )
     sweeper = asyncio.create_task(server.sweep_forever())
     gauging = asyncio.create_task(overload.watch(server.gauge))
+    warming = None if pool is None else asyncio.create_task(
+        overload.watch_warm_up(server.gauge, pool))
     port = next(iter(ws_server.sockets)).getsockname()[1]
     try:
         yield Running(server, ws_server, host, port)
     finally:
         gauging.cancel()
+        if warming is not None:
+            warming.cancel()
         await server.shut_down(ws_server, sweeper)
         if cache is not None:
             await cache.close()

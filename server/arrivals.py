@@ -10,6 +10,7 @@ starts its grace periods. The order is the protocol's: ``welcome`` first.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -55,7 +56,15 @@ class Arrivals:
         levels.on_change(self._levels_changed)
 
     def _levels_changed(self) -> None:
-        self._games = self.levels.game_infos()
+        before, self._games = self._games, self.levels.game_infos()
+        if self._games == before:  # a knob players do not see changes nothing for them
+            return
+        # Everyone here hears it (an open lobby shows an edited level's new description);
+        # soon, not now: an editor hears ``admin_level_edited`` first.
+        changed = p.GamesChanged(games=self._games)
+        with contextlib.suppress(RuntimeError):  # no loop: nobody to tell
+            asyncio.get_running_loop().call_soon(
+                lambda: self.outbox.send(list(self.outbox.everyone()), changed))
 
     async def hello(self, client: Client, hello: p.Hello) -> None:
         player, token = await self.identity.hello(client, hello)

@@ -249,7 +249,7 @@ class UnknownGameId(ProtocolError):
 
 class Forbidden(ProtocolError):
     """An admin message on a connection that has not logged in as an admin
-    (``admin_login``)."""
+    (``admin_login``); the engine's evaluation asked for in a game that would be rated."""
 
     code = "forbidden"
 

@@ -109,7 +109,9 @@ class HttpSide:
             busy = self.gauge.busy(time.monotonic())
             if busy is not None:
                 return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, f"busy: {busy}\n")
-            return connection.respond(HTTPStatus.OK, "ready\n")
+            warming = self.gauge.warming
+            return connection.respond(HTTPStatus.OK, "ready\n" if warming is None
+                                      else f"ready ({warming})\n")
         if path.startswith("/games/"):
             return self._download(connection, path.removeprefix("/games/"))
         if path == "/admin/":  # the page's files are relative to /admin, not /admin/

@@ -8,6 +8,11 @@ late it fires), or ``max_connections`` are open. The server then closes each new
 at once with 1013 ("try again later") and a reason, and answers ``/readyz`` with 503, so a
 load balancer's health check sends new players to another node until this one recovers.
 Players already connected are never dropped for it.
+
+While the AI workers warm up (a first start compiles the engines for about a minute, and the
+compiler's work shows as loop lag here too) the lag is not counted: it is the server's own
+start, not its players, and a new or reconnecting player is never refused for it.
+``watch_warm_up`` keeps ``LoadGauge.warming`` saying how far the warm-up has come.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
+
+from server.engines import Pool
 
 
 class LoadGauge:
@@ -25,11 +32,13 @@ class LoadGauge:
         self.max_connections = max_connections
         self.window = window
         self.connections = 0
+        self.warming: str | None = None
+        """While the AI workers warm up: how far they are (``watch_warm_up``); else None."""
         self._late: collections.deque[tuple[float, float]] = collections.deque()
         """(when, seconds late) of every sample over ``max_lag`` within ``window``."""
 
     def record_lag(self, seconds: float, now: float) -> None:
-        if seconds > self.max_lag:
+        if seconds > self.max_lag and self.warming is None:
             self._late.append((now, seconds))
 
     def busy(self, now: float) -> str | None:
@@ -51,3 +60,19 @@ async def watch(gauge: LoadGauge, interval: float = 0.1) -> None:
         await asyncio.sleep(interval)
         now = time.monotonic()
         gauge.record_lag(now - due, now)
+
+
+async def watch_warm_up(gauge: LoadGauge, pool: Pool, interval: float = 0.5) -> None:
+    """Keep ``gauge.warming`` saying how many of ``pool``'s workers are warm until all are
+    (then None, and return). A pool without workers of its own (a cluster's queue) has
+    nothing to warm."""
+    started = time.monotonic()
+    while True:
+        stats = pool.snapshot()
+        if stats.workers == 0 or stats.ready >= stats.workers:
+            gauge.warming = None
+            return
+        gauge.warming = (f"the engines are compiling: {stats.ready} of {stats.workers} AI "
+                         f"workers ready after {time.monotonic() - started:.0f} s; AI moves "
+                         "come from the quick fallback meanwhile")
+        await asyncio.sleep(interval)

@@ -146,6 +146,11 @@ class AiOpponent(_Message):
 
     kind: Literal["ai"] = "ai"
     level: str = Field(max_length=40)
+    evaluation: bool = Field(
+        default=False, description="Show the engine's evaluation while it plays (the score "
+        "and a proven result in `ai_thinking` and `move_made.thought`). Only for a casual "
+        "(unrated) game: `forbidden` for a player whose games are rated (an account or a "
+        "bot); a rated game never shows it.")
 
 
 class FriendOpponent(_Message):
@@ -1108,6 +1113,15 @@ class Welcome(_Message):
         default_factory=list, description="What `create_room.time_control` may name.")
 
 
+class GamesChanged(_Message):
+    """The games and their AI levels as ``welcome.games`` shows them changed (an admin edited
+    a level's description or order): the new ``welcome.games``, sent to every connection, so
+    an open lobby shows them at once."""
+
+    type: Literal["games"] = "games"
+    games: list[GameInfo]
+
+
 class RoomState(_Message):
     """The full room. Sent on create, join, spectate, (re)connect and rematch; everything
     after it for that room is an incremental event, in order."""
@@ -1176,7 +1190,8 @@ class AiThought(_Message):
 
     depth: int
     score: int | None = Field(description="Null when the search did not score the move played "
-                              "(a move the level's rails forced).")
+                              "(a move the level's rails forced), and always unless the room "
+                              "shows the engine's evaluation (`AiOpponent.evaluation`).")
     nodes: int
     seconds: float
     exact: bool = False
@@ -1196,7 +1211,6 @@ class AiThinking(AiThought):
     type: Literal["ai_thinking"] = "ai_thinking"
     room: RoomId
     ply: int
-    score: int  # type: ignore[assignment]  # an iteration always has its score
 
 
 class GameOver(_Message):
@@ -1299,15 +1313,20 @@ class MoveValueView(_Message):
 
 
 class Analysis(_Message):
-    """Answer to ``analyse``: every legal move, best first."""
+    """Answer to ``analyse``: every legal move, best first; in a finished position none, and
+    the game's result instead."""
 
     type: Literal["analysis"] = "analysis"
     game: str
     moves: list[str] = Field(description="The position, as asked.")
     board: str = Field(description="The position's board, one character a cell as in "
                        "`room.boards`, so a page draws it without rules of its own.")
-    to_move: Seat
-    values: list[MoveValueView]
+    to_move: Seat | None = Field(description="Null when the game is over in the position.")
+    values: list[MoveValueView] = Field(description="Empty when the game is over.")
+    result: int | None = Field(
+        default=None, description="When the game is over in the position: its result from "
+        "seat 0's side, in the units of `review.values` (Connect Four: Pons' score, 0 a "
+        "draw; Othello: the disc difference). Null while the game goes on.")
 
 
 class PoolView(_Message):
@@ -1938,6 +1957,7 @@ class ChatSilenced(_Message):
 
 ServerMessage = Annotated[
     Welcome
+    | GamesChanged
     | RoomState
     | MoveMade
     | RoomEvent

@@ -147,6 +147,12 @@ class ReviewDesk:
             self._spawn(client, message, self._review(record, moves), holds)
         else:
             game, state, played = _position(message.game, message.moves)
+            if state.is_over():  # nothing to search, so nothing to ration: its result
+                self.outbox.send([client], p.Analysis(
+                    game=game.name, moves=[game.format_move(m) for m in played],
+                    board=p.board_text(game.cells(state)), to_move=None, values=[],
+                    result=state.result()))
+                return
             holds = self._ration(client, message.type)
             self._spawn(client, message, self._analyse(game, state, played), holds)
 
@@ -280,6 +286,7 @@ class ReviewDesk:
 
     async def _analyse(self, game: games.Game, state: games.State, played: list[int]
                        ) -> p.Analysis:
+        board = p.board_text(game.cells(state))
         found: list[engine_review.MoveValue] = await self.run(
             ANALYSIS_TASK, game.name, tuple(played), self.analysis_seconds)
         values = [
@@ -288,13 +295,13 @@ class ReviewDesk:
             for v in found
         ]
         return p.Analysis(game=game.name, moves=[game.format_move(m) for m in played],
-                          board=p.board_text(game.cells(state)), to_move=state.to_move,  # type: ignore[arg-type]
+                          board=board, to_move=state.to_move,  # type: ignore[arg-type]
                           values=values)
 
 
 def _position(game_name: str, texts: list[str]) -> tuple[games.Game, games.State, list[int]]:
-    """The analysis board's position; ``unknown_game``, ``invalid_notation``,
-    ``illegal_move`` or ``game_finished`` if it cannot be analysed."""
+    """The analysis board's position (perhaps a finished one); ``unknown_game``,
+    ``invalid_notation`` or ``illegal_move`` if there is none."""
     try:
         game = games.load(game_name)
     except ValueError:
@@ -310,8 +317,6 @@ def _position(game_name: str, texts: list[str]) -> tuple[games.Game, games.State
         except games.IllegalMove as exc:
             raise errors.IllegalMove(f"move {ply + 1}: {exc}") from None
         played.append(move)
-    if state.is_over():
-        raise errors.GameFinished("the game is over in that position: no move to analyse")
     return game, state, played
 
 

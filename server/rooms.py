@@ -153,6 +153,9 @@ class Room:
         """None: untimed. Every game of the room (rematches too) is played under it."""
         self.seats = [SeatState(), SeatState()]
         self.spectators: set[str] = set()
+        self.evaluation = False
+        """The creator asked to see the engine's evaluation (``AiOpponent.evaluation``);
+        it is shown only while the game is not rated (``shows_evaluation``)."""
         self.ratings: dict[str, p.SeatRating] = {}
         """Seat ratings in this room's game the server handed in (``note_ratings``), by
         player id and by ``level_key(level)``; whoever is missing is shown without one."""
@@ -193,6 +196,21 @@ class Room:
         self._run_clock(now)
 
     # --- queries -------------------------------------------------------------------------
+
+    @property
+    def shows_evaluation(self) -> bool:
+        """Whether the AI's thinking goes out with its score and any proven result: only when
+        asked for, and never in a rated game (a seated person with a rating: an account or
+        a bot, also one who signed up while seated)."""
+        return self.evaluation and not any(
+            s.kind == "human" and s.player is not None and s.player.id in self.ratings
+            for s in self.seats)
+
+    def _shown(self, thought: p.AiThought | None) -> p.AiThought | None:
+        """What players see of the AI's search: without the evaluation unless it is shown."""
+        if thought is None or self.shows_evaluation:
+            return thought
+        return thought.model_copy(update={"score": None, "exact": False, "win_in": None})
 
     @property
     def status(self) -> p.RoomStatus:
@@ -651,7 +669,7 @@ class Room:
             seat=plan.seat,  # type: ignore[arg-type]
             position=self.position(cells),
             status="finished" if self.state.is_over() else "active",
-            thought=plan.thought,
+            thought=self._shown(plan.thought),
             clock=self.clock_view(now),
         )
         return Outcome(sends=[Send(self.members(), made)]).extend(self._after_ply(now))
@@ -727,12 +745,16 @@ class Room:
     def ai_progress(self, round: int, ply: int, depth: int, score: int, nodes: int,
                     seconds: float, exact: bool = False, win_in: int | None = None,
                     line: int = 0) -> Outcome:
-        """A search iteration for the AI's move; dropped if the request is stale."""
+        """A search iteration for the AI's move; dropped if the request is stale. Its
+        score and proven result go out only where the room shows the evaluation."""
         if (round != self.round or ply != len(self.moves) or not self.ai_thinking
                 or line != self.line):
             return Outcome()
-        message = p.AiThinking(room=self.id, ply=ply, depth=depth, score=score, nodes=nodes,
-                               seconds=round_seconds(seconds), exact=exact, win_in=win_in)
+        shown = self.shows_evaluation
+        message = p.AiThinking(room=self.id, ply=ply, depth=depth,
+                               score=score if shown else None, nodes=nodes,
+                               seconds=round_seconds(seconds), exact=exact and shown,
+                               win_in=win_in if shown else None)
         return Outcome(sends=[Send(self.members(), message)])
 
     # --- take-back and draws ---------------------------------------------------------------
@@ -1007,6 +1029,11 @@ class Lobby:
                 f"{game_name} has no AI level {opponent.level!r}; levels: {known}"
             )
         control = self.time_control(time_control)
+        if isinstance(opponent, p.AiOpponent) and opponent.evaluation and (ratings or {}).get(
+                player.id) is not None:
+            raise errors.Forbidden(
+                "your games against the computer are rated, and a rated game shows no engine "
+                "evaluation; play as a guest to see it")
         self._check_room_limit(player.id)
         mine = self.rng.randrange(2) if seat is None else seat
         room_id = self.ids()
@@ -1017,6 +1044,7 @@ class Lobby:
         room.sit(mine, player)
         if isinstance(opponent, p.AiOpponent):
             room.seat_ai(1 - mine, opponent.level)
+            room.evaluation = opponent.evaluation
         room.note_ratings(ratings or {})
         self.rooms[room.id] = room
         self._of_player.setdefault(player.id, set()).add(room.id)

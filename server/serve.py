@@ -12,6 +12,7 @@ import logging
 import os
 import secrets
 import signal
+import time
 from collections.abc import Coroutine
 from typing import Any
 
@@ -19,6 +20,7 @@ from server.app import running
 from server.cluster import Cluster
 from server.engines import AiPool, Pool
 from server.gc_policy import Collector
+from server.overload import LoadGauge
 from server.settings import MIN_AI_MOVE_SECONDS, Settings
 from server.sources import DEFAULT_SOURCE_LIMITS, SourceLimits
 from server.store import MemoryStore, Store
@@ -75,9 +77,31 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
         collector.start()
         log.info("Discus on http://%s:%d/ (websocket %s)", host, server.port, server.url)
         print(f"Discus serving http://{host}:{server.port}/ — Ctrl-C to stop", flush=True)
+        telling = asyncio.create_task(tell_warm_up(server.app.gauge))
         await stop.wait()
+        telling.cancel()
         collector.stop()
         print("Discus shutting down", flush=True)
+
+
+async def tell_warm_up(gauge: LoadGauge, every: float = 10.0) -> None:
+    """Say how the engines' warm-up goes, so a first start (which compiles them for about a
+    minute) never looks hung: when it takes more than a moment, then every ``every``
+    seconds until the workers are ready, then that they are."""
+    started = time.monotonic()
+    await asyncio.sleep(2.0)  # a start from numba's cache is done by now: nothing to say
+    told = False
+    while gauge.warming is not None:
+        print(f"Discus: {gauge.warming} (a first start only; later starts load them from "
+              "numba's cache)", flush=True)
+        told = True
+        for _ in range(int(every / 0.5)):
+            if gauge.warming is None:
+                break
+            await asyncio.sleep(0.5)
+    if told:
+        print(f"Discus: the engines are ready ({time.monotonic() - started:.0f} s after "
+              "the start)", flush=True)
 
 
 def persistent_secret() -> bytes:

@@ -14,7 +14,10 @@ level's hard deadline plus ``margin`` seconds, hangs while warming up (past
 ``quick_move`` (``server.engines.fallback``: a shallow search of a few milliseconds in a
 thread of the server process, never its event loop; rails kept: win now if possible, else do
 not allow a win in one). A job that waits in the queue longer than
-``queue_timeout`` gets the same quick answer.
+``queue_timeout`` gets the same quick answer, and so does every job until a first process
+is ready: on a first start, which compiles the engines for about a minute, the fallback plays
+``rails_move`` (the rules alone, pure Python) until a ready process has filled numba's cache,
+then its shallow search.
 
 Parent and processes talk over a duplex pipe in ``server.engines.messages`` (the same
 encoding as the Redis stream's); the parent reads with ``loop.add_reader`` so no thread is
@@ -162,6 +165,10 @@ class AiPool:
         self._ids = itertools.count(1)
         self._closing = False
         self._failed_starts = 0
+        self._engines_asked = False
+        self._engines_ready = False
+        """Whether the quick fallback searches with the engines (loaded in this process once
+        a worker is ready, ``_prepare_engines``) or plays ``rails_move``."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self.stats = PoolStats(workers=0, ready=0, busy=0, queued=0)
 
@@ -170,8 +177,10 @@ class AiPool:
         self._loop = asyncio.get_running_loop()
         for _ in range(self.size):
             self._spawn()
-        # Off the loop: the server's own fallback search loads its kernels once.
-        self._loop.run_in_executor(QUICK_THREAD, prepare_quick_move, self.games)
+        # Off the loop: the server's own fallback loads the rules' kernels now, the engines'
+        # once a worker is ready (then from numba's cache, never compiling them here: on a
+        # first start that took the server a minute, and held up its own event loop).
+        self._loop.run_in_executor(QUICK_THREAD, prepare_quick_move, self.games, False)
         if wait_ready:
             deadline = time.monotonic() + timeout
             while not all(w.ready for w in self._workers):
@@ -209,6 +218,7 @@ class AiPool:
         if isinstance(message, Ready):
             self._finish_worker(worker)  # stops the warm-up watchdog
             worker.ready = True
+            self._prepare_engines()
             worker.missing = message.missing
             log.info("AI worker %s warmed up in %.2fs", worker.process.pid, message.seconds)
             self._dispatch()
@@ -264,6 +274,16 @@ class AiPool:
         if not job.future.done():
             job.future.set_result(answer)
 
+    def _prepare_engines(self) -> None:
+        """Once: load the engines for the quick fallback's search in this process (from the
+        cache a ready worker filled); until that is done it plays ``rails_move``."""
+        assert self._loop is not None
+        if self._engines_asked:
+            return
+        self._engines_asked = True
+        loading = self._loop.run_in_executor(QUICK_THREAD, prepare_quick_move, self.games)
+        loading.add_done_callback(lambda _: setattr(self, "_engines_ready", True))
+
     def _answer_quickly(self, job: _Job) -> None:
         """Answer ``job`` with ``quick_move``, searched in the quick-move thread; ``close``
         waits for answers still being found."""
@@ -272,7 +292,8 @@ class AiPool:
 
         async def answer() -> None:
             try:
-                move = await quick_answer_off_loop(job.job.game, job.job.moves, job.job.seed)
+                move = await quick_answer_off_loop(job.job.game, job.job.moves, job.job.seed,
+                                                   self._engines_ready)
             except Exception as exc:  # not even a position: the job itself is wrong
                 if not job.future.done():
                     job.future.set_exception(exc)
@@ -306,6 +327,7 @@ class AiPool:
             # Workers die before they are ready (a broken engine build): stop spawning them;
             # queued jobs are answered by ``quick_move`` when they time out.
             log.error("AI workers keep dying while warming up; running without them")
+            self._prepare_engines()  # the quick fallback is all there is now
             self._dispatch()
             return
         if not self._closing:
@@ -330,8 +352,12 @@ class AiPool:
             worker.watchdog = self._loop.call_later(
                 limit, self._replace, worker, f"no answer within {limit:.1f}s"
             )
-        # Jobs nobody could take for too long are answered without the engine.
-        while self._queue and now - self._queue[0].queued_at > self.queue_timeout:
+        # Jobs nobody could take for too long are answered without the engine; so is every
+        # job until a first worker is ready (a first start compiles the engines for about a
+        # minute) or when there are no workers left. A worker replaced later warms up from
+        # numba's cache in a second or two: jobs wait for it as for any busy worker.
+        warming = not self._engines_asked or not self._workers
+        while self._queue and (warming or now - self._queue[0].queued_at > self.queue_timeout):
             job = self._queue.popleft()
             self._answer_quickly(job)
         # Moves still waiting: workers running tasks give them back, one per waiting move.

@@ -110,6 +110,7 @@ const HANDLERS = {
   admin_level_edited(msg) {
     const row = document.querySelector(`#levels tr[data-level="${msg.after.name}"]`);
     if (row) { row.classList.add("saved"); setTimeout(() => row.classList.remove("saved"), 1600); }
+    toast(`${msg.after.name}: saved (version ${msg.version}); it counts from the next AI move`);
     // Every edit bumps the levels' version: show the new one here and in the figures.
     if (state.levels) state.levels.version = msg.version;
     $("#levels-version").textContent = versionText(msg.version);

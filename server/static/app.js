@@ -32,6 +32,7 @@ const S = {
   exportFor: null,     // game id of the record asked for to show a finished game's export
   reviews: new Map(),  // game id -> GameReview, once the server sent it
   reviewing: new Map(),// game id -> request id of a review asked for that has not come yet
+  flipped: false,      // the board drawn the other way round (the flip button)
   analysis: null,      // the analysis board: {room, game, moves, board, to_move, values} or null
   timeControls: [],    // TimeControlView[] a room may be made with (welcome.time_controls)
 };
@@ -164,8 +165,24 @@ function dispatch(event, msg) {
     case "challenge_sent": return challenges.onSent(msg);
     case "challenge_declined": return challenges.onDeclined(msg);
     case "chat_history": case "chat_line": case "chat_deleted": return chat.receive(msg);
+    case "stats": return onStats(msg);
+    case "games": return onGames(msg);
     default: return undefined;
   }
+}
+
+/** While the AI workers warm up (a first start compiles the engines), say so in the lobby and
+ * ask again every few seconds until they are ready. */
+function onStats(msg) {
+  const pool = msg.pool;
+  const warming = Boolean(pool && pool.ready < pool.workers);
+  const note = $("engines-note");
+  note.hidden = !warming;
+  if (!warming) return;
+  note.textContent = `The engines are compiling (the server's first start): ${pool.ready} of ${pool.workers} ready. ` +
+    "Until then the computer answers with quick, weaker moves.";
+  clearTimeout(onStats.timer);
+  onStats.timer = setTimeout(() => { if (S.online) client.stats(); }, 3000);
 }
 
 function onWelcome(msg) {
@@ -175,6 +192,8 @@ function onWelcome(msg) {
   fillClocks();
   $("name").value = client.name || msg.player.name;
   account.show(msg.player);
+  $("evaluation-row").hidden = client.signedIn; // an account's games are rated: no evaluation
+  client.stats(); // a first start's engines may still be compiling: say so
   fillLevels();
   challenges.onWelcome();
   chat.onWelcome(msg);
@@ -253,7 +272,10 @@ function onMoveMade(msg) {
   const next = msg.position.to_move;
   v.ai_thinking = msg.status === "active" && next !== null && v.seats[next].kind === "ai";
   // A move by the other side of a standing draw offer declines it (the server does the same).
-  if (v.draw_offered_by !== null && v.draw_offered_by !== undefined && v.draw_offered_by !== msg.seat) v.draw_offered_by = null;
+  if (v.draw_offered_by !== null && v.draw_offered_by !== undefined && v.draw_offered_by !== msg.seat) {
+    if (v.draw_offered_by === r.you) notify(r, "Your draw offer was declined: your opponent moved instead.");
+    v.draw_offered_by = null;
+  }
   if (S.current === msg.room) {
     render();
     if (msg.status === "active") playSound(yourTurn(r) ? "turn" : "move");
@@ -269,12 +291,42 @@ function onRoomEvent(msg) {
   if (msg.clock) r.clock = clockFrom(msg.clock);
   if (msg.event === "rematch_offered") r.view.rematch_offered_by = msg.seat;
   if (msg.event === "draw_offered") r.view.draw_offered_by = msg.seat;
-  if (msg.event === "draw_declined") r.view.draw_offered_by = null;
+  if (msg.event === "draw_declined") {
+    if (r.view.draw_offered_by === r.you && r.you !== null) notify(r, "Your draw offer was declined.");
+    r.view.draw_offered_by = null;
+  }
+  if (msg.event === "left" && r.view.status === "finished" && r.view.rematch_offered_by === r.you && r.you !== null) {
+    notify(r, "Your opponent left: your rematch offer was declined.");
+    r.view.rematch_offered_by = null;
+  }
   if (msg.event === "disconnected" && msg.seat !== null) {
     r.away[msg.seat] = Date.now() + 1000 * (msg.grace_seconds ?? 0);
   }
   if (msg.event === "reconnected" && msg.seat !== null) r.away[msg.seat] = 0;
   if (S.current === msg.room) render();
+}
+
+/** A line for the player about an answer to their offer, shown until the next move. */
+function notify(r, text) { r.notice = { text, ply: r.view.moves.length }; }
+
+/** The offers line: a draw offered to you, your own waiting, or an answer to your offer. */
+function renderOffers(r) {
+  const v = r.view;
+  let text = "";
+  if (!r.record && S.viewPly === null && r.you !== null && r.you !== undefined) {
+    const opp = v.seats[1 - r.you];
+    if (v.status === "active" && v.draw_offered_by === 1 - r.you) {
+      text = `${seatName(opp)} offers a draw: accept or decline it below (your next move declines it).`;
+    } else if (v.status === "active" && v.draw_offered_by === r.you) {
+      text = `You offered a draw: waiting for ${seatName(opp)} to answer.`;
+    } else if (v.status === "finished" && v.rematch_offered_by === r.you && opp.kind === "human") {
+      text = `You offered a rematch: waiting for ${seatName(opp)} to answer.`;
+    } else if (r.notice && r.notice.ply === v.moves.length) {
+      text = r.notice.text;
+    }
+  }
+  $("offer-note").hidden = !text;
+  $("offer-note").textContent = text;
 }
 
 function onThinking(msg) {
@@ -332,14 +384,26 @@ function onReview(review) {
 function onAnalysis(msg) {
   const a = S.analysis;
   if (!a || a.game !== msg.game || a.moves.join(" ") !== msg.moves.join(" ")) return;
-  Object.assign(a, { board: msg.board, to_move: msg.to_move, values: msg.values, pending: false });
+  Object.assign(a, { board: msg.board, to_move: msg.to_move, values: msg.values, result: msg.result ?? null, pending: false });
   render();
 }
 
 function startAnalysis(r, moves) {
-  S.analysis = { room: r.view.id, game: r.view.game, moves, board: null, to_move: null, values: [], pending: true };
+  // The position shown until the answer comes: a refused analysis goes back to it.
+  const before = S.analysis && S.analysis.room === r.view.id && !S.analysis.pending ? S.analysis : null;
+  S.analysis = { room: r.view.id, game: r.view.game, moves, board: before ? before.board : null, to_move: null,
+    values: [], result: null, pending: true, before };
   S.analysis.ref = client.analyse(r.view.game, moves);
   render();
+}
+
+/** A finished analysis position's result in words, from seat 0's side's ``value``. */
+function resultText(game, value) {
+  if (value === 0) return "Game over: a draw";
+  const colours = gameInfo(game).players;
+  const who = colours[value > 0 ? 0 : 1];
+  const n = Math.abs(value);
+  return game === "othello" ? `Game over: ${who} wins by ${n} disc${n === 1 ? "" : "s"}` : `Game over: ${who} wins`;
 }
 
 function tryMove(move) {
@@ -348,6 +412,9 @@ function tryMove(move) {
   const r = S.rooms.get(a.room);
   if (r) startAnalysis(r, [...a.moves, move]);
 }
+
+/** "1 move", "2 moves": a count with its noun, singular or plural. */
+function count(n, noun) { return `${n} ${noun}${n === 1 ? "" : "s"}`; }
 
 /** The review card: ask, the chart, the selected move's verdict; the analysis board's list. */
 function renderReview(r, ply) {
@@ -361,7 +428,7 @@ function renderReview(r, ply) {
   btn.hidden = Boolean(review);
   btn.disabled = S.reviewing.has(id);
   btn.textContent = S.reviewing.has(id) ? "Reviewing…" : "Review this game";
-  $("review-note").textContent = review ? `${review.moves.filter((m) => m.exact).length} of ${review.moves.length} moves exact` : "";
+  $("review-note").textContent = review ? `${review.moves.filter((m) => m.exact).length} of ${count(review.moves.length, "move")} exact` : "";
   const colours = gameInfo(v.game).players;
   $("review-chart").replaceChildren(...(review ? [valueChart(review.values, ply, (p) => {
     S.viewPly = p === v.moves.length ? null : p; render();
@@ -386,7 +453,9 @@ function renderReview(r, ply) {
   const list = $("analysis-values");
   list.hidden = !a;
   if (a) {
-    list.replaceChildren(...(a.pending ? [Object.assign(document.createElement("li"), { className: "muted", textContent: "Working it out…" })]
+    const line = (text, cls) => Object.assign(document.createElement("li"), { className: cls, textContent: text });
+    list.replaceChildren(...(a.pending ? [line("Working it out…", "muted")]
+      : a.result !== null && a.result !== undefined ? [line(resultText(a.game, a.result), "analysis-result")]
       : a.values.map((mv) => {
         const li = document.createElement("li");
         li.append(button(mv.move, () => tryMove(mv.move), "", `Try ${mv.move}: ${mv.label}`));
@@ -418,7 +487,11 @@ function onError(msg) {
   chat.onError(msg);
   // A refused review or analysis: let it be asked again.
   for (const [id, ref] of S.reviewing) if (ref === msg.ref) S.reviewing.delete(id);
-  if (S.analysis && S.analysis.ref === msg.ref) S.analysis = null;
+  if (S.analysis && S.analysis.ref === msg.ref) {
+    // Back to the position shown before (the board stays usable), or off if there was none.
+    S.analysis = S.analysis.before;
+    render();
+  }
   if (msg.ref !== null && msg.ref === S.autoJoin) {
     S.autoJoin = null;
     if (msg.code === "room_full") {
@@ -477,7 +550,7 @@ function renderHistory(games) {
     what.innerHTML = "<strong></strong><small></small>";
     const others = g.seats.filter((s) => s.seat !== me).map(seatName).join(" vs ");
     what.firstChild.textContent = `${gameInfo(g.game).title} · ${me === null ? "" : "vs "}${others}`;
-    what.lastChild.textContent = `${outcomeText(g, me)} · ${g.move_count} moves · ${fmtDate(g.started_at)}`;
+    what.lastChild.textContent = `${outcomeText(g, me)} · ${count(g.move_count, "move")} · ${fmtDate(g.started_at)}`;
     const acts = Object.assign(document.createElement("span"), { className: "acts" });
     acts.append(button("Replay", () => client.getGame(g.id), "primary", `Replay game ${g.id}`));
     acts.append(downloadLink(`/games/${g.id}.txt`, "Download", `Download the moves of game ${g.id}`));
@@ -493,7 +566,7 @@ function downloadLink(href, label, aria) {
   return a;
 }
 
-/** Show a stored game (game_record) read-only, from its first position, in the game view. */
+/** Show a stored game (game_record) read-only, at its final position, in the game view. */
 function openRecord(rec) {
   const last = cellsOf(rec.boards.at(-1));
   const before = rec.boards.length > 1 ? cellsOf(rec.boards.at(-2)) : null;
@@ -509,9 +582,8 @@ function openRecord(rec) {
   };
   S.rooms.set(rec.id, { view, you: mySeatIn(rec.seats), thinking: null, away: [0, 0], sent: null,
     record: rec });
-  S.current = null; // start at the first position even when this record was on screen
+  S.current = null; // open at the final position even when this record was on screen
   openRoom(rec.id, `replay/${rec.id}`);
-  S.viewPly = 0;
   render();
 }
 
@@ -557,8 +629,16 @@ window.addEventListener("hashchange", () => {
 
 function goLobby() {
   const r = S.current && S.rooms.get(S.current);
-  // Leaving a game you are playing would forfeit it: keep the seat and list it in the lobby.
-  if (r && (r.record || r.you === null || r.view.status === "finished")) {
+  // Leaving a game you are playing forfeits it: ask first, then resign (or abort) it for good
+  // rather than leave it running in the background.
+  if (r && !r.record && r.you !== null && r.view.status === "active") {
+    const abortable = r.view.moves.length < ABORTABLE_PLIES;
+    const what = abortable ? "aborts it (not scored)" : "resigns it: you lose";
+    if (!confirm(`Leave this game for the lobby? Leaving ${what}.`)) return;
+    client.leave(r.view.id);
+    S.rooms.delete(r.view.id);
+    toast(abortable ? "You left the game: it is aborted." : "You left the game: it is resigned.", null, true);
+  } else if (r && (r.record || r.you === null || r.view.status === "finished")) {
     if (!r.record && !r.aborted) client.leave(r.view.id);
     S.rooms.delete(r.view.id);
   }
@@ -622,6 +702,16 @@ function gameInfo(name) {
   return S.games[name] || { name, title: name, players: ["First", "Second"], levels: [] };
 }
 
+/** The levels changed on the server (an admin's edit): the lobby shows them at once, keeping
+ * the level chosen. */
+function onGames(msg) {
+  const chosen = $("ai-level").value;
+  S.games = Object.fromEntries(msg.games.map((g) => [g.name, g]));
+  fillLevels();
+  if (chosen && [...$("ai-level").options].some((o) => o.value === chosen)) $("ai-level").value = chosen;
+  showLevelNote();
+}
+
 function fillLevels() {
   const game = new FormData($("ai-form")).get("game");
   const info = gameInfo(game);
@@ -665,7 +755,7 @@ function renderLobby() {
       what.className = "what";
       what.innerHTML = `<strong></strong><small></small>`;
       what.firstChild.textContent = `${gameInfo(r.game).title} · ${host ? seatName(host) : "?"}`;
-      what.lastChild.textContent = `${r.status === "waiting" ? "waiting for an opponent" : `${r.ply} moves`}` +
+      what.lastChild.textContent = `${r.status === "waiting" ? "waiting for an opponent" : count(r.ply, "move")}` +
         (r.time_control ? ` · ${r.time_control}` : "") + (r.spectators ? ` · ${r.spectators} watching` : "");
       const acts = Object.assign(document.createElement("span"), { className: "acts" });
       if (r.status === "waiting") acts.append(button("Join", () => { S.pendingShow = r.id; client.join(r.id); }, "primary", `Join ${gameInfo(r.game).title} room ${r.id}`));
@@ -681,7 +771,7 @@ function renderLobby() {
       what.className = "what";
       what.innerHTML = `<strong></strong><small></small>`;
       what.firstChild.textContent = `${gameInfo(r.view.game).title} · ${r.view.seats.map(seatName).join(" vs ")}`;
-      what.lastChild.textContent = r.you === null ? "you are watching" : yourTurn(r) ? "your move" : `${r.view.moves.length} moves`;
+      what.lastChild.textContent = r.you === null ? "you are watching" : yourTurn(r) ? "your move" : count(r.view.moves.length, "move");
       li.append(what, button("Continue", () => { openRoom(r.view.id); render(); }, "primary"));
       return li;
     });
@@ -813,15 +903,18 @@ function renderGame(r) {
       board.querySelector(`.cell[data-square="${focusKey}"], .cell[data-col="${focusKey}"]`);
     if (again) again.focus();
   }
+  board.classList.toggle("flipped", S.flipped);
+  $("flip").setAttribute("aria-pressed", String(S.flipped));
   board.dataset.ply = String(ply);
   board.dataset.status = v.status;
   board.dataset.record = r.record ? "true" : "false";
-  board.dataset.analysis = analysis ? `[${analysis.moves.join(",")}]` : "";
+  board.dataset.analysis = analysis && !analysis.pending ? `[${analysis.moves.join(",")}]` : "";
   renderExport(r);
   renderReview(r, ply);
   standings.showFor(v.status === "finished" ? gameIdOf(r) : null);
 
   renderStatus(r);
+  renderOffers(r);
 
   // Share box while a friend is awaited.
   const share = v.status === "waiting" && r.you !== null && v.opponent !== "ai";
@@ -1052,7 +1145,9 @@ $("ai-form").addEventListener("submit", (ev) => {
   const f = new FormData($("ai-form"));
   const seat = f.get("seat") === "random" ? null : Number(f.get("seat"));
   S.expectNew = true;
-  client.create(f.get("game"), { kind: "ai", level: f.get("level") }, seat, f.get("time_control"));
+  const opponent = { kind: "ai", level: f.get("level") };
+  if (f.get("evaluation") && !client.signedIn) opponent.evaluation = true;
+  client.create(f.get("game"), opponent, seat, f.get("time_control"));
 });
 $("friend-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
@@ -1081,6 +1176,7 @@ $("name-form").addEventListener("submit", (ev) => {
 $("refresh").addEventListener("click", () => client.listRooms());
 $("home-link").addEventListener("click", (ev) => { ev.preventDefault(); goLobby(); });
 $("lobby-btn").addEventListener("click", goLobby);
+$("flip").addEventListener("click", () => { S.flipped = !S.flipped; render(); });
 // Resigning takes two clicks (the button asks once), without a blocking dialog.
 let resignArmed = null;
 $("resign").addEventListener("click", () => {
@@ -1163,7 +1259,11 @@ $("r-prev").addEventListener("click", () => step((p) => p - 1));
 $("r-next").addEventListener("click", () => step((p) => p + 1));
 $("r-last").addEventListener("click", () => step((p, n) => n));
 document.addEventListener("keydown", (ev) => {
-  if ($("game").hidden || ev.target.closest?.("input, select, .grid")) return;
+  if ($("game").hidden || ev.target.closest?.("input, select")) return;
+  // On a board with a move to play the keys are the board's; on one without (a game just
+  // ended by a click there, a replay) they step through the moves as anywhere else.
+  const grid = ev.target.closest?.(".grid");
+  if (grid && grid.querySelector(".cell[data-move]") && ev.key !== "Home" && ev.key !== "End") return;
   if (/^[1-7]$/.test(ev.key) && !ev.altKey && !ev.ctrlKey && !ev.metaKey) {
     // Connect Four: a digit drops in that column from anywhere on the game view.
     $("board-wrap").querySelector(`.connect4 .cell[data-move="${ev.key}"]`)?.click();

@@ -118,9 +118,10 @@ export function setUpChallenges(client, { titleOf, games, me, fillClock, toast }
     render();
   }
 
-  function send(player, game, control) {
+  /** ``seat``: "0" (you move first), "1" (second) or anything else (random). */
+  function send(player, game, control, seat) {
     if (!player) return;
-    client.challenge(player, game, control);
+    client.challenge(player, game, control, seat === "0" ? 0 : seat === "1" ? 1 : null);
   }
 
   // The panel floats over the page's end: the page gets room below its last card, so the
@@ -134,7 +135,7 @@ export function setUpChallenges(client, { titleOf, games, me, fillClock, toast }
   $("challenge-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const f = new FormData($("challenge-form"));
-    send(String(f.get("player") || "").trim(), f.get("game"), f.get("time_control"));
+    send(String(f.get("player") || "").trim(), f.get("game"), f.get("time_control"), f.get("seat"));
   });
 
   // Offers and waiting challenges older than an hour have expired on the server.
@@ -218,12 +219,19 @@ export function setUpChallenges(client, { titleOf, games, me, fillClock, toast }
       clock.name = "time_control";
       fillClock(clock);
       clockField.append(clock);
+      const seatField = el("label", "Your side", "field");
+      const seat = el("select");
+      seat.name = "seat";
+      for (const [value, text] of [["random", "Random"], ["0", "Move first"], ["1", "Move second"]]) {
+        seat.append(Object.assign(el("option", text), { value }));
+      }
+      seatField.append(seat);
       const go = el("button", `Challenge ${player.name}`, "primary");
       go.type = "submit";
-      form.append(gameField, clockField, go);
+      form.append(gameField, clockField, seatField, go);
       form.addEventListener("submit", (ev) => {
         ev.preventDefault();
-        send(player.id, pick.value, clock.value);
+        send(player.id, pick.value, clock.value, seat.value);
         done();
       });
       return form;

@@ -156,6 +156,8 @@ export class Client {
   }
 
   listRooms() { return this.request({ type: "list_rooms" }); }
+  /** How the AI workers are doing (warm or still compiling): answered by "stats". */
+  stats() { return this.request({ type: "stats" }); }
   /** opponent: {kind: "ai", level} | {kind: "friend"} | {kind: "open"}; seat 0, 1 or null. */
   create(game, opponent, seat, timeControl = null) {
     return this.request({ type: "create_room", game, opponent, seat, time_control: timeControl || null });
@@ -179,14 +181,15 @@ export class Client {
   requestReview(gameId) { return this.request({ type: "request_review", game_id: gameId }); }
   /** Every legal move's value in the position after ``moves``: answered by "analysis". */
   analyse(game, moves) { return this.request({ type: "analyse", game, moves }); }
-  /** A game's best rated players, provisional ones too (marked): answered by "leaderboard". */
-  getLeaderboard(game) { return this.request({ type: "get_leaderboard", game, provisional: true }); }
+  /** A game's best rated players, provisional ones left out: answered by "leaderboard". */
+  getLeaderboard(game) { return this.request({ type: "get_leaderboard", game, provisional: false }); }
   /** A player's ratings, rating history and recent games (null: yours): answered by "profile". */
   getProfile(player = null) { return this.request(player ? { type: "get_profile", player } : { type: "get_profile" }); }
-  /** Ask ``player`` (an id, a bot's name, or an online player's name) for a game, the seat
-   * random: answered by "challenge_sent", later the room's "room_state" or "challenge_declined". */
-  challenge(player, game, timeControl = null) {
-    return this.request({ type: "challenge", player, game, time_control: timeControl || null });
+  /** Ask ``player`` (an id, a bot's name, or an online player's name) for a game, your seat
+   * 0 (first), 1 or null (random): answered by "challenge_sent", later the room's
+   * "room_state" or "challenge_declined". */
+  challenge(player, game, timeControl = null, seat = null) {
+    return this.request({ type: "challenge", player, game, seat, time_control: timeControl || null });
   }
   /** Answer a "challenge" offer: accepting is answered by the new room's "room_state". */
   acceptChallenge(challenge) { return this.request({ type: "accept_challenge", challenge }); }

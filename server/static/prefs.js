@@ -38,9 +38,22 @@ export function playSound(kind) {
   } catch { /* no audio device: the game goes on silently */ }
 }
 
+// The switches' icons are drawn, not emoji (which show as empty boxes without an emoji font).
+const ICONS = {
+  sound: '<path d="M3 9h4l5-4v14l-5-4H3z"/><path d="M16 8.5a5 5 0 0 1 0 7M18.5 6a8.5 8.5 0 0 1 0 12" fill="none"/>',
+  muted: '<path d="M3 9h4l5-4v14l-5-4H3z"/><path d="M16 9l6 6M22 9l-6 6" fill="none"/>',
+  moon: '<path d="M20 14.5A8.5 8.5 0 0 1 9.5 4 8.5 8.5 0 1 0 20 14.5z"/>',
+  sun: '<circle cx="12" cy="12" r="4.5"/><path d="M12 1.5v3M12 19.5v3M1.5 12h3M19.5 12h3M4.6 4.6l2.1 2.1M17.3 17.3l2.1 2.1M4.6 19.4l2.1-2.1M17.3 6.7l2.1-2.1" fill="none"/>',
+};
+
+function icon(name) {
+  return `<svg class="svg-icon" data-icon="${name}" viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" ` +
+    `fill="currentColor" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round">${ICONS[name]}</svg>`;
+}
+
 function showSound(button) {
   const on = !muted();
-  button.textContent = on ? "🔊" : "🔇";
+  button.innerHTML = icon(on ? "sound" : "muted");
   button.setAttribute("aria-pressed", String(on));
   button.setAttribute("aria-label", on ? "Sounds on (click to mute)" : "Sounds muted (click for sounds)");
 }
@@ -56,7 +69,7 @@ function showTheme(button) {
   if (chosen) document.documentElement.dataset.theme = chosen;
   else delete document.documentElement.dataset.theme;
   const dark = effectiveTheme() === "dark";
-  button.textContent = dark ? "☀️" : "🌙";
+  button.innerHTML = icon(dark ? "sun" : "moon");
   button.setAttribute("aria-label", dark ? "Light mode" : "Dark mode");
 }
 

@@ -132,8 +132,8 @@ export function setUpStandings(client, titleOf, replay, profileBox = null) {
     }
     if (!msg.players.length) body.append(el("p", "Nobody is rated in this game yet.", "muted"));
     body.append(list);
-    const note = el("p", "A rating with ? is provisional: too few games to be sure. " +
-      "The AI levels, for scale: ", "muted small");
+    const note = el("p", "Players whose rating is still provisional (too few games to be sure; " +
+      "shown with ?) are not listed until it settles. The AI levels, for scale: ", "muted small provisional-note");
     note.append(msg.levels.map((lv) =>
       `${lv.name} ${Math.round(lv.rating)}${lv.calibrated ? "" : " (guessed)"}`).join(", "));
     body.append(note);

@@ -140,6 +140,7 @@ async def test_a_level_edit_is_validated_field_by_field_then_audited_and_adverti
         audit = await admin.request("admin_list_audit")
         assert audit["entries"] == []  # refused edits change nothing
 
+        lobby = await Client.open(server.url)  # a person in the lobby meanwhile
         done = await admin.request(
             "admin_edit_level", game="connect4", level="easy",
             changes={"max_depth": 2, "description": "Retuned."},
@@ -154,7 +155,8 @@ async def test_a_level_edit_is_validated_field_by_field_then_audited_and_adverti
                            for lv in g["levels"] if lv["name"] == "easy")
         assert pushed_easy["max_depth"] == 2
 
-        audit = await admin.request("admin_list_audit", game="connect4")
+        await admin.send(type="admin_list_audit", game="connect4")
+        audit = await admin.expect("admin_audit")  # past the lobby's games push, if not yet
         (entry,) = audit["entries"]
         assert (entry["game"], entry["level"], entry["action"]) == ("connect4", "easy", "update")
         assert (entry["actor"], entry["actor_name"]) == (admin_id, "Ann")
@@ -162,7 +164,12 @@ async def test_a_level_edit_is_validated_field_by_field_then_audited_and_adverti
         assert entry["before"]["max_depth"] == 4 and entry["after"]["max_depth"] == 2
         assert (await admin.request("admin_list_audit", game="othello"))["entries"] == []
 
-        # People see the new description in the lobby's levels at once.
+        # People see the new description in the lobby's levels at once: those there are told.
+        games = (await lobby.expect("games"))["games"]
+        c4_info = next(g for g in games if g["name"] == "connect4")
+        assert next(lv for lv in c4_info["levels"] if lv["name"] == "easy")["description"] == (
+            "Retuned.")
+        await lobby.close()
         person = await Client.open(server.url)
         c4_info = next(g for g in person.welcome["games"] if g["name"] == "connect4")
         assert next(lv for lv in c4_info["levels"] if lv["name"] == "easy")["description"] == (

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from pages import ONLINE
 from playwright.async_api import Browser, expect
 from wsclient import Client
 
@@ -64,9 +65,20 @@ async def test_an_admin_logs_in_retunes_a_level_sees_the_audit_and_calibrates(
             "aria-invalid", "true")
         await expect(page.locator("#audit tbody")).to_contain_text("No changes yet.")
 
+        # A player's lobby, open meanwhile, shows the edited description without a reload.
+        lobby = await context.new_page()
+        lobby.on("pageerror", lambda exc: problems.append(f"lobby page error: {exc}"))
+        await lobby.goto(f"http://127.0.0.1:{server.port}/")
+        await lobby.wait_for_function(ONLINE)
+        await lobby.select_option("#ai-level", "easy")
         await easy.locator('[data-field="soft_time"]').fill("0.1")
         await easy.locator('[data-field="max_depth"]').fill("2")
+        await easy.locator('[data-field="description"]').fill("Looks two moves ahead.")
         await easy.locator("[data-save]").click()
+        await expect(page.locator("#toast")).to_contain_text("easy: saved")
+        await expect(lobby.locator("#level-note")).to_have_text("Looks two moves ahead.")
+        await expect(lobby.locator("#ai-level")).to_have_value("easy")
+        await lobby.close()
         await expect(page.locator("#audit tbody tr").first).to_contain_text("max_depth: 4 → 2")
         await expect(page.locator("#audit tbody tr").first).to_contain_text("Ann")
         await expect(page.locator("#levels tr.problems:not([hidden])")).to_have_count(0)

@@ -120,7 +120,8 @@ async def test_a_challenge_by_name_is_accepted_into_a_timed_game_and_another_is_
         await expect(ann.locator("#challenges")).to_be_hidden()
         await expect(ann.locator("#game")).to_be_visible()  # still in the game she was in
 
-        # A name nobody has is refused in words.
+        # A name nobody has is refused in words. (Leaving her game asks first: yes.)
+        ann.once("dialog", lambda dialog: dialog.accept())
         await ann.click("#lobby-btn")
         await challenge(ann, "Nobody", "connect4", "")
         await expect(ann.locator("#toast")).to_contain_text("nobody here is called 'Nobody'")

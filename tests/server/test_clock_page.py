@@ -79,6 +79,7 @@ async def test_a_timed_game_shows_both_clocks_running_down_and_ends_on_time(
         # The replay shows the clocks stored with each move.
         await ann.evaluate(f"location.hash = '#replay/{code}-1'")
         await expect(ann.locator("#board-wrap")).to_have_attribute("data-record", "true")
+        await ann.click("#r-first")  # a replay opens at the final position
         await expect(ann.locator(clock(ann, 0))).to_have_text("0:06.0")
         await ann.click("#r-last")
         shown = f"0:0{(ann_after_move // 100) / 10:.1f}"

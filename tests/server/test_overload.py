@@ -11,6 +11,7 @@ from websockets.frames import CloseCode
 from wsclient import Client
 
 from server.app import Settings, running
+from server.engines import AiPool
 from server.overload import LoadGauge
 from server.store import MemoryStore
 from tests.server.test_server import http_get
@@ -77,3 +78,33 @@ async def test_after_its_event_loop_ran_late_a_node_sheds_newcomers_until_it_rec
         ann = await Client.open(srv.url, "Ann")
         assert ann.welcome["player"]["name"] == "Ann"
         await ann.close()
+
+
+async def test_while_its_engines_warm_up_a_node_says_so_and_refuses_nobody_for_its_lag() -> None:
+    pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
+                  warm_up="scripted_engines:slow_warm_up")
+    await pool.start()
+    try:
+        settings = Settings(shed_lag_seconds=0.2)
+        async with running(port=0, store=MemoryStore(), settings=settings, pool=pool) as srv:
+            for _ in range(100):
+                if srv.app.gauge.warming is not None:
+                    break
+                await asyncio.sleep(0.02)
+            status, _, body = await asyncio.to_thread(http_get, srv.port, "/readyz")
+            assert status == 200 and b"the engines are compiling: 0 of 1" in body
+            time.sleep(0.5)  # the loop stalls, as a first start's compiling makes it
+            await asyncio.sleep(0.2)
+            ann = await Client.open(srv.url, "Ann")  # welcomed, not shed
+            assert ann.welcome["player"]["name"] == "Ann"
+            status, _, _ = await asyncio.to_thread(http_get, srv.port, "/readyz")
+            assert status == 200
+            for _ in range(300):
+                if srv.app.gauge.warming is None:
+                    break
+                await asyncio.sleep(0.05)
+            status, _, body = await asyncio.to_thread(http_get, srv.port, "/readyz")
+            assert (status, body) == (200, b"ready\n")
+            await ann.close()
+    finally:
+        await pool.close()

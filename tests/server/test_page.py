@@ -1,8 +1,8 @@
 """The web page, driven by Debian's headless Chromium against a real ``discus serve``.
 
 The game against the AI comes last so the server's AI workers can warm up (compile or load
-their kernels) while the other tests run; until they are ready the server answers AI moves
-with its quick fallback after its queue timeout, which is slow but never stalls.
+their kernels) while the other tests run; until a first one is ready the server answers AI
+moves at once with its quick fallback over the rules alone, which is weak but never stalls.
 
 The server runs as a subprocess (its own event loop and worker pool, as a person would start
 it) on a free loopback port, in a scratch directory so its embedded database stays there. The
@@ -12,6 +12,7 @@ the system one: these tests never download a browser.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
@@ -347,6 +348,7 @@ async def test_the_thinking_readout_keeps_the_last_iteration_and_says_whom_the_s
             await page.click("#ai-form label:has-text('Connect Four')")
             await page.locator("#ai-level option").first.wait_for(state="attached")
             await page.select_option("#ai-level", "expert")  # plays its best move: +3
+            await page.check("#ai-evaluation")  # a guest's casual game: the engine's verdict
             await page.click("#play-ai")
             await page.click("#board-wrap .cell[data-move='4']")
             await page.wait_for_function(
@@ -508,13 +510,15 @@ async def test_on_a_phone_away_and_claim_stay_on_one_line_and_do_not_push_the_bo
     await ann.wait_for_selector("#share:not([hidden])")
     await open_page(bob_ctx, await ann.input_value("#share-link"), problems)
     await ann.wait_for_selector("#share", state="hidden")
-    board_top = (await ann.locator("#board-wrap").bounding_box() or {})["y"]
+    top = "(() => { const b = document.querySelector('#board-wrap'); " \
+        "return b.getBoundingClientRect().top + window.scrollY; })()"  # on the page, not the view
+    board_top = await ann.evaluate(top)
     await bob_ctx.close()
     await ann.wait_for_selector(".player.offline")
     await expect(ann.locator("#claim")).to_be_visible()
     heights = [(await b.bounding_box() or {})["height"] for b in await ann.locator(".player").all()]
     assert heights[0] == heights[1], f"'away' must not add a line: {heights}"
-    assert (await ann.locator("#board-wrap").bounding_box() or {})["y"] == board_top
+    assert await ann.evaluate(top) == board_top
     claim = (await ann.locator("#claim").bounding_box() or {})["height"]
     lobby = (await ann.locator("#lobby-btn").bounding_box() or {})["height"]
     assert claim == lobby, "the claim button is one line, as the others"
@@ -633,26 +637,32 @@ async def test_a_person_plays_a_whole_connect_four_game_against_the_weakest_ai_b
     await page.wait_for_selector("#board-wrap .cell[data-move]", timeout=AI_MOVE_TIMEOUT_MS)
     assert await board_discs(page) == 1
 
-    # Back in the lobby, the finished game is the one past game (the rematch is still on).
+    # Back in the lobby (leaving the rematch, asked first, aborts it), the finished game is
+    # the older of the two past games.
     shots = screenshot_dir(tmp_path)
+    page.once("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
     await page.click("#lobby-btn")
     past = page.locator("#history li")
-    await expect(past).to_have_count(1)
-    await expect(past.first).to_contain_text(f"{moves} moves")
-    await expect(past.first).to_contain_text("vs Computer")
-    game_id = await past.first.get_attribute("data-game")
+    await expect(past).to_have_count(2)
+    await expect(past.first).to_contain_text("Aborted")
+    await expect(past.nth(1)).to_contain_text(f"{moves} moves")
+    await expect(past.nth(1)).to_contain_text("vs Computer")
+    game_id = await past.nth(1).get_attribute("data-game")
     assert game_id
     await page.screenshot(path=str(shots / "history.png"), full_page=True)
     record = await stored_game(server_url, game_id)
     assert len(record["moves"]) == moves and len(record["boards"]) == moves + 1
     assert record["boards"][-2:] == [before_last, final_board]
 
-    # The replay starts from the empty board and each step draws the server's next board.
-    await past.first.get_by_role("button", name="Replay").click()
+    # The replay opens at the final position; from the start each step draws the server's
+    # next board.
+    await past.nth(1).get_by_role("button", name="Replay").click()
     await page.wait_for_function(
         "document.querySelector('#board-wrap').dataset.record === 'true'"
     )
-    assert await page.get_attribute("#board-wrap", "data-ply") == "0"
+    assert await page.get_attribute("#board-wrap", "data-ply") == str(moves)
+    assert await drawn_board(page) == record["boards"][-1]
+    await page.click("#r-first")
     assert await drawn_board(page) == record["boards"][0] == "-" * 42
     assert await page.locator("#board-wrap .cell[data-move]").count() == 0, "nothing to play"
     for ply in range(1, moves + 1):
@@ -681,8 +691,7 @@ async def test_a_person_plays_a_whole_connect_four_game_against_the_weakest_ai_b
     await other.wait_for_function(
         "document.querySelector('#board-wrap')?.dataset.record === 'true'"
     )
-    await other.click("#r-last")
-    assert await drawn_board(other) == record["boards"][-1]
+    assert await drawn_board(other) == record["boards"][-1]  # it opens at the end
     width = await other.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, "the replay fits a phone's width"
     await other.click("#r-prev")

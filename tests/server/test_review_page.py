@@ -4,12 +4,13 @@ move on the board, and try moves on the analysis board with every legal move's v
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Page, WebSocketRoute, expect
 from wsclient import Client, friends_game
 
 from server.app import Running, Settings, running
@@ -138,3 +139,66 @@ async def test_a_review_shows_a_chart_marks_and_best_moves_and_the_analysis_boar
     await page.wait_for_function("document.querySelector('#board-wrap').dataset.analysis === ''")
     assert problems == []
     await context.close()
+
+
+async def test_a_game_ending_analysis_move_shows_the_result_and_a_refusal_leaves_the_board_usable(
+    browser: Browser, tmp_path: Path,
+) -> None:
+    settings = Settings(grace_seconds=0.5, analysis_seconds=1.0)
+    async with running(port=0, store=MemoryStore(), settings=settings) as server:
+        game_id = await finished_game(server)
+        spoil = [False]  # the next analyse the page sends is made illegal on its way
+
+        async def relay(ws: WebSocketRoute) -> None:
+            upstream = ws.connect_to_server()
+
+            def outgoing(text: str | bytes) -> None:
+                message = json.loads(text)
+                if message.get("type") == "analyse" and spoil[0]:
+                    spoil[0] = False
+                    message["moves"] = [*message["moves"][:-1], "9"]
+                upstream.send(json.dumps(message))
+
+            ws.on_message(outgoing)
+
+        problems: list[str] = []
+        context = await browser.new_context()
+        page = await context.new_page()
+        page.set_default_timeout(20_000)
+        page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+        await page.route_web_socket("**/ws", relay)
+        await page.goto(f"http://127.0.0.1:{server.port}/#replay/{game_id}")
+        await page.wait_for_function(
+            "document.querySelector('#board-wrap')?.dataset.record === 'true'")
+        before_last = GAME[:-1]
+        await page.click("#analyse-btn")
+        await page.wait_for_function(
+            "document.querySelector('#board-wrap').dataset.analysis === "
+            f"'[{','.join(before_last)}]'", timeout=SLOW_MS)
+
+        # Red's winning move: the game is over there, and its result is the value.
+        await page.locator(f"#board-wrap .cell[data-col='{GAME[-1]}']").first.click()
+        await page.wait_for_function(
+            f"document.querySelector('#board-wrap').dataset.analysis === '[{','.join(GAME)}]'")
+        await expect(page.locator("#analysis-values")).to_have_text("Game over: Red wins")
+        await expect(page.locator("#analysis-undo")).to_be_enabled()
+        await page.click("#analysis-undo")
+        await page.wait_for_function(
+            "document.querySelector('#board-wrap').dataset.analysis === "
+            f"'[{','.join(before_last)}]'", timeout=SLOW_MS)
+        legal = await page.locator("#analysis-values li").count()
+        assert legal == 7
+
+        # A refused analysis: the board goes back to the position it showed, still usable.
+        spoil[0] = True
+        await page.locator("#board-wrap .cell[data-col='1']").first.click()
+        await expect(page.locator("#analysis-values li")).to_have_count(legal)
+        assert await page.locator("#board-wrap").get_attribute("data-analysis") == \
+            f"[{','.join(before_last)}]"
+        await expect(page.locator("#analysis-undo")).to_be_enabled()
+        await page.click("#analysis-undo")
+        await page.wait_for_function(
+            "document.querySelector('#board-wrap').dataset.analysis === "
+            f"'[{','.join(before_last[:-1])}]'", timeout=SLOW_MS)
+        assert problems == []
+        await context.close()

@@ -114,7 +114,6 @@ async def test_the_analysis_board_values_every_legal_move_exactly(server: Runnin
     ({"game": "chess", "moves": []}, "unknown_game"),
     ({"game": "connect4", "moves": ["4", "9"]}, "invalid_notation"),
     ({"game": "othello", "moves": ["a1"]}, "illegal_move"),
-    ({"game": "connect4", "moves": list("1212121")}, "game_finished"),
 ])
 async def test_an_analysis_of_a_position_that_has_none_is_refused(
     server: Running, message: dict, code: str,
@@ -123,6 +122,17 @@ async def test_an_analysis_of_a_position_that_has_none_is_refused(
     await ann.send(type="analyse", id="x", **message)
     error = await ann.expect("error")
     assert (error["code"], error["ref"]) == (code, "x")
+
+
+async def test_a_finished_position_is_analysed_as_its_result(server: Running) -> None:
+    ann = await Client.open(server.url, "Ann")
+    await ann.send(type="analyse", id="x", game="connect4", moves=list("1212121"))
+    answer = await ann.expect("analysis")
+    # Red's fourth stone wins: Pons' score 22 - 4, from Red's side.
+    assert (answer["values"], answer["to_move"], answer["result"]) == ([], None, 18)
+    await ann.send(type="analyse", id="y", game="connect4", moves=list("121212"))
+    answer = await ann.expect("analysis", timeout=SLOW)
+    assert answer["result"] is None and len(answer["values"]) == 7
 
 
 async def test_a_player_may_have_one_analysis_under_way_and_a_second_is_refused_at_once(

@@ -14,6 +14,8 @@ from server.rooms import AiTurn, Lobby, Outcome, Player, Room, level_key
 from server.store import GameRecord, MoveRecord
 
 ANN = Player("ann", "Ann")
+RATING = p.SeatRating(rating=1500, provisional=True)
+"""A rated player's seat rating (an account's or a bot's; guests have none)."""
 BOB = Player("bob", "Bob")
 CY = Player("cy", "Cy")
 GRACE = 30.0
@@ -408,7 +410,8 @@ def test_an_ai_room_starts_at_once_and_asks_the_ai_when_it_moves_first() -> None
 
 
 def test_the_ai_answers_the_human_move_and_its_move_carries_its_figures() -> None:
-    room, out = make_lobby().create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=0.0)
+    room, out = make_lobby().create(ANN, "connect4", p.AiOpponent(level="easy", evaluation=True),
+                                    0, now=0.0)
     assert out.ai is None
     out = play(room, ANN, "4")
     assert out.ai is not None and out.ai.ply == 1 and room.view().ai_thinking
@@ -423,6 +426,35 @@ def test_the_ai_answers_the_human_move_and_its_move_carries_its_figures() -> Non
     made = messages(done, p.MoveMade)[0]
     assert made.seat == 1 and made.thought == thought
     assert not room.ai_thinking and done.ai is None
+
+
+def test_the_ai_search_goes_out_without_its_score_unless_a_casual_room_shows_it() -> None:
+    thought = p.AiThought(depth=3, score=5, nodes=99, seconds=0.01, exact=True, win_in=2)
+    for evaluation, rating, shown in [(False, None, False), (True, None, True),
+                                      (True, RATING, False)]:
+        lobby = make_lobby()
+        room, out = lobby.create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=0.0)
+        room.evaluation = evaluation
+        room.note_ratings({} if rating is None else {ANN.id: rating})
+        out = play(room, ANN, "4")
+        assert out.ai is not None
+        thinking = messages(room.ai_progress(out.ai.round, 1, depth=3, score=5, nodes=99,
+                                             seconds=0.01, exact=True, win_in=2), p.AiThinking)[0]
+        made = messages(room.apply_move(room.check_ai_move(out.ai.round, 1, 3, now=3.0,
+                                                           thought=thought), now=3.0),
+                        p.MoveMade)[0]
+        for seen in (thinking, made.thought):
+            assert seen is not None and seen.depth == 3 and seen.nodes == 99
+            assert (seen.score, seen.exact, seen.win_in) == ((5, True, 2) if shown
+                                                             else (None, False, None))
+
+
+def test_a_rated_player_cannot_ask_for_the_engines_evaluation() -> None:
+    lobby = make_lobby()
+    with pytest.raises(errors.Forbidden):
+        lobby.create(ANN, "connect4", p.AiOpponent(level="easy", evaluation=True), 0, now=0.0,
+                     ratings={ANN.id: RATING})
+    assert not lobby.rooms
 
 
 def test_a_late_ai_answer_for_an_old_ply_or_round_is_refused_and_its_progress_dropped() -> None:

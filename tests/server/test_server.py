@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from people import CHEAP_HASHER, sign_up
 from wsclient import Client, friends_game
 
 from server.app import Running, Settings, running
@@ -236,18 +237,23 @@ async def test_a_rematch_swaps_colours(server: Running) -> None:
 
 
 @contextlib.asynccontextmanager
-async def ai_opens(search: str) -> AsyncIterator[tuple[Client, dict[str, Any]]]:
-    """A server whose one AI worker runs ``scripted_engines.<search>``, and a person in a
-    Connect Four room against its easy level, the AI to open: the person, and the AI's first
-    ``move_made``."""
+async def ai_opens(search: str, evaluation: bool = True, account: bool = False
+                   ) -> AsyncIterator[tuple[Client, dict[str, Any]]]:
+    """A server whose one AI worker runs ``scripted_engines.<search>``, and a person (a guest,
+    or with ``account`` an account: its games are rated) in a Connect Four room against its
+    easy level, the AI to open, the engine's ``evaluation`` asked for or not: the person, and
+    the AI's first ``move_made``."""
     pool = AiPool(processes=1, games=("connect4",), search=f"scripted_engines:{search}",
                   warm_up="scripted_engines:warm_up")
     await pool.start(wait_ready=True, timeout=60)
     try:
         async with running(port=0, store=MemoryStore(), pool=pool) as srv:
+            srv.app.accounts.hasher = CHEAP_HASHER
             ann = await Client.open(srv.url, "Ann")
-            await ann.send(type="create_room", game="connect4",
-                           opponent={"kind": "ai", "level": "easy"}, seat=1)
+            if account:
+                await sign_up(ann, "Ann")
+            await ann.send(type="create_room", game="connect4", seat=1, opponent={
+                "kind": "ai", "level": "easy", "evaluation": evaluation})
             yield ann, await ann.expect("move_made", ply=0, timeout=30)
     finally:
         await pool.close()
@@ -272,6 +278,38 @@ async def test_a_long_search_streams_its_thinking_before_its_move() -> None:
         thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
         assert thinking and all(m["ply"] == 0 for m in thinking)
         assert max(m["depth"] for m in thinking) <= made["thought"]["depth"] == 8
+
+
+async def test_a_rated_game_shows_the_engine_thinking_but_never_its_evaluation() -> None:
+    async with ai_opens("unhurried", evaluation=False, account=True) as (ann, made):
+        thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
+        assert thinking and all(m["depth"] >= 1 for m in thinking)
+        for thought in [*thinking, made["thought"]]:
+            assert (thought["score"], thought["win_in"], thought["exact"]) == (None, None, False)
+        # An account's games against the computer are rated: it cannot ask for it.
+        await ann.send(type="create_room", game="connect4", seat=1, id="e", opponent={
+            "kind": "ai", "level": "easy", "evaluation": True})
+        error = await ann.expect("error")
+        assert (error["code"], error["ref"]) == ("forbidden", "e")
+
+
+async def test_a_casual_game_shows_the_evaluation_only_when_asked_for() -> None:
+    async with ai_opens("unhurried", evaluation=False) as (ann, made):
+        thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
+        assert thinking and all(m["score"] is None for m in thinking)
+        assert made["thought"]["score"] is None
+    async with ai_opens("unhurried", evaluation=True) as (ann, made):
+        thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
+        assert thinking and all(m["score"] == 0 for m in thinking)
+        assert made["thought"]["score"] == 0
+        # Signing up while seated makes the game rated: no evaluation from then on.
+        ann.seen.clear()
+        await sign_up(ann, "Ann")
+        await ann.send(type="move", room=made["room"], ply=1, move="1")
+        reply = await ann.expect("move_made", ply=2, timeout=30)
+        thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
+        assert thinking and all(m["score"] is None for m in thinking)
+        assert reply["thought"]["score"] is None
 
 
 async def test_games_against_the_real_engines_in_a_worker_show_what_they_saw() -> None:

@@ -15,6 +15,7 @@ from ai.connect4.evaluation import WIN
 from ai.levels import Level
 from server.engines import AiJob, AiPool, Progress, quick_move, win_in
 from server.engines.engine_process import PROGRESS_EVERY
+from server.engines.fallback import rails_move
 
 HANGS = f"{__name__}:hang_while_warming_up"
 """Loaded by path in the worker process (which inherits this run's ``sys.path``)."""
@@ -242,3 +243,33 @@ def test_an_opening_book_answer_is_not_kept_in_the_position_cache() -> None:
     shallow = Level("shallow", 0, "", 2, 0.1, 0.2, None, candidates=1, margin=0, rails=False)
     _, learned = think(Pipe(), Think("2", AiJob("othello", (), shallow, 7)), ai.search, False)
     assert learned is not None  # a search's answer is kept
+
+
+async def test_until_a_first_worker_is_ready_moves_come_at_once_from_the_rules_alone() -> None:
+    pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
+                  warm_up="scripted_engines:slow_warm_up")
+    await pool.start()
+    try:
+        asked = time.monotonic()
+        answer = await asyncio.wait_for(pool.think(AiJob("connect4", (), FAST, seed=1)), 30)
+        assert time.monotonic() - asked < 1.5, "not kept waiting for the warm-up"
+        assert answer.fallback and answer.move == 3  # the centre column
+        for _ in range(200):
+            if pool.snapshot().ready:
+                break
+            await asyncio.sleep(0.05)
+        answer = await asyncio.wait_for(pool.think(AiJob("connect4", (), FAST, seed=1)), 30)
+        assert not answer.fallback and answer.move == 6  # the scripted engine's last column
+    finally:
+        await pool.close()
+
+
+def test_the_rules_alone_take_a_win_block_a_loss_and_prefer_the_centre() -> None:
+    assert rails_move(C4.parse_moves("121212"), seed=5) == 0
+    for seed in range(5):
+        assert rails_move(C4.parse_moves("12121"), seed=seed) == 0
+        assert rails_move(C4.initial(), seed=seed) == 3
+    othello = games.load("othello")
+    # From the start every Othello move leaves three replies: any of the four, by the seed.
+    assert {rails_move(othello.initial(), seed) for seed in range(20)} <= set(
+        othello.initial().legal_moves())
