@@ -249,11 +249,12 @@ async def drive(table: Table, until: asyncio.Event, pause: float = 0.0,
         move = table.chosen.setdefault(ply, table.rng.choice(table.position["legal_moves"]))
         errors_before = len(table.errors)
         table.changed.clear()
-        await page.send(type="move", room=table.room, ply=ply, move=move)
+        ref = f"{table.room}:{ply}"  # a late answer to an earlier move is not this one's
+        await page.send(type="move", room=table.room, ply=ply, move=move, id=ref)
         await _changed(table, until, lambda p=ply, e=errors_before: table.position["ply"] > p
                        or len(table.errors) > e, silence)
         for who, error in table.errors[errors_before:]:
-            if who != page.name:
+            if who != page.name or error.get("ref") not in (None, ref):
                 continue
             if on_refused is not None:
                 await on_refused(table, ply, error)
