@@ -13,6 +13,12 @@ Each move of a game gets the mover's value *before* it (the best the mover could
 never negative) and a verdict by that difference. A game's positions are valued from the
 last backwards, so the proofs of the later positions sit in the solver's table when the
 earlier ones are solved.
+
+Proven values outlive a review: in an AI worker process (``use_store``) a review or an
+analysis of a game with a solver first looks every position up in the position cache, takes
+the proven values it finds, and keeps there what it proves, so the same positions are never
+proved twice, by any review, analysis or move (the expert plays a proven position from the
+cache).
 """
 
 from __future__ import annotations
@@ -20,11 +26,13 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 import ai
 import games
+from ai.cached import EXACT, CachedResult
 from ai.limits import Limits
 from games.base import State
 
@@ -110,6 +118,71 @@ class _Valued:
     """Every root move's value when one search gave them all (Othello's midgame)."""
 
 
+class ProvenStore(Protocol):
+    """Where proven values outlive a review: the position cache of an AI worker process
+    (``server.storage.SyncPositionCache`` fits, wrapped by the worker). ``lookup`` gives one
+    result or None per state; ``save`` keeps (state, result) pairs. Either may fail quietly
+    (a miss, nothing kept): the review then proves as without a store."""
+
+    def lookup(self, states: Sequence[State]) -> list[CachedResult | None]: ...
+
+    def save(self, results: Sequence[tuple[State, CachedResult]]) -> None: ...
+
+
+_store: ProvenStore | None = None
+
+
+def use_store(store: ProvenStore | None) -> None:
+    """Read proven values from ``store`` before proving, and keep there what is proven
+    (reviews and the analysis board of games with a solver); None: prove everything."""
+    global _store
+    _store = store
+
+
+class _Proven:
+    """The proven values a review or an analysis found in the store, and the ones it proved
+    (kept at the end, in one call)."""
+
+    def __init__(self, states: Sequence[State]) -> None:
+        self.found: dict[State, _Valued] = {}
+        self.learned: list[tuple[State, CachedResult]] = []
+        if _store is None:
+            return
+        wanted = [s for s in states if not s.is_over()]
+        try:
+            hits = _store.lookup(wanted) if wanted else []
+        except Exception:  # a store that fails is a store that holds nothing
+            hits = [None] * len(wanted)
+        for state, hit in zip(wanted, hits, strict=True):
+            if hit is not None and hit.exact and hit.bound == EXACT:
+                self.found[state] = _Valued(hit.score, hit.move, True)
+
+    def get(self, state: State) -> _Valued | None:
+        return self.found.get(state)
+
+    def learn(self, state: State, valued: _Valued) -> None:
+        """Keep ``valued`` for ``state`` when proven and not already in the store."""
+        if (_store is None or not valued.exact or valued.value is None or state.is_over()
+                or state in self.found):
+            return
+        result = CachedResult(_cells_left(state), valued.value, EXACT, valued.best, True)
+        self.learned.append((state, result))
+
+    def keep(self) -> None:
+        if _store is None or not self.learned:
+            return
+        try:
+            _store.save(self.learned)
+        except Exception:  # kept or not, the review's answer stands
+            pass
+
+
+def _cells_left(state: State) -> int:
+    """Plies left at most (the depth a proven entry is stored at): the empty cells."""
+    cells = games.load(state.game_name).cells(state)
+    return sum(1 for c in cells if c is None)
+
+
 Check = Callable[[], None]
 """Called between two positions valued; may raise to stop the work there (the AI worker's
 way to take its process back for a live move)."""
@@ -165,14 +238,21 @@ def review(game_name: str, moves: Sequence[int], solve_seconds: float = C4_SOLVE
     states = [game.initial()]
     for move in moves:
         states.append(states[-1].play(move))
+    proven = _Proven(states if rules_of(game_name).solver is not None else [])
     valued: list[_Valued] = [_terminal(states[-1])] if states[-1].is_over() else []
     last = len(states) - (1 if valued else 0)
     for ply in range(last - 1, -1, -1):  # valued[0] is the value of states[ply + 1]
+        known = proven.get(states[ply])
+        if known is not None:
+            valued.insert(0, known)
+            continue
         _ready(check, stop)
         found = (_kept(states[ply], moves[ply], valued[0], solve_seconds, stop) if valued
                  else None)
         valued.insert(0, found or _value(states[ply], solve_seconds, stop))
+        proven.learn(states[ply], valued[0])
     check()  # a proof stopped from outside is no unvalued position: give the review up
+    proven.keep()
     # valued[i] is now the value of states[i]
     reviews = []
     for ply, move in enumerate(moves):
@@ -196,11 +276,21 @@ def analyse(state: State, check: Check = _no_check, stop: np.ndarray | None = No
         raise ValueError("the game is over: there is no move to analyse")
     rules = rules_of(state.game_name)
     if rules.solver is not None:
+        children = [state.play(move) for move in legal]
+        proven = _Proven(children)
         found = []
-        for move in legal:
+        for move, child in zip(legal, children, strict=True):
+            known = proven.get(child)
+            if known is not None and known.value is not None:
+                found.append(MoveValue(move, -known.value, True))
+                continue
             _ready(check, stop)
-            found.append(_child_value(rules.solver, state.play(move), move, seconds, stop))
+            value = _child_value(rules.solver, child, move, seconds, stop)
+            found.append(value)
+            if value.value is not None:
+                proven.learn(child, _Valued(-value.value, None, True))
         check()
+        proven.keep()
     else:
         found = _searched_moves(rules, state, legal)
     order = {m: i for i, m in enumerate(legal)}
@@ -405,10 +495,11 @@ OTHELLO = ReviewRules(
 """Othello: discs, exact over the last ``OTHELLO_EXACT_EMPTIES`` squares, else searched."""
 
 
-def review_moves(game_name: str, moves: Sequence[int], check: Check = _no_check,
+def review_moves(game_name: str, moves: Sequence[int],
+                 solve_seconds: float = C4_SOLVE_SECONDS, check: Check = _no_check,
                  stop: np.ndarray | None = None) -> Review:
     """``review`` under the name the server's workers run (``module:function``)."""
-    return review(game_name, moves, check=check, stop=stop)
+    return review(game_name, moves, solve_seconds, check=check, stop=stop)
 
 
 def analyse_moves(game_name: str, moves: Sequence[int],

@@ -26,7 +26,8 @@ from ai import review as engine_review
 from server import errors
 from server import protocol as p
 from server.connection import Client, source_of
-from server.engines import AiPool, Pool
+from server.engines import AiPool, CacheSettings, Pool
+from server.engines.engine_process import use_proven_cache
 from server.outbox import Outbox
 from server.settings import DEFAULT_ANALYSIS_LIMITS, AnalysisLimits
 from server.store import GameRecord, MoveRecord, ReviewRecord, Store
@@ -41,9 +42,10 @@ REVIEWABLE = frozenset({"finished", "aborted"})
 
 
 
-def _lower_priority() -> None:
-    """In the low-priority process, before its first task: the lowest CPU priority, and the
-    engines loaded, so a live move's worker always gets the CPU first."""
+def _lower_priority(cache: CacheSettings | None = None) -> None:
+    """In the low-priority process, before its first task: the lowest CPU priority, the
+    engines loaded, so a live move's worker always gets the CPU first, and the position
+    cache opened for what reviews prove (as in the AI pool's processes)."""
     with contextlib.suppress(OSError):
         os.nice(19)
     import ai
@@ -51,6 +53,7 @@ def _lower_priority() -> None:
     for name in games.names():
         with contextlib.suppress(ImportError, ValueError):
             ai.warm_up(name)
+    use_proven_cache(cache)
 
 
 def _call(path: str, args: tuple[Any, ...]) -> Any:
@@ -65,7 +68,8 @@ class LowPriorityRunner:
     use: where the AI pool cannot run low-priority tasks. ``close`` stops it at once, a
     review under way included (its callers get ``RuntimeError``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: CacheSettings | None = None) -> None:
+        self.cache = cache
         self._pool: Any = None
         self._waiting: set[asyncio.Future[Any]] = set()
 
@@ -77,7 +81,8 @@ class LowPriorityRunner:
     async def run(self, path: str, *args: Any) -> Any:
         loop = asyncio.get_running_loop()
         if self._pool is None:
-            self._pool = multiprocessing.get_context("spawn").Pool(1, _lower_priority)
+            self._pool = multiprocessing.get_context("spawn").Pool(1, _lower_priority,
+                                                                  (self.cache,))
         future: asyncio.Future[Any] = loop.create_future()
 
         def settle(outcome: Any, failed: bool) -> None:
@@ -122,7 +127,7 @@ class ReviewDesk:
         self.pool = pool
         self.analysis_seconds = analysis_seconds
         self.stopping = stopping
-        self.local = LowPriorityRunner()
+        self.local = LowPriorityRunner(pool.cache if isinstance(pool, AiPool) else None)
         self.tasks: set[asyncio.Task[None]] = set()
         self._computing: dict[str, asyncio.Future[ReviewRecord]] = {}
         self.limits = limits

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import numpy as np
 
 import games
-from ai.cached import cached_iteration, learned, wants_lookup
+from ai.cached import CachedResult, cached_iteration, learned, wants_lookup
 from ai.levels import choose_move
 from ai.limits import Iteration, Limits
 from games.base import State
@@ -73,6 +73,10 @@ level's, not the cache's)."""
 
 CACHE_SAVE_SECONDS = 1.0
 """A job-end save slower than this is dropped (the answer has already been sent)."""
+
+PROVEN_LOOKUP_SECONDS = 2.0
+"""Most a review or an analysis waits for the proven values of its positions (one lookup for
+a whole game: a low-priority task, where proving them again would take far longer)."""
 
 IDLE_FLUSH_SECONDS = 5.0
 """A process with no job for this long writes the results its durable cache tier buffered,
@@ -133,7 +137,7 @@ def main(conn: multiprocessing.connection.Connection, game_names: Sequence[str],
             log.warning("no engine for %s: %s", name, exc)
     import server.storage  # noqa: F401 - imported now, not inside the first timed job
 
-    cache = _open_cache(cache_settings)
+    cache = use_proven_cache(cache_settings)
     pipe.send(Ready(time.perf_counter() - started, tuple(missing)))
     try:
         while True:
@@ -228,6 +232,35 @@ def _open_cache(settings: CacheSettings | None) -> Any:
     except Exception:
         log.exception("AI engine process runs without the position cache")
         return None
+
+
+def use_proven_cache(settings: CacheSettings | None) -> Any:
+    """Open this process's position cache (None without settings, or when it cannot be
+    opened) and let reviews and analyses run here read and keep proven values in it."""
+    cache = _open_cache(settings)
+    if cache is not None:
+        from ai import review
+
+        review.use_store(_ProvenStore(cache))
+    return cache
+
+
+class _ProvenStore:
+    """What reviews and analyses of this process prove, read from and kept in the position
+    cache (``ai.review.use_store``): looked up within the move's lookup timeout, saved and
+    written durably at once, so the next review of the game, on any worker, finds it."""
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+
+    def lookup(self, states: Sequence[State]) -> list[CachedResult | None]:
+        found: list[CachedResult | None] = self.cache.lookup(states,
+                                                             timeout=PROVEN_LOOKUP_SECONDS)
+        return found
+
+    def save(self, results: Sequence[tuple[State, CachedResult]]) -> None:
+        self.cache.save(results, timeout=CACHE_SAVE_SECONDS)
+        self.cache.flush(timeout=CACHE_SAVE_SECONDS)
 
 
 def _save(cache: Any, state: State, last: Iteration, candidates: int) -> None:
