@@ -310,6 +310,10 @@ def _backup(state: Connect4State, limits: Limits) -> Iteration | None:
 
 
 def _exact(state: Connect4State, limits: Limits) -> Iterator[Iteration]:
+    booked = _book_exact(state, limits.multipv)
+    if booked is not None:
+        yield booked  # the book proved it: no search (the empty board takes minutes)
+        return
     ws = _workspace()
     c, m = _U(state.current), _U(state.mask)
     started = time.perf_counter()
@@ -360,6 +364,45 @@ def _exact(state: Connect4State, limits: Limits) -> Iterator[Iteration]:
             exact=True,
             root_scores=root_scores,
         )
+
+
+def _book_exact(state: Connect4State, multipv: int) -> Iteration | None:
+    """The exact iteration the book gives for ``state``, or None: the book's move and score,
+    its line as far as the book follows it for a principal variation and, when several
+    moves' scores are wanted (``multipv``), every move's from the book's entries for the
+    children (None unless the book holds them all)."""
+    hit = book.lookup(state)
+    if hit is None:
+        return None
+    move, score = hit
+    root_scores: tuple[tuple[int, int], ...] = ((move, score),)
+    if multipv > 1:
+        scored = []
+        for col in state.legal_moves():
+            child = state.play(col)
+            if child.winner() is not None:
+                value = (kernels.CELLS + 1 - state.ply) // 2
+            elif child.is_over():
+                value = 0
+            else:
+                found = book.lookup(child)
+                if found is None:
+                    return None
+                value = -found[1]
+            scored.append((col, value))
+        scored.sort(key=lambda pair: (-pair[1], pair[0] != move, pair[0]))
+        root_scores = tuple(scored)
+    pv = [move]
+    child = state.play(move)
+    while not child.is_over() and len(pv) < PV_LIMIT:
+        reply = book.lookup(child)
+        if reply is None:
+            break
+        pv.append(reply[0])
+        child = child.play(reply[0])
+    return Iteration(depth=kernels.CELLS - state.ply, score=score, move=move, pv=tuple(pv),
+                     nodes=0, seconds=0.0, exact=True, root_scores=root_scores,
+                     book=multipv == 1)
 
 
 def _exact_move(

@@ -66,3 +66,26 @@ def test_a_file_without_bad_lines_exits_with_status_zero(
     positions.write_text("4453\n44\n")
     assert main(["analyse", "connect4", "--depth", "4", "--positions", str(positions)]) == 0
     assert [a["position"] for a in rows(capsys)] == ["4453", "44"]
+
+
+def test_the_empty_connect_four_board_is_answered_exactly_from_the_book_at_once(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The game's published value (Allis, Pons): the first player wins with their last stone
+    # (score 1), by the centre column; the solver needs minutes for it, the book holds it.
+    assert main(["analyse", "connect4", "", "--exact"]) == 0
+    (answer,) = rows(capsys)
+    assert answer["exact"] is True and answer["score"] == 1 and answer["move"] == "4"
+    assert answer["nodes"] == 0 and answer["depth"] == 42
+    assert answer["pv"][:1] == ["4"] and len(answer["pv"]) > 1
+
+
+def test_every_first_move_gets_its_published_exact_value_from_the_book() -> None:
+    import ai
+    import games
+    from ai.limits import Limits
+
+    found = ai.best(games.load("connect4").initial(), Limits(exact=True, multipv=7))
+    assert found.exact and found.nodes == 0
+    assert sorted(found.root_scores) == list(enumerate((-2, -1, 0, 1, 0, -1, -2)))
+    assert found.root_scores[0] == (3, 1)
