@@ -481,13 +481,13 @@ def connect4_win_in(ply: int, score: int, exact: bool) -> int | None:
     return -(22 + pons - (ply - mine))
 
 
-CONNECT4 = ReviewRules(
+CONNECT4: ReviewRules = ReviewRules(
     solver="ai.connect4.engine", label=connect4_label, verdict=connect4_verdict,
     win_in=connect4_win_in,
 )
 """Connect Four: every position proved (book, else solver), values in Pons' units."""
 
-OTHELLO = ReviewRules(
+OTHELLO: ReviewRules = ReviewRules(
     exact=lambda state: _empties(state) <= OTHELLO_EXACT_EMPTIES,
     depth=lambda state: min(OTHELLO_DEPTH, max(1, _empties(state) - 1)),
     verdict=othello_verdict,

@@ -58,6 +58,14 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _book(args: argparse.Namespace) -> int:
+    if args.action == "proven":
+        import asyncio
+
+        from server.storage.proven import proven_report
+
+        report = asyncio.run(proven_report(args.database_url, args.game))
+        print("\n".join(report.lines()))
+        return 0
     if args.game == "othello":
         from ai.othello import book_build as othello_book
 
@@ -221,13 +229,15 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_serve)
 
     p = sub.add_parser("book", help="the opening books (Connect Four by default, Othello): "
-                       "build, verify, stats")
-    p.add_argument("action", choices=("build", "verify", "stats"))
+                       "build, verify, stats; proven: what the position cache holds proven")
+    p.add_argument("action", choices=("build", "verify", "stats", "proven"))
     p.add_argument("game", nargs="?", default="connect4", choices=("connect4", "othello"))
     p.add_argument("--sample", type=int, default=20, metavar="N",
                    help="entries verify solves (Othello: searches) again (default 20)")
     p.add_argument("--processes", type=int, default=None, metavar="N",
                    help="processes the Connect Four build solves on (default: one a core)")
+    p.add_argument("--database-url", default=None,
+                   help="proven: the database (default: $DATABASE_URL, else SQLite)")
     p.set_defaults(func=_book)
 
     p = sub.add_parser("train", help="make the Othello evaluation's training data and fit its "

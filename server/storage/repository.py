@@ -756,6 +756,13 @@ async def find_cached_positions(
     }
 
 
+async def proven_positions(conn: AsyncConnection, game: str) -> list[tuple[str, float]]:
+    """(canonical key, last saved) of every position of ``game`` stored proven."""
+    stmt = select(cache.c.key, cache.c.updated_at).where(cache.c.game == game,
+                                                          cache.c.exact.is_(True))
+    return [(row.key, float(row.updated_at)) for row in await conn.execute(stmt)]
+
+
 async def save_cached_positions(
     conn: AsyncConnection,
     rows: Sequence[dict[str, Any]],
