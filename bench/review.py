@@ -1,17 +1,22 @@
 """How long a full game review takes: a 42-ply Connect Four game and a 60-ply Othello game.
 
-``python -m bench.review [--runs N] [--no-book]``: reviews each game N times in this process,
-each run on empty engine tables (as a fresh worker would), and prints the median and the
-fastest run's seconds, with how many moves got each verdict. ``--no-book`` reviews the
-Connect Four game with the opening book turned off (every early position is then the
-solver's), to see what the book saves. The engines are warmed up first; that time is not
-counted.
+``python -m bench.review [--runs N] [--no-book] [--cached]``: reviews each game N times in
+this process, each run on empty engine tables (as a fresh worker would), and prints the
+median and the fastest run's seconds, with how many moves got each verdict. ``--no-book``
+reviews the Connect Four game with the opening book turned off (every early position is
+then the solver's), to see what the book saves. ``--cached`` reviews the Connect Four game
+three times through the position cache on a fresh SQLite database, as the server's workers
+do: the first review proves and keeps what it can, each later one (new process-local tiers,
+so only the durable table remembers) reads it back and proves only what is left. The
+engines are warmed up first; that time is not counted.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
+import tempfile
 import time
 from collections import Counter
 from unittest import mock
@@ -73,15 +78,44 @@ def report(name: str, seconds: list[float], found: review.Review) -> None:
           + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())))
 
 
+def cached(moves: list[int]) -> None:
+    """Review ``moves`` twice through the position cache of a new SQLite database."""
+    from server.engines.engine_process import use_proven_cache
+    from server.engines.pool import CacheSettings
+    from server.storage import SqlStore
+
+    with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite+aiosqlite:///{folder}/bench.sqlite3"
+
+        async def migrate() -> None:
+            store = SqlStore(url)
+            await store.open()
+            await store.close()
+
+        asyncio.run(migrate())
+        for name in ("first review", "second review", "third review"):
+            cache = use_proven_cache(CacheSettings(None, url))
+            try:
+                report(f"connect4, {name}", *timed("connect4", moves, 1))
+            finally:
+                review.use_store(None)
+                cache.close()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-book", action="store_true",
                         help="review the Connect Four game without the opening book")
+    parser.add_argument("--cached", action="store_true",
+                        help="review the Connect Four game three times through the position cache")
     args = parser.parse_args(argv)
     for name in ("connect4", "othello"):
         ai.warm_up(name)
     c4 = moves_of("connect4", CONNECT4_GAME)
+    if args.cached:
+        cached(c4)
+        return
     if args.no_book:
         with mock.patch.object(c4_engine.book, "lookup", return_value=None):
             report("connect4 (no book)", *timed("connect4", c4, args.runs))
