@@ -6,7 +6,7 @@ between a rated player and an AI level. Rated players are accounts and bots: bot
 stable identity across browsers and restarts, which a guest does not. An AI level's rating
 comes from its calibration (``ratings.level_rating``) and is never changed by games.
 
-A game is rated right after its finished row is stored (``DiscusServer.carry``), in one
+A game is rated right after its finished row is stored (``RoomRunner.carry``), in one
 transaction of its own that also writes the history rows; the rows' key (game, player) makes
 it happen once however often the finish is carried (``Store.rate_game``). A crash between
 the two leaves the game unrated.
