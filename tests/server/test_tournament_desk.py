@@ -200,3 +200,32 @@ async def test_an_arena_and_its_scores_outlive_a_restart(tmp_path: Path) -> None
         loser = second.player_id
         assert {game["first"]["id"], game["second"]["id"]} == {cy.player_id, loser}
         await cy.close()
+
+
+async def test_standings_pushes_are_coalesced_per_interval() -> None:
+    """Three joins within the interval after a push reach a player as one push, with all
+    three in it, not three."""
+    from server.app import Settings
+
+    async with running(settings=Settings(standings_push_seconds=2.0)) as srv:
+        srv.app.accounts.hasher = CHEAP_HASHER
+        ann = await Client.open(srv.url, "Ann")
+        await sign_up(ann, "Ann")
+        tid = await make_arena(ann)
+        await ann.send(type="join_tournament", tournament=tid)
+        await ann.expect("tournament")  # the answer
+        first = await ann.expect("tournament")  # the push of her join: at once
+        assert first["tournament"]["players"] == 1
+        others = [await Client.open(srv.url, name) for name in ("Bob", "Cy", "Dan")]
+        for other in others:
+            await other.send(type="join_tournament", tournament=tid)
+            await other.expect("tournament")
+        pushes = []
+        while True:
+            try:
+                pushes.append(await ann.expect("tournament", timeout=3.5))
+            except TimeoutError:
+                break
+        assert [m["tournament"]["players"] for m in pushes] == [4]
+        for client in (ann, *others):
+            await client.close()
