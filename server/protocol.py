@@ -1821,9 +1821,10 @@ class TournamentGameView(_Message):
 
 class TournamentMessage(_Message):
     """An arena's state: the answer to every tournament message but ``list_tournaments``,
-    and pushed to its players whenever a game starts or ends or someone joins, pauses or
-    withdraws. ``standings`` holds the top rows; ``you`` the receiver's own row (null when
-    it has not joined)."""
+    and pushed to its players after a game starts or ends or someone joins, pauses or
+    withdraws (coalesced: at most one push per ``standings_push_seconds``). ``standings``
+    holds the top rows; ``you`` the receiver's own row (null when it has not joined);
+    ``games`` up to 20 games under way, the best-placed players' first."""
 
     type: Literal["tournament"] = "tournament"
     tournament: TournamentView
