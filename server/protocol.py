@@ -484,6 +484,8 @@ class CreateTournament(_ClientMessage):
     starts_in: int = Field(default=0, ge=0, le=7 * 86400,
                            description="Seconds from now until the first pairing.")
     berserk: bool = Field(default=True, description="Whether players may berserk.")
+    private: bool = Field(default=False, description="Not listed by `list_tournaments`: "
+                          "joined by its id, shared as a link.")
 
 
 class JoinTournament(_ClientMessage):

@@ -293,7 +293,7 @@ class TournamentDesk:
         tid = "t" + secrets.token_hex(5)
         record = TournamentRecord(tid, "arena", message.game, message.name, control.name, True,
                                   player.id, now, starts_at, starts_at + 60 * message.minutes,
-                                  None, message.berserk, False,
+                                  None, message.berserk, message.private,
                                   "running" if message.starts_in == 0 else "upcoming")
         assert record.ends_at is not None
         self.arenas[tid] = Arena(tid, starts_at, record.ends_at, message.berserk)

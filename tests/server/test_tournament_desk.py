@@ -229,3 +229,18 @@ async def test_standings_pushes_are_coalesced_per_interval() -> None:
         assert [m["tournament"]["players"] for m in pushes] == [4]
         for client in (ann, *others):
             await client.close()
+
+
+async def test_a_private_arena_is_not_listed_but_joined_by_its_link(server: Running) -> None:
+    ann = await Client.open(server.url, "Ann")
+    bob = await Client.open(server.url, "Bob")
+    await sign_up(ann, "Ann")
+    public = await make_arena(ann, starts_in=3600)
+    hidden = await make_arena(ann, starts_in=3600, private=True)
+    listed = await bob.request("list_tournaments")
+    assert [t["id"] for t in listed["tournaments"]] == [public]
+    await bob.send(type="join_tournament", tournament=hidden)
+    joined = await bob.expect("tournament")
+    assert joined["tournament"]["id"] == hidden and joined["you"]["status"] == "active"
+    for client in (ann, bob):
+        await client.close()
