@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import random
 import subprocess
@@ -211,7 +212,7 @@ async def _drive(url: str, players: int, minutes: float, think: float,
         "server_cpu_share": round(cpu / seconds, 2),
         "tournament_frames_per_second": round(stats.pushes / seconds, 1),
         "tournament_kbytes_per_second": round(stats.push_bytes / seconds / 1024, 1),
-        "errors": len(stats.errors), "first_errors": stats.errors[:3],
+        "errors": dict(collections.Counter(e.split(":")[0] for e in stats.errors)),
     }
 
 
