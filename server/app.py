@@ -179,7 +179,8 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                       placement.elsewhere, placement.node, accounts.guard)
     history = HistoryDesk(store, outbox, identity, settings.max_rooms)
     tournaments = TournamentDesk(store, outbox, identity, lobby, runner, ratings,
-                                 placement.is_online, now, single_node=cluster is None)
+                                 placement.is_online, now, single_node=cluster is None,
+                                 push_seconds=settings.standings_push_seconds)
     runner.on_finish.append(tournaments.game_finished)
     ladder = LadderDesk(store, outbox, identity, lobby, runner, ratings, bots,
                         placement.is_online, now, settings.ladder_time_control,

@@ -115,7 +115,11 @@ class Outbox:
     def to_players(self, player_ids: Sequence[str], message: BaseModel) -> None:
         """To every connection of these players: this node's, and other nodes' through
         ``publish``."""
-        data = p.encode(message)
+        self.to_players_encoded(player_ids, p.encode(message))
+
+    def to_players_encoded(self, player_ids: Sequence[str], data: str) -> None:
+        """``to_players`` for a frame already encoded (one message made once, sent to many
+        with a part of its own each)."""
         self.deliver_local(player_ids, data)
         self.publish(player_ids, data)
 

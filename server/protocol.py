@@ -484,6 +484,8 @@ class CreateTournament(_ClientMessage):
     starts_in: int = Field(default=0, ge=0, le=7 * 86400,
                            description="Seconds from now until the first pairing.")
     berserk: bool = Field(default=True, description="Whether players may berserk.")
+    private: bool = Field(default=False, description="Not listed by `list_tournaments`: "
+                          "joined by its id, shared as a link.")
 
 
 class JoinTournament(_ClientMessage):
@@ -1821,9 +1823,10 @@ class TournamentGameView(_Message):
 
 class TournamentMessage(_Message):
     """An arena's state: the answer to every tournament message but ``list_tournaments``,
-    and pushed to its players whenever a game starts or ends or someone joins, pauses or
-    withdraws. ``standings`` holds the top rows; ``you`` the receiver's own row (null when
-    it has not joined)."""
+    and pushed to its players after a game starts or ends or someone joins, pauses or
+    withdraws (coalesced: at most one push per ``standings_push_seconds``). ``standings``
+    holds the top rows; ``you`` the receiver's own row (null when it has not joined);
+    ``games`` up to 20 games under way, the best-placed players' first."""
 
     type: Literal["tournament"] = "tournament"
     tournament: TournamentView

@@ -111,6 +111,9 @@ class Settings:
     time_controls: Mapping[str, TimeControl] = field(default_factory=lambda: dict(TIME_CONTROLS))
     """The time controls rooms may be made with, by name (``server.clocks``); tests add a
     quick one here rather than through the protocol."""
+    standings_push_seconds: float = 0.5
+    """At most one arena standings push per player in this many seconds: the events in
+    between are coalesced into the next push (0: a push on every event)."""
     store_retry_seconds: tuple[float, ...] = (0.1, 0.5, 2.0)
     """Pauses before each new attempt to store an AI move the store refused; when the last
     attempt fails too, the move is not played and the room is told (the sweeper asks the AI

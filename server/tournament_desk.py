@@ -49,6 +49,8 @@ log = logging.getLogger("discus.tournaments")
 
 TOP_ROWS = 10
 """Standings rows pushed to everyone; each player also gets its own row."""
+GAMES_SHOWN = 20
+"""Games under way listed in a ``tournament`` message: those of the best-placed players."""
 DEFAULT_RATING = 1500
 
 
@@ -81,8 +83,13 @@ class TournamentDesk:
 
     def __init__(self, store: Store, outbox: Outbox, players: Players, lobby: Lobby,
                  seating: Seating, ratings: SeatRatings, online: Callable[[str], Awaitable[Any]],
-                 now: Callable[[], float], single_node: bool = True) -> None:
+                 now: Callable[[], float], single_node: bool = True,
+                 push_seconds: float = 0.0) -> None:
         self.store = store
+        self.push_seconds = push_seconds
+        """At most one standings push per arena (so per player) in this many seconds."""
+        self.pushed_at: dict[str, float] = {}
+        self.push_due: dict[str, asyncio.TimerHandle] = {}
         self.single_node = single_node
         """Arenas are paired by the node that holds them: on a cluster none is made yet."""
         self.outbox = outbox
@@ -190,9 +197,10 @@ class TournamentDesk:
             self._set_timers(record)
 
     def close(self) -> None:
-        for timer in self.timers:
+        for timer in [*self.timers, *self.push_due.values()]:
             timer.cancel()
         self.timers.clear()
+        self.push_due.clear()
 
     # --- views -----------------------------------------------------------------------------
 
@@ -200,9 +208,12 @@ class TournamentDesk:
         arena = self.arenas[tid]
         rows = arena.standings()
         mine = next((r for r in rows if r.id == player_id), None)
+        rank = {r.id: r.rank for r in rows}
+        under_way = sorted((g for g in arena.under_way() if g.stored_as is not None),
+                           key=lambda g: min(rank.get(g.first, 0), rank.get(g.second, 0)))
         playing = [p.TournamentGameView(room=room_of(g.stored_as)[0], first=self._who(g.first),
                                         second=self._who(g.second))
-                   for g in arena.under_way() if g.stored_as is not None]
+                   for g in under_way[:GAMES_SHOWN] if g.stored_as is not None]
         return p.TournamentMessage(
             tournament=self._view(self.records[tid], len(rows)),
             standings=[self._row(r) for r in rows[:TOP_ROWS]],
@@ -233,9 +244,27 @@ class TournamentDesk:
         return (known or Player(player_id, player_id)).view()
 
     def _push(self, tid: str) -> None:
+        """Push the standings to the arena's players: now, or (within ``push_seconds`` of
+        the last push) once at the end of that interval, coalescing the events between."""
+        if tid in self.push_due:
+            return
+        wait = self.pushed_at.get(tid, float("-inf")) + self.push_seconds - self.now()
+        if wait <= 0:
+            self._push_now(tid)
+            return
+        loop = asyncio.get_running_loop()
+        self.push_due[tid] = loop.call_later(wait, self._push_now, tid)
+
+    def _push_now(self, tid: str) -> None:
+        self.push_due.pop(tid, None)
+        self.pushed_at[tid] = self.now()
         top = self.state(tid)
+        # One frame made once, each player's own row spliced in where ``you`` is null.
+        head, mark, tail = p.encode(top).partition('"you":null,')
+        assert mark, "a tournament message has a you field"
         for row in self.arenas[tid].standings():
-            self.outbox.to_players([row.id], top.model_copy(update={"you": self._row(row)}))
+            self.outbox.to_players_encoded(
+                [row.id], f'{head}"you":{self._row(row).model_dump_json()},{tail}')
 
     # --- inside ----------------------------------------------------------------------------
 
@@ -264,7 +293,7 @@ class TournamentDesk:
         tid = "t" + secrets.token_hex(5)
         record = TournamentRecord(tid, "arena", message.game, message.name, control.name, True,
                                   player.id, now, starts_at, starts_at + 60 * message.minutes,
-                                  None, message.berserk, False,
+                                  None, message.berserk, message.private,
                                   "running" if message.starts_in == 0 else "upcoming")
         assert record.ends_at is not None
         self.arenas[tid] = Arena(tid, starts_at, record.ends_at, message.berserk)

@@ -200,3 +200,47 @@ async def test_an_arena_and_its_scores_outlive_a_restart(tmp_path: Path) -> None
         loser = second.player_id
         assert {game["first"]["id"], game["second"]["id"]} == {cy.player_id, loser}
         await cy.close()
+
+
+async def test_standings_pushes_are_coalesced_per_interval() -> None:
+    """Three joins within the interval after a push reach a player as one push, with all
+    three in it, not three."""
+    from server.app import Settings
+
+    async with running(settings=Settings(standings_push_seconds=2.0)) as srv:
+        srv.app.accounts.hasher = CHEAP_HASHER
+        ann = await Client.open(srv.url, "Ann")
+        await sign_up(ann, "Ann")
+        tid = await make_arena(ann)
+        await ann.send(type="join_tournament", tournament=tid)
+        await ann.expect("tournament")  # the answer
+        first = await ann.expect("tournament")  # the push of her join: at once
+        assert first["tournament"]["players"] == 1
+        others = [await Client.open(srv.url, name) for name in ("Bob", "Cy", "Dan")]
+        for other in others:
+            await other.send(type="join_tournament", tournament=tid)
+            await other.expect("tournament")
+        pushes = []
+        while True:
+            try:
+                pushes.append(await ann.expect("tournament", timeout=3.5))
+            except TimeoutError:
+                break
+        assert [m["tournament"]["players"] for m in pushes] == [4]
+        for client in (ann, *others):
+            await client.close()
+
+
+async def test_a_private_arena_is_not_listed_but_joined_by_its_link(server: Running) -> None:
+    ann = await Client.open(server.url, "Ann")
+    bob = await Client.open(server.url, "Bob")
+    await sign_up(ann, "Ann")
+    public = await make_arena(ann, starts_in=3600)
+    hidden = await make_arena(ann, starts_in=3600, private=True)
+    listed = await bob.request("list_tournaments")
+    assert [t["id"] for t in listed["tournaments"]] == [public]
+    await bob.send(type="join_tournament", tournament=hidden)
+    joined = await bob.expect("tournament")
+    assert joined["tournament"]["id"] == hidden and joined["you"]["status"] == "active"
+    for client in (ann, bob):
+        await client.close()
