@@ -226,7 +226,7 @@ async def test_killing_the_node_that_runs_two_games_loses_no_move_and_both_go_on
         acknowledged.append((ply, move))
     await dan.send(type="move", room=ai_room, ply=0, move="4")
     await dan.expect("move_made", ply=0)
-    await dan.expect("ai_thinking")
+    await dan.expect("ai_thinking", timeout=30)  # the job crosses Redis to a worker first
     killed_at = time.monotonic()
     os.killpg(cluster.nodes["node1"][0].pid, signal.SIGKILL)
     # Ann, on the survivor, moves as soon as she can: the room pauses until node2 takes over.
@@ -299,7 +299,7 @@ async def test_a_frozen_node_writes_nothing_for_rooms_taken_over_and_lets_them_g
     room = (await dan.expect("room_state"))["room"]["id"]
     await dan.send(type="move", room=room, ply=0, move="4")
     await dan.expect("move_made", ply=0)
-    await dan.expect("ai_thinking")
+    await dan.expect("ai_thinking", timeout=30)  # the job crosses Redis to a worker first
     frozen = cluster.nodes["node1"][0]
     os.killpg(frozen.pid, signal.SIGSTOP)
     deadline = time.monotonic() + LEASE + 10
