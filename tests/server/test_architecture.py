@@ -90,11 +90,12 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": set()}) is None
 
 
-@pytest.mark.parametrize("desk", ["admin", "bot_desk", "challenge_desk", "history_desk",
-                                  "account_desk", "rating_desk", "reviews", "stats",
-                                  "tournament_desk"])
+DESKS = {"admin", "bot_desk", "challenge_desk", "history_desk", "account_desk", "rating_desk",
+         "reviews", "stats", "tournament_desk", "ladder_desk", "chat_desk"}
+
+
+@pytest.mark.parametrize("desk", sorted(DESKS))
 def test_no_desk_imports_the_app_or_another_desk(desk: str) -> None:
-    desks = {"admin", "bot_desk", "challenge_desk", "history_desk", "account_desk", "rating_desk",
-             "reviews", "stats", "tournament_desk"}
+    desks = DESKS
     imported = {m.removeprefix("server.") for m in _imports(SERVER / f"{desk}.py")}
     assert not imported & ({"app", "runner", "gateway", "node"} | (desks - {desk}))
