@@ -13,7 +13,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+from cluster_nodes import free_port, wait_ready
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from wsclient import Client
 
@@ -41,13 +41,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not Path(HAPROXY).exists(), reason="haproxy is not installed"),
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -95,24 +88,6 @@ class Cluster:
             self.haproxy.wait(timeout=10)
 
 
-async def _wait_ready(port: int, what: str, proc: subprocess.Popen[bytes] | None = None,
-                      log: str = "") -> None:
-    deadline = time.monotonic() + 90
-    while True:
-        assert proc is None or proc.poll() is None, f"{what} exited: {log}"
-        try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.write(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            answer = await reader.read()
-            writer.close()
-            if b" 200 " in answer.split(b"\r\n", 1)[0]:
-                return
-        except OSError:
-            pass
-        assert time.monotonic() < deadline, f"{what} not ready in 90 s"
-        await asyncio.sleep(0.2)
-
-
 @pytest.fixture
 async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
     url, name = await create_database()
@@ -124,13 +99,13 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
         for i in (1, 2):
             made.workers.append(made.spawn(f"worker{i}", "worker", "--processes", "1"))
         for node in ("node1", "node2"):
-            port = _free_port()
+            port = free_port()
             made.nodes[node] = (made.spawn(node, "serve", "--port", str(port), "--workers",
                                            "0", "--lease", str(LEASE),
                                            "--trusted-proxy", "127.0.0.1"), port)
         for node, (proc, port) in made.nodes.items():
-            await _wait_ready(port, node, proc, made.log(node))
-        made.lb_port = _free_port()
+            await wait_ready(port, node, proc, made.logs / f"{node}.log")
+        made.lb_port = free_port()
         env = dict(os.environ, DISCUS_LB_BIND=f"127.0.0.1:{made.lb_port}",
                    DISCUS_NODE1=f"127.0.0.1:{made.nodes['node1'][1]}",
                    DISCUS_NODE2=f"127.0.0.1:{made.nodes['node2'][1]}")
@@ -138,7 +113,7 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
             made.haproxy = subprocess.Popen(
                 [HAPROXY, "-db", "-f", str(ROOT / "deploy" / "haproxy.cfg")], env=env,
                 stdout=log, stderr=subprocess.STDOUT)
-        await _wait_ready(made.lb_port, "haproxy", made.haproxy, made.log("haproxy"))
+        await wait_ready(made.lb_port, "haproxy", made.haproxy, tmp_path / "haproxy.log")
         yield made
     finally:
         made.stop_all()
