@@ -180,7 +180,8 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     history = HistoryDesk(store, outbox, identity, settings.max_rooms)
     tournaments = TournamentDesk(store, outbox, identity, lobby, runner, ratings,
                                  placement.is_online, now, single_node=cluster is None,
-                                 push_seconds=settings.standings_push_seconds)
+                                 push_seconds=settings.standings_push_seconds,
+                                 schedule_lead=settings.schedule_lead_seconds)
     runner.on_finish.append(tournaments.game_finished)
     ladder = LadderDesk(store, outbox, identity, lobby, runner, ratings, bots,
                         placement.is_online, now, settings.ladder_time_control,

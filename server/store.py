@@ -52,6 +52,9 @@ class GameRecord:
     are kept beside it, so a restored game keeps its clocks even if the name is retired."""
     clock_initial_ms: int | None = None
     clock_increment_ms: int | None = None
+    berserk: tuple[int, ...] = ()
+    """The seats that halved their own clock (an arena's ``berserk``): a restored game keeps
+    the halved clock, and the arena the bonus point."""
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,45 @@ class TournamentRecord:
     berserk: bool = False
     private: bool = False
     status: TournamentStatus = "upcoming"
+    min_rating: int | None = None
+    """Entry conditions (None: none): the rating in ``game`` at least ``min_rating``, at
+    most ``max_rating``, and at least ``min_games`` rated games of ``game`` played."""
+    max_rating: int | None = None
+    min_games: int | None = None
+    schedule_id: str | None = None
+    """The schedule (``ScheduleRecord``) it was made from, if any."""
+
+
+@dataclass(frozen=True)
+class ScheduleRecord:
+    """A recurring arena an admin made: one arena of ``minutes`` every ``every_minutes``
+    from ``first_start``, each with these settings. ``made`` counts the occurrences already
+    made (or passed over, having ended while no server ran): occurrence ``k`` starts at
+    ``first_start + k * every_minutes * 60`` and is the arena ``arena_id(k)``."""
+
+    id: str
+    game: str
+    name: str
+    time_control: str
+    minutes: int
+    every_minutes: int
+    first_start: float
+    created_by: str
+    created_at: float
+    berserk: bool = True
+    private: bool = False
+    min_rating: int | None = None
+    max_rating: int | None = None
+    min_games: int | None = None
+    made: int = 0
+
+    def start_of(self, k: int) -> float:
+        return self.first_start + k * self.every_minutes * 60
+
+    def arena_id(self, k: int) -> str:
+        """The id of occurrence ``k``'s arena: fixed, so making it twice (a crash between
+        saving the arena and the schedule) finds it made."""
+        return f"{self.id}-{k}"
 
 
 @dataclass(frozen=True)
@@ -436,6 +478,18 @@ class Store(Protocol):
         """A tournament's pairings in the order they were made (``seq``)."""
         ...
 
+    async def save_schedule(self, schedule: ScheduleRecord) -> None:
+        """Insert or replace an arena schedule (by ``id``)."""
+        ...
+
+    async def list_schedules(self) -> list[ScheduleRecord]:
+        """Every arena schedule, oldest first."""
+        ...
+
+    async def delete_schedule(self, schedule_id: str) -> bool:
+        """Delete a schedule (its arenas stay); False if there was none."""
+        ...
+
 
     async def add_chat_line(self, line: ChatLineRecord, lobby_kept: int) -> ChatLineRecord:
         """Store a chat line; the stored line, with its id (unique, growing). A lobby line
@@ -474,6 +528,7 @@ class MemoryStore:
         self._tournaments: dict[str, TournamentRecord] = {}
         self._entrants: dict[tuple[str, str], EntrantRecord] = {}
         self._pairings: dict[tuple[str, str], PairingRecord] = {}
+        self._schedules: dict[str, ScheduleRecord] = {}
         self._chat: dict[int, ChatLineRecord] = {}
         self._silences: dict[str, float] = {}
 
@@ -706,6 +761,15 @@ class MemoryStore:
     async def tournament_pairings(self, tournament_id: str) -> list[PairingRecord]:
         found = [p for p in self._pairings.values() if p.tournament_id == tournament_id]
         return sorted(found, key=lambda p: p.seq)
+
+    async def save_schedule(self, schedule: ScheduleRecord) -> None:
+        self._schedules[schedule.id] = schedule
+
+    async def list_schedules(self) -> list[ScheduleRecord]:
+        return sorted(self._schedules.values(), key=lambda s: (s.created_at, s.id))
+
+    async def delete_schedule(self, schedule_id: str) -> bool:
+        return self._schedules.pop(schedule_id, None) is not None
 
 
 def new_rating(player_id: str, game: str) -> RatingRecord:

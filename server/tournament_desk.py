@@ -28,11 +28,12 @@ from typing import Any, Protocol
 import games
 from server import errors
 from server import protocol as p
+from server.arena_schedules import ArenaSchedules
 from server.connection import Client
 from server.outbox import Outbox
 from server.rooms import Lobby, Outcome, Player, Room, room_of
 from server.store import GameRecord, Store, TournamentRecord
-from server.tournaments import Entrant
+from server.tournaments import Entrant, check_conditions
 from server.tournaments.arena import Arena, Standing
 from server.tournaments.records import (
     arena_from_records,
@@ -55,9 +56,11 @@ DEFAULT_RATING = 1500
 
 
 class Seating(Protocol):
-    """What starting a paired game asks of the room runner."""
+    """What starting a paired game, and a berserk in it, ask of the room runner."""
 
     async def start(self, room: Room, out: Outcome) -> None: ...
+
+    async def berserk(self, player: Player, room_id: str, game_id: str) -> None: ...
 
 
 class SeatRatings(Protocol):
@@ -73,9 +76,11 @@ class Players(Protocol):
     def get(self, player_id: str) -> Player | None: ...
 
 
-Message = (p.CreateTournament | p.JoinTournament | p.PauseTournament | p.WithdrawTournament
+Command = (p.CreateTournament | p.JoinTournament | p.PauseTournament | p.WithdrawTournament
            | p.GetTournament | p.ListTournaments | p.CreateRoundTournament | p.StartTournament)
+Message = Command | p.Berserk | p.AdminCreateSchedule | p.AdminListSchedules | p.AdminDeleteSchedule
 ROUND_MESSAGES = (p.CreateRoundTournament, p.StartTournament)
+SCHEDULE_MESSAGES = (p.AdminCreateSchedule, p.AdminListSchedules, p.AdminDeleteSchedule)
 
 
 class TournamentDesk:
@@ -84,8 +89,10 @@ class TournamentDesk:
     def __init__(self, store: Store, outbox: Outbox, players: Players, lobby: Lobby,
                  seating: Seating, ratings: SeatRatings, online: Callable[[str], Awaitable[Any]],
                  now: Callable[[], float], single_node: bool = True,
-                 push_seconds: float = 0.0) -> None:
+                 push_seconds: float = 0.0, schedule_lead: float = 3600.0) -> None:
         self.store = store
+        self.schedules = ArenaSchedules(store, lobby, self.open_arena, now, schedule_lead)
+        """Admins' recurring arenas, made here ahead of time."""
         self.push_seconds = push_seconds
         """At most one standings push per arena (so per player) in this many seconds."""
         self.pushed_at: dict[str, float] = {}
@@ -116,6 +123,14 @@ class TournamentDesk:
     # --- messages --------------------------------------------------------------------------
 
     async def handle(self, client: Client, player: Player, message: Message) -> None:
+        if isinstance(message, p.Berserk):
+            await self._berserk(player, message.room)
+            return
+        if isinstance(message, SCHEDULE_MESSAGES):
+            if not self.single_node:
+                raise errors.Forbidden("arenas are not run on a cluster yet")
+            self.outbox.send([client], await self.schedules.handle(client, message))
+            return
         if isinstance(message, p.ListTournaments):
             found = await self.store.list_tournaments(["upcoming", "running"])
             done = await self.store.list_tournaments(["finished"], limit=500)
@@ -139,6 +154,8 @@ class TournamentDesk:
             now = self.now()
             if isinstance(message, p.JoinTournament):
                 rating = await self._rating(tid, player.id)
+                if player.id not in arena.players:  # one who comes back is let in again
+                    await self._check_entry(tid, player.id, rating)
                 arena.join(Entrant(player.id, player.name, rating), now)
                 self.names[player.id] = player
                 await self.store.save_entrant(entrant_record(arena, player.id, now))
@@ -191,12 +208,18 @@ class TournamentDesk:
                 if game.stored_as is None:
                     continue
                 self.by_game[game.stored_as] = (record.id, game.game_id)
+                room = self.lobby.rooms.get(room_of(game.stored_as)[0])
+                if room is not None and room.game_id == game.stored_as:
+                    room.berserk_allowed = arena.berserk_allowed
                 stored = await self.store.load_game(game.stored_as)
                 if stored is not None and stored[0].status in ("finished", "aborted"):
                     await self.game_finished(stored[0])
             self._set_timers(record)
+        if self.single_node:
+            await self.schedules.start()
 
     def close(self) -> None:
+        self.schedules.close()
         for timer in [*self.timers, *self.push_due.values()]:
             timer.cancel()
         self.timers.clear()
@@ -231,7 +254,9 @@ class TournamentDesk:
                                 time_control=t.time_control or "", starts_at=t.starts_at,
                                 ends_at=t.ends_at or t.starts_at, status=t.status,
                                 berserk=t.berserk, players=count,
-                                rounds=event.rounds if event is not None else t.rounds)
+                                rounds=event.rounds if event is not None else t.rounds,
+                                min_rating=t.min_rating, max_rating=t.max_rating,
+                                min_games=t.min_games, schedule=t.schedule_id)
 
     def _row(self, row: Standing) -> p.StandingRow:
         return p.StandingRow(rank=row.rank, player=self._who(row.id), rating=round(row.rating),
@@ -288,19 +313,68 @@ class TournamentDesk:
         stored = await self.store.load_player(player.id)
         if stored is None or stored.kind == "guest":
             raise errors.Forbidden("sign in to make a tournament")
+        check_conditions(message.min_rating, message.max_rating)
         now = self.now()
         starts_at = now + message.starts_in
         tid = "t" + secrets.token_hex(5)
         record = TournamentRecord(tid, "arena", message.game, message.name, control.name, True,
                                   player.id, now, starts_at, starts_at + 60 * message.minutes,
                                   None, message.berserk, message.private,
-                                  "running" if message.starts_in == 0 else "upcoming")
+                                  "running" if message.starts_in == 0 else "upcoming",
+                                  message.min_rating, message.max_rating, message.min_games)
+        await self.open_arena(record)
+        return tid
+
+    async def open_arena(self, record: TournamentRecord) -> None:
+        """Run the arena ``record`` made (stored here first): timers set, listed."""
         assert record.ends_at is not None
-        self.arenas[tid] = Arena(tid, starts_at, record.ends_at, message.berserk)
-        self.records[tid] = record
+        self.arenas[record.id] = Arena(record.id, record.starts_at, record.ends_at,
+                                       record.berserk)
+        self.records[record.id] = record
         await self.store.save_tournament(record)
         self._set_timers(record)
-        return tid
+
+    async def _check_entry(self, tid: str, player_id: str, rating: float) -> None:
+        """Refuse a newcomer whom the arena's entry conditions keep out, naming the one
+        that failed. The rating is the one the arena seeds by (1500 for one never rated)."""
+        record = self.records[tid]
+        if record.min_rating is not None and rating < record.min_rating:
+            raise errors.EntryRefused(
+                f"this arena is for players rated {record.min_rating} or more in "
+                f"{record.game}; you are rated {round(rating)}", condition="min_rating",
+                required=record.min_rating, yours=round(rating))
+        if record.max_rating is not None and rating > record.max_rating:
+            raise errors.EntryRefused(
+                f"this arena is for players rated {record.max_rating} or less in "
+                f"{record.game}; you are rated {round(rating)}", condition="max_rating",
+                required=record.max_rating, yours=round(rating))
+        if record.min_games:
+            played = next((r.games for r in await self.store.ratings_of(player_id)
+                           if r.game == record.game), 0)
+            if played < record.min_games:
+                raise errors.EntryRefused(
+                    f"this arena is for players with {record.min_games} rated games of "
+                    f"{record.game} or more; you have played {played}",
+                    condition="min_games", required=record.min_games, yours=played)
+
+    async def _berserk(self, player: Player, room_id: str) -> None:
+        """Halve ``player``'s clock in its arena game in ``room_id``: the arena's rules
+        checked here, the room's (before one's first move, once) by the runner, under the
+        room's lock; then the arena notes it (the stored game row counts too, at the end)."""
+        room = self.lobby.room(room_id)
+        found = self.by_game.get(room.game_id)
+        if found is None:
+            raise errors.CannotBerserk("berserk is only for arena games", reason="not_arena")
+        tid, game_id = found
+        arena = self.arenas[tid]
+        if not arena.berserk_allowed:
+            raise errors.CannotBerserk("this arena does not allow berserk",
+                                       reason="not_allowed")
+        await self.seating.berserk(player, room.id, room.game_id)
+        async with self._lock(tid):  # after the room's lock: never both at once this way
+            if not arena.games[game_id].finished:
+                arena.berserk(player.id, game_id)
+                await self.store.save_pairing(arena_pairing_record(arena, game_id))
 
     async def _pause_elsewhere(self, tid: str, player_id: str) -> None:
         """One arena at a time: joining one pauses the player in the others it plays in
@@ -338,6 +412,7 @@ class TournamentDesk:
                 arena.cancel(pairing.game_id, now)
                 await self.store.save_pairing(arena_pairing_record(arena, pairing.game_id))
                 continue
+            room.berserk_allowed = arena.berserk_allowed
             game = arena.games[pairing.game_id]
             game.stored_as = room.game_id
             self.by_game[room.game_id] = (tid, pairing.game_id)
@@ -356,6 +431,10 @@ class TournamentDesk:
             arena.cancel(game_id, ended)
         else:
             winner = None if record.result == 0 else (0 if record.result > 0 else 1)
+            # The stored game says who went berserk, even if the arena missed it.
+            arena.games[game_id].berserk.update(
+                pid for seat, pid in enumerate(record.players)
+                if seat in record.berserk and pid is not None)
             arena.finish(game_id, winner, ended)
 
     async def _maybe_finish(self, tid: str) -> None:
@@ -392,7 +471,7 @@ class TournamentDesk:
 
     # --- Swiss and round-robin -------------------------------------------------------------
 
-    async def _handle_rounds(self, client: Client, player: Player, message: Message) -> None:
+    async def _handle_rounds(self, client: Client, player: Player, message: Command) -> None:
         if isinstance(message, p.CreateRoundTournament):
             tid = await self._create_rounds(player, message)
         else:

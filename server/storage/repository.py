@@ -40,6 +40,7 @@ from server.storage.models import (
     Tournament,
     TournamentEntrant,
     TournamentPairing,
+    TournamentSchedule,
 )
 from server.store import (
     AccountRecord,
@@ -56,6 +57,7 @@ from server.store import (
     RatingChangeRecord,
     RatingRecord,
     ReviewRecord,
+    ScheduleRecord,
     SessionRecord,
     TournamentRecord,
     name_key,
@@ -86,6 +88,7 @@ rating_history: Table = RatingChange.__table__  # type: ignore[assignment]
 tournaments: Table = Tournament.__table__  # type: ignore[assignment]
 tournament_entrants: Table = TournamentEntrant.__table__  # type: ignore[assignment]
 tournament_pairings: Table = TournamentPairing.__table__  # type: ignore[assignment]
+tournament_schedules: Table = TournamentSchedule.__table__  # type: ignore[assignment]
 chat_lines: Table = ChatLine.__table__  # type: ignore[assignment]
 chat_silences: Table = ChatSilence.__table__  # type: ignore[assignment]
 
@@ -160,6 +163,7 @@ def _game_values(game: GameRecord) -> dict[str, Any]:
         "time_control": game.time_control,
         "clock_initial_ms": game.clock_initial_ms,
         "clock_increment_ms": game.clock_increment_ms,
+        "berserk": sum(1 << seat for seat in set(game.berserk)),
         # Only a cluster node's write names an epoch; a 0 must never lower the fence.
         **({"epoch": game.epoch} if game.epoch else {}),
     }
@@ -182,6 +186,7 @@ def _game_record(row: Row[Any]) -> GameRecord:
         time_control=row.time_control,
         clock_initial_ms=row.clock_initial_ms,
         clock_increment_ms=row.clock_increment_ms,
+        berserk=tuple(seat for seat in (0, 1) if row.berserk >> seat & 1),
     )
 
 
@@ -1045,3 +1050,19 @@ async def list_pairings(conn: AsyncConnection, tournament_id: str) -> list[Pairi
             .order_by(tournament_pairings.c.seq))
     return [PairingRecord(**{**row._mapping, "berserk": tuple(row.berserk)})
             for row in await conn.execute(stmt)]
+
+
+async def save_schedule(conn: AsyncConnection, schedule: ScheduleRecord) -> None:
+    await _upsert(conn, tournament_schedules, dataclasses.asdict(schedule), ["id"])
+
+
+async def list_schedules(conn: AsyncConnection) -> list[ScheduleRecord]:
+    stmt = select(tournament_schedules).order_by(tournament_schedules.c.created_at,
+                                                 tournament_schedules.c.id)
+    return [ScheduleRecord(**row._mapping) for row in await conn.execute(stmt)]
+
+
+async def delete_schedule(conn: AsyncConnection, schedule_id: str) -> bool:
+    gone = await conn.execute(delete(tournament_schedules)
+                              .where(tournament_schedules.c.id == schedule_id))
+    return bool(gone.rowcount)

@@ -42,6 +42,7 @@ from server.store import (
     RatingChangeRecord,
     RatingRecord,
     ReviewRecord,
+    ScheduleRecord,
     SessionRecord,
     TournamentRecord,
     TournamentStatus,
@@ -294,6 +295,18 @@ class SqlStore:
     async def save_pairing(self, pairing: PairingRecord) -> None:
         async with self.engine.begin() as conn:
             await repo.save_pairing(conn, pairing)
+
+    async def save_schedule(self, schedule: ScheduleRecord) -> None:
+        async with self.engine.begin() as conn:
+            await repo.save_schedule(conn, schedule)
+
+    async def list_schedules(self) -> list[ScheduleRecord]:
+        async with self.engine.connect() as conn:
+            return await repo.list_schedules(conn)
+
+    async def delete_schedule(self, schedule_id: str) -> bool:
+        async with self.engine.begin() as conn:
+            return await repo.delete_schedule(conn, schedule_id)
 
     async def tournament_pairings(self, tournament_id: str) -> list[PairingRecord]:
         async with self.engine.connect() as conn:
