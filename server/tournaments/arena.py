@@ -194,8 +194,8 @@ class Arena:
         caller must check the game has no move yet and halve the clock. Berserking twice
         is harmless."""
         if not self.berserk_allowed:
-            raise errors.TournamentClosed("this arena does not allow berserk",
-                                          reason="no_berserk")
+            raise errors.CannotBerserk("this arena does not allow berserk",
+                                       reason="not_allowed")
         game = self.games.get(game_id)
         if game is None or player_id not in game.players() or game.finished:
             raise errors.NotEntered("you are not playing that game of this arena")
