@@ -229,17 +229,20 @@ class TournamentDesk:
 
     def state(self, tid: str, player_id: str | None = None) -> p.TournamentMessage:
         arena = self.arenas[tid]
-        rows = arena.standings()
-        mine = next((r for r in rows if r.id == player_id), None)
-        rank = {r.id: r.rank for r in rows}
+        # Every answer carries this: in a big arena only the rows shown are made (a join
+        # storm of 1,000 players made each answer build all 1,000 and lagged the loop).
+        ordered = arena.ranked()
+        rank = {one.entrant.id: k + 1 for k, one in enumerate(ordered)}
+        rows = [arena.standing(one.entrant.id, k + 1) for k, one in enumerate(ordered[:TOP_ROWS])]
+        mine = None if player_id not in rank else arena.standing(player_id, rank[player_id])
         under_way = sorted((g for g in arena.under_way() if g.stored_as is not None),
                            key=lambda g: min(rank.get(g.first, 0), rank.get(g.second, 0)))
         playing = [p.TournamentGameView(room=room_of(g.stored_as)[0], first=self._who(g.first),
                                         second=self._who(g.second))
                    for g in under_way[:GAMES_SHOWN] if g.stored_as is not None]
         return p.TournamentMessage(
-            tournament=self._view(self.records[tid], len(rows)),
-            standings=[self._row(r) for r in rows[:TOP_ROWS]],
+            tournament=self._view(self.records[tid], len(ordered)),
+            standings=[self._row(r) for r in rows],
             you=None if mine is None else self._row(mine), games=playing)
 
     def _view(self, t: TournamentRecord, players: int | None = None) -> p.TournamentView:
