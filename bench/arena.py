@@ -18,6 +18,11 @@ all over the measured play: from the moment every player has joined to the end. 
 standings pushes are coalesced per ``--push-seconds`` (``Settings.standings_push_seconds``;
 0: a push to every player on every event, as before); run it with both to see the effect.
 
+A connection the server sheds while its loop runs late (1013, as under the join storm)
+waits 1-3 s and connects again, as docs/PROTOCOL.md asks of clients: the report counts them
+(``shed_and_reconnected``), says how long everyone took to join (``join_seconds``), and
+counts errors by code (a closed connection by its close code).
+
 Bounded: at most ``--players`` connections, ``--minutes`` of play plus the time to connect
 (``--connect-timeout``). Target from the issue: 1,000 players, p99 under 2 s.
 """
