@@ -366,6 +366,8 @@ class TournamentDesk:
         room's lock; then the arena notes it (the stored game row counts too, at the end)."""
         room = self.lobby.room(room_id)
         found = self.by_game.get(room.game_id)
+        if found is None and room.status == "finished":
+            raise errors.GameFinished(f"the game in room {room.id} is over")
         if found is None:
             raise errors.CannotBerserk("berserk is only for arena games", reason="not_arena")
         tid, game_id = found

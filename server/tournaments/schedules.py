@@ -27,7 +27,12 @@ def due(schedule: ScheduleRecord, now: float, lead: float) -> tuple[list[int], i
     """The occurrences to make at ``now``, and the schedule's ``made`` after them (those
     passed over included)."""
     make: list[int] = []
-    k = schedule.made
+    # Straight to the first occurrence not over: a schedule long unattended (or one whose
+    # first start is long past) is not walked occurrence by occurrence.
+    length = schedule.minutes * 60
+    first_not_over = math.floor((now - length - schedule.first_start)
+                                / (schedule.every_minutes * 60)) + 1
+    k = max(schedule.made, first_not_over)
     while schedule.start_of(k) <= now + lead:
         if schedule.start_of(k) + schedule.minutes * 60 > now:
             make.append(k)

@@ -103,6 +103,8 @@ async def test_berserk_halves_the_clock_tells_the_room_and_a_win_scores_a_bonus_
     state = await scored(first, first.player_id)
     assert row(state, first.player_id)["sheet"] == [3]  # 2 for the win, 1 for berserk
     assert row(state, second.player_id)["sheet"] == [0]
+    over = await refused(second, type="berserk", room=room)
+    assert over["code"] == "game_finished"
     for client in (first, second, cy, watcher):
         await client.close()
 

@@ -30,6 +30,15 @@ def test_an_occurrence_over_while_nobody_ran_is_passed_over_one_under_way_is_mad
     assert (make, made) == ([2], 3)
 
 
+def test_a_schedule_begun_long_ago_goes_straight_to_what_is_due() -> None:
+    ancient = hourly(first=0.0)
+    for now in (1_764_150_000.0, 1_764_151_900.0):  # 490,000 hours on: :00:00 and :31:40
+        hour = int(now // HOUR)
+        expected = [k for k in range(hour - 3, hour + 3)
+                    if k * HOUR + 30 * 60 > now and k * HOUR <= now + HOUR]
+        assert due(ancient, now, HOUR) == (expected, expected[-1] + 1)
+
+
 def test_each_occurrence_is_an_arena_of_fixed_id_with_the_schedules_settings() -> None:
     arena = arena_of(hourly(), 2, 11 * HOUR)
     assert (arena.id, arena.starts_at, arena.ends_at) == ("s1-2", 12 * HOUR, 12.5 * HOUR)
