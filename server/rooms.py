@@ -236,6 +236,12 @@ class Room:
     def humans(self) -> list[SeatState]:
         return [s for s in self.seats if s.kind == "human" and not s.gone]
 
+    @property
+    def ai_only(self) -> bool:
+        """Both seats are AI levels (the engine ladder's games): nobody plays, anyone may
+        watch, and every move is an ``AiTurn``."""
+        return all(s.kind == "ai" for s in self.seats)
+
     def _only_pass(self) -> bool:
         """Whether the side to move can do nothing but pass (Othello)."""
         moves = self.state.legal_moves()
@@ -389,6 +395,7 @@ class Room:
             ),
             ai_level=next((s.level for s in self.seats if s.kind == "ai"), None),
             ai_seat=ai_seat,
+            other_ai_level=self.seats[1].level if self.ai_only else None,
             status=status,
             start_position=self.game.format_position(self.game.initial()),
             created_at=self.started_at,
@@ -539,7 +546,11 @@ class Room:
         return self._finish_early(p.Result(winner=seat, reason="abandoned"), now)  # type: ignore[arg-type]
 
     def abandoned_since(self) -> float | None:
-        """When the last connected person left, if nobody seated is connected any more."""
+        """When the last connected person left, if nobody seated is connected any more. A
+        game between two AI levels has nobody to abandon it while it is played: its room is
+        abandoned from the game's end."""
+        if self.ai_only:
+            return self.finished_at
         humans = self.humans()
         if any(s.connected for s in humans):
             return None
@@ -1076,8 +1087,9 @@ class Lobby:
         room = Room(room_id, game, opponent, record.id, record.created_at, self.grace, control)
         room.round = round
         for seat, player_id in enumerate(record.players):
-            if record.ai_seat == seat and record.ai_level is not None:
-                room.seat_ai(seat, record.ai_level)
+            level = record.level_of(seat)
+            if level is not None:
+                room.seat_ai(seat, level)
             elif player_id is not None:
                 room.sit(seat, people.get(player_id) or Player(player_id, "Player"))
                 room.seats[seat].connected = False
@@ -1092,6 +1104,32 @@ class Lobby:
         self.rooms[room_id] = room
         ended_at = played[-1].created_at if played and room.state.is_over() else now
         return room, room._after_ply(ended_at)
+
+    def create_match(self, game_name: str, levels: tuple[str, str], now: float,
+                     time_control: str | None = None) -> tuple[Room, Outcome]:
+        """A new room where two AI levels play each other, ``levels[0]`` moving first (the
+        engine ladder's games): nobody is seated, anyone may spectate, and the outcome asks
+        for the first ``AiTurn``. Its room closes a grace period after its game ends."""
+        try:
+            game = games.load(game_name)
+        except ValueError:
+            raise errors.UnknownGame(
+                f"unknown game {game_name!r}; known games: {', '.join(games.names())}"
+            ) from None
+        known = self.levels.get(game_name, ())
+        for level in levels:
+            if level not in known:
+                raise errors.UnknownLevel(
+                    f"{game_name} has no AI level {level!r}; levels: {', '.join(known)}")
+        control = self.time_control(time_control)
+        room_id = self.ids()
+        while room_id in self.rooms:
+            room_id = self.ids()
+        room = Room(room_id, game, "ai", game_id_of(room_id, 1), now, self.grace, control)
+        for seat, level in enumerate(levels):
+            room.seat_ai(seat, level)
+        self.rooms[room.id] = room
+        return room, room.start()
 
     def join(self, player: Player, room_id: str, now: float,
              rating: p.SeatRating | None = None) -> Outcome:
