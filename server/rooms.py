@@ -1019,6 +1019,25 @@ class Lobby:
                 f"{', '.join(self.time_controls)} (or none, untimed)")
         return control
 
+    def _game(self, name: str) -> Game:
+        try:
+            return games.load(name)
+        except ValueError:
+            raise errors.UnknownGame(
+                f"unknown game {name!r}; known games: {', '.join(games.names())}") from None
+
+    def _check_level(self, game_name: str, level: str) -> None:
+        known = self.levels.get(game_name, ())
+        if level not in known:
+            raise errors.UnknownLevel(
+                f"{game_name} has no AI level {level!r}; levels: {', '.join(known)}")
+
+    def _fresh_id(self) -> str:
+        room_id = self.ids()
+        while room_id in self.rooms:
+            room_id = self.ids()
+        return room_id
+
     def create(self, player: Player, game_name: str, opponent: p.AiOpponent
                | p.FriendOpponent | p.OpenOpponent, seat: int | None, now: float,
                time_control: str | None = None,
@@ -1026,19 +1045,9 @@ class Lobby:
                ) -> tuple[Room, Outcome]:
         """A new room with ``player`` seated (and the AI, against it). ``ratings``: the
         seat ratings to show from the first ``room_state`` (``Room.note_ratings``)."""
-        try:
-            game = games.load(game_name)
-        except ValueError:
-            raise errors.UnknownGame(
-                f"unknown game {game_name!r}; known games: {', '.join(games.names())}"
-            ) from None
-        if isinstance(opponent, p.AiOpponent) and opponent.level not in self.levels.get(
-            game_name, ()
-        ):
-            known = ", ".join(self.levels.get(game_name, ()))
-            raise errors.UnknownLevel(
-                f"{game_name} has no AI level {opponent.level!r}; levels: {known}"
-            )
+        game = self._game(game_name)
+        if isinstance(opponent, p.AiOpponent):
+            self._check_level(game_name, opponent.level)
         control = self.time_control(time_control)
         if isinstance(opponent, p.AiOpponent) and opponent.evaluation and (ratings or {}).get(
                 player.id) is not None:
@@ -1047,9 +1056,7 @@ class Lobby:
                 "evaluation; play as a guest to see it")
         self._check_room_limit(player.id)
         mine = self.rng.randrange(2) if seat is None else seat
-        room_id = self.ids()
-        while room_id in self.rooms:
-            room_id = self.ids()
+        room_id = self._fresh_id()
         room = Room(room_id, game, opponent.kind, game_id_of(room_id, 1), now, self.grace,
                     control)
         room.sit(mine, player)
@@ -1110,21 +1117,11 @@ class Lobby:
         """A new room where two AI levels play each other, ``levels[0]`` moving first (the
         engine ladder's games): nobody is seated, anyone may spectate, and the outcome asks
         for the first ``AiTurn``. Its room closes a grace period after its game ends."""
-        try:
-            game = games.load(game_name)
-        except ValueError:
-            raise errors.UnknownGame(
-                f"unknown game {game_name!r}; known games: {', '.join(games.names())}"
-            ) from None
-        known = self.levels.get(game_name, ())
+        game = self._game(game_name)
         for level in levels:
-            if level not in known:
-                raise errors.UnknownLevel(
-                    f"{game_name} has no AI level {level!r}; levels: {', '.join(known)}")
+            self._check_level(game_name, level)
         control = self.time_control(time_control)
-        room_id = self.ids()
-        while room_id in self.rooms:
-            room_id = self.ids()
+        room_id = self._fresh_id()
         room = Room(room_id, game, "ai", game_id_of(room_id, 1), now, self.grace, control)
         for seat, level in enumerate(levels):
             room.seat_ai(seat, level)
