@@ -148,7 +148,7 @@ function watchFrom(room) {
 const tournaments = setUpTournaments(client, {
   titleOf: (game) => gameInfo(game).title, me: () => S.me, controls: () => S.timeControls,
   games: () => Object.values(S.games), watch: watchFrom, toast: (text) => toast(text, null, true),
-  changed: () => render(),
+  changed: () => { if ($("game").hidden) render(); }, // a push does not redraw a game on screen
 });
 const ladder = setUpLadder(client, {
   titleOf: (game) => gameInfo(game).title, watch: watchFrom,

@@ -65,7 +65,8 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
   const known = new Map(); // id -> the last tournament or round_tournament message about it
   let listed = [];         // TournamentView[] of the last list_tournaments
   let shown = null;        // the id whose page is on screen, or null
-  let creating = false;    // a create was sent: its answer opens the new tournament's page
+  let creating = null;     // the name of the tournament asked for: its answer opens its page
+  let missing = null;      // an id the server said it has no tournament for
   let listedAt = 0;        // performance.now() when the list came (its countdowns count from it)
 
   const made = () => new Set(JSON.parse(localStorage.getItem(MADE_KEY) || "[]"));
@@ -152,7 +153,7 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
       game: f.get("game"), name: String(f.get("name")).trim(), time_control: f.get("time_control"),
       starts_in: Number(f.get("starts_in")),
     };
-    creating = true;
+    creating = common.name;
     if (kind === "arena") {
       client.request({ type: "create_tournament", ...common, minutes: Number(f.get("minutes")),
         private: f.get("private") === "on" });
@@ -196,8 +197,8 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     known.set(id, msg);
     const i = listed.findIndex((v) => v.id === id);
     if (i >= 0) listed[i] = msg.tournament;
-    if (creating && fresh) {
-      creating = false;
+    if (creating !== null && fresh && msg.tournament.name === creating) {
+      creating = null;
       remember(id);
       $("tournament-create").open = false;
       $("tournament-name").value = "";
@@ -396,8 +397,15 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
   /** Draw the page of the tournament on screen. */
   function render() {
     const msg = shown && known.get(shown);
-    $("t-name").textContent = msg ? msg.tournament.name : "…";
-    if (!msg) return;
+    $("t-name").textContent = msg ? msg.tournament.name : missing === shown ? t("error.unknown_tournament") : "…";
+    $("t-actions").hidden = !msg;
+    if (!msg) {
+      for (const id of ["t-podium", "t-cross"]) $(id).hidden = true;
+      for (const id of ["t-what", "t-countdown", "t-you"]) $(id).textContent = "";
+      $("t-standings").replaceChildren();
+      $("t-games").replaceChildren();
+      return;
+    }
     document.title = `${msg.tournament.name} · Discus`;
     $("t-what").textContent = describe(msg.tournament);
     const you = mine(msg);
@@ -427,7 +435,8 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     onList(msg) { listed = msg.tournaments; listedAt = performance.now(); renderList(); },
     onTournament: onMessage,
     onError(msg) {
-      if (creating && (msg.code === "forbidden" || msg.code === "bad_message" || msg.code === "unknown_time_control")) creating = false;
+      if (creating !== null && ["forbidden", "bad_message", "unknown_game", "unknown_time_control"].includes(msg.code)) creating = null;
+      if (msg.code === "unknown_tournament" && shown && !known.has(shown)) { missing = shown; changed(); }
     },
     /** Ask for the list again (the lobby comes on screen). */
     refreshList() { client.request({ type: "list_tournaments" }); },

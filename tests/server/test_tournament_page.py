@@ -156,6 +156,10 @@ async def test_an_arena_made_on_the_page_pairs_two_people_pushes_standings_and_e
             await expect(page.locator("#t-podium .p1")).to_contain_text("2 points")
             await expect(page.locator("#t-join")).to_be_hidden()
         await ann.screenshot(path=str(tmp_path / "arena-podium.png"), full_page=True)
+        # A link to a tournament there is not says so.
+        await cy.evaluate("location.hash = '#tournament/tnothing'")
+        await expect(cy.locator("#t-name")).to_have_text("There is no such tournament here.")
+        await expect(cy.locator("#t-actions")).to_be_hidden()
         # Neither player's page asked for the standings after joining: all were pushed.
         assert "join_tournament" in ann_sent[ann_joined_at:]
         assert "get_tournament" not in ann_sent[ann_joined_at:]
