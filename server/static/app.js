@@ -14,7 +14,7 @@ import { clockLabel, setUpChallenges } from "./challenges.js";
 import { setUpChat } from "./chat.js";
 import { setUpTournaments } from "./tournaments.js";
 import { setUpLadder } from "./ladder.js";
-import { has, lang, languageSwitch, t, tr } from "./i18n.js";
+import { errorText, languageSwitch, t, tr } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -574,12 +574,6 @@ function onError(msg) {
   }
   toast(errorText(msg), msg.code);
   if (msg.code === "unknown_room" && roomFromHash()) { location.hash = ""; }
-}
-
-/** A refusal in words: the server's own English (it may carry details), or in another
- * language the catalogue's sentence for its code where it has one. */
-function errorText(msg) {
-  return lang !== "en" && has(`error.${msg.code}`) ? t(`error.${msg.code}`) : msg.message;
 }
 
 // --- past games: history (list_history) and replays (get_game) ------------------------------
