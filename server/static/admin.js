@@ -6,7 +6,7 @@
 // and marked data-verbatim.
 
 import { setUpAdminChat } from "./admin_chat.js";
-import { errorText, has, languageSwitch, t, tr } from "./i18n.js";
+import { errorText, has, lang, languageSwitch, t, tr } from "./i18n.js";
 
 const PROTOCOL_VERSION = 1;
 const TOKEN_KEY = "discus.admin.token";
@@ -58,7 +58,7 @@ function toast(text) {
 }
 
 function when(seconds) {
-  return seconds == null ? "—" : new Date(seconds * 1000).toLocaleString();
+  return seconds == null ? "—" : new Date(seconds * 1000).toLocaleString(lang);
 }
 
 // --- connection ----------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 // a silence. Lines are put on the page with textContent only, as written (data-verbatim), in
 // any language. Protocol: docs/PROTOCOL.md, Chat.
 
-import { has, t } from "./i18n.js";
+import { has, lang, t } from "./i18n.js";
 
 // Seconds of silence, each with its catalogue key (0 lifts a silence).
 const DURATIONS = [["600", "admin.chat.for_600"], ["3600", "admin.chat.for_3600"], ["86400", "admin.chat.for_86400"],
@@ -58,7 +58,7 @@ export function setUpAdminChat(desk, send, toast) {
     list.replaceChildren(...sorted.map((line) => {
       const who = verbatim("strong", { className: "chat-who", textContent: line.player.name, title: line.player.id });
       const channel = has(`chat.${line.channel}`) ? t(`chat.${line.channel}`) : line.channel;
-      const where = make("span", { className: "muted small", textContent: ` ${channel} · ${new Date(line.at * 1000).toLocaleTimeString()} ` });
+      const where = make("span", { className: "muted small", textContent: ` ${channel} · ${new Date(line.at * 1000).toLocaleTimeString(lang)} ` });
       const text = verbatim("span", { className: "chat-text", textContent: line.text });
       const del = make("button", { type: "button", className: "danger", textContent: t("admin.chat.delete") });
       del.dataset.delete = line.id;
@@ -95,7 +95,7 @@ export function setUpAdminChat(desk, send, toast) {
       chat_silenced(msg) {
         const who = names.get(msg.player) || msg.player;
         toast(msg.until === null ? t("admin.chat.unsilenced", { who })
-          : t("admin.chat.silenced", { who, until: new Date(msg.until * 1000).toLocaleString() }));
+          : t("admin.chat.silenced", { who, until: new Date(msg.until * 1000).toLocaleString(lang) }));
       },
     },
   };
