@@ -397,7 +397,7 @@ function renderStats(msg) {
 
 function renderRun(run) {
   const box = $("#cal-result");
-  const pairs = el("table", { class: "datatable", id: "cal-pairs" },
+  const pairs = el("table", { class: "datatable", id: "cal-results" },
     el("thead", {}, el("tr", {}, ...["pair", "wins", "draws", "losses", "score"].map((h) => el("th", { text: t(`admin.run.${h}`) })))),
     el("tbody", {}, ...run.pairs.map((p) => {
       const games = p.wins + p.draws + p.losses;

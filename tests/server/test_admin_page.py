@@ -94,7 +94,7 @@ async def test_an_admin_logs_in_retunes_a_level_sees_the_audit_and_calibrates(
         await page.click("#cal-start")
         await expect(page.locator("#cal-elo tbody tr")).to_have_count(2, timeout=90_000)
         await expect(page.locator("#cal-progress")).to_have_attribute("value", "2")
-        await expect(page.locator("#cal-pairs tbody")).to_contain_text("beginner vs easy")
+        await expect(page.locator("#cal-results tbody")).to_contain_text("beginner vs easy")
         await expect(page.locator("#cal-runs li")).to_have_count(1)
         await page.click("#stats-refresh")
         await expect(page.locator("#stats")).to_contain_text("busy of 1")
