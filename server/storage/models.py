@@ -68,9 +68,11 @@ class Game(Base):
     """The time control's name; NULL for an untimed game (migration 0008)."""
     clock_initial_ms: Mapped[int | None] = mapped_column(Integer)
     clock_increment_ms: Mapped[int | None] = mapped_column(Integer)
+    other_ai_level: Mapped[str | None] = mapped_column(String(64))
+    """Seat 1's level when both seats are the AI's, ``ai_seat`` then 0 (migration 0013)."""
     berserk: Mapped[int] = mapped_column(SmallInteger, default=0, server_default=text("0"))
     """The seats that went berserk (an arena's halved clock), one bit each: 1 seat 0, 2
-    seat 1 (migration 0013)."""
+    seat 1 (migration 0014)."""
 
     __table_args__ = (
         # "My games, newest first": one index per seat, each already in the order shown.
@@ -366,7 +368,7 @@ class Tournament(Base):
     private: Mapped[bool] = mapped_column(Boolean)
     status: Mapped[str] = mapped_column(String(16))
     min_rating: Mapped[int | None] = mapped_column(Integer)
-    """Entry conditions (migration 0013); NULL: none."""
+    """Entry conditions (migration 0014); NULL: none."""
     max_rating: Mapped[int | None] = mapped_column(Integer)
     min_games: Mapped[int | None] = mapped_column(Integer)
     schedule_id: Mapped[str | None] = mapped_column(ID)
