@@ -8,8 +8,8 @@ make the arena, and has N guests join it. Each plays a random legal move wheneve
 move (after 0..``--think`` seconds), and so is paired again as soon as a game ends. Prints:
 
 - pairings, games per second, the players that were paired at least once,
-- p50/p99/max of the time from a game's end (its last ``move_made`` arriving at a player)
-  to that player's next pairing (the next room's ``room_state`` arriving),
+- p50/p99/max of the time from a game's end (its last ``move_made``, or its ``game_over``
+  when a flag fell, arriving at a player) to that player's next pairing (the next room's ``room_state`` arriving),
 - the server process's CPU seconds per pairing over the measured play (``/proc``, as
   ``bench.load`` measures it: its event loop and its threads), and the ``tournament``
   frames and bytes the clients received per second,
@@ -20,7 +20,7 @@ standings pushes are coalesced per ``--push-seconds`` (``Settings.standings_push
 
 A connection the server sheds while its loop runs late (1013, as under the join storm)
 waits 1-3 s and connects again, as docs/PROTOCOL.md asks of clients: the report counts them
-(``shed_and_reconnected``), says how long everyone took to join (``join_seconds``), and
+(``reconnected``, by why), says how long everyone took to join (``join_seconds``), and
 counts errors by code (a closed connection by its close code).
 
 Bounded: at most ``--players`` connections, ``--minutes`` of play plus the time to connect
@@ -62,9 +62,10 @@ class Stats:
     push_bytes: int = 0
     errors: list[str] = field(default_factory=list)
     sockets: list[Any] = field(default_factory=list)
-    shed: int = 0
-    """Connections the server shed (1013, try again later) before they joined: each client
-    waits and connects again, as the protocol asks."""
+    reconnected: collections.Counter[str] = field(default_factory=collections.Counter)
+    """Connections that failed before their welcome, by why (``shed_1013``: the server shed
+    it; a handshake cut off on a starved machine by its exception): each client waits and
+    connects again, as the protocol asks."""
 
 
 # --- the server child ---------------------------------------------------------------------------
@@ -116,23 +117,25 @@ async def _hello(url: str, name: str, stats: Stats) -> Any:
     again, as docs/PROTOCOL.md asks a client to: the bench measures the arena once every
     player is in, not whether they all got in at the first try."""
     from websockets.asyncio.client import connect
-    from websockets.exceptions import ConnectionClosed
+    from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
     rng = random.Random(name)
     while True:
-        ws = await connect(url, max_size=None, compression=None, open_timeout=120,
-                           ping_interval=None, close_timeout=2, max_queue=None)
         try:
+            ws = await connect(url, max_size=None, compression=None, open_timeout=120,
+                               ping_interval=None, close_timeout=2, max_queue=None)
             await ws.send(json.dumps({"type": "hello", "version": 1, "name": name}))
             await _expect(ws, stats, "welcome")
         except ConnectionClosed as exc:
             if exc.rcvd is None or exc.rcvd.code != SHED:
                 raise
-            stats.shed += 1
-            await asyncio.sleep(rng.uniform(1.0, 3.0))
-            continue
-        stats.sockets.append(ws)
-        return ws
+            stats.reconnected["shed_1013"] += 1
+        except (InvalidHandshake, OSError) as exc:  # the server cut a handshake off
+            stats.reconnected[type(exc).__name__] += 1
+        else:
+            stats.sockets.append(ws)
+            return ws
+        await asyncio.sleep(rng.uniform(1.0, 3.0))
 
 
 async def _player(index: int, url: str, tournament: str, stats: Stats, stop_at: float,
@@ -182,6 +185,8 @@ async def _player(index: int, url: str, tournament: str, stats: Stats, stop_at: 
                 ended_at = time.perf_counter()
             elif message["position"]["to_move"] == me:
                 await move(message["position"])
+        elif kind == "game_over" and message["room"] == room and ended_at is None:
+            ended_at = time.perf_counter()  # on time (a slow client's flag), not by a move
     return ws
 
 
@@ -240,7 +245,7 @@ async def _drive(url: str, players: int, minutes: float, think: float,
         "tournament_frames_per_second": round(stats.pushes / seconds, 1),
         "tournament_kbytes_per_second": round(stats.push_bytes / seconds / 1024, 1),
         "errors": dict(collections.Counter(e.split(":")[0] for e in stats.errors)),
-        "shed_and_reconnected": stats.shed,
+        "reconnected": dict(stats.reconnected),
     }
 
 
