@@ -9,7 +9,8 @@ move (after 0..``--think`` seconds), and so is paired again as soon as a game en
 
 - pairings, games per second, the players that were paired at least once,
 - p50/p99/max of the time from a game's end (its last ``move_made``, or its ``game_over``
-  when a flag fell, arriving at a player) to that player's next pairing (the next room's ``room_state`` arriving),
+  when a flag fell, arriving at a player) to that player's next pairing (the next room's
+  ``room_state`` arriving),
 - the server process's CPU seconds per pairing over the measured play (``/proc``, as
   ``bench.load`` measures it: its event loop and its threads), and the ``tournament``
   frames and bytes the clients received per second,
