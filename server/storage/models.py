@@ -362,6 +362,8 @@ class Tournament(Base):
     berserk: Mapped[bool] = mapped_column(Boolean)
     private: Mapped[bool] = mapped_column(Boolean)
     status: Mapped[str] = mapped_column(String(16))
+    epoch: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    """The fencing token of the node that pairs it (``Store.fence_tournament``)."""
 
     # The lobby's lists: upcoming, running and finished tournaments by start.
     __table_args__ = (Index("ix_tournaments_status_start", "status", "starts_at"),)
