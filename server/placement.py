@@ -31,8 +31,32 @@ class Restoring(Protocol):
                       epoch: int) -> Room | None: ...
 
 
+class Tournaments(Protocol):
+    """The tournament desk, as the placement brings its tournaments back, hands them over
+    and runs other nodes' messages for them (``server.tournament_desk``)."""
+
+    async def unfinished(self) -> list[str]:
+        """The tournaments upcoming or running in the store, by id."""
+        ...
+
+    async def take_over(self, tournament_id: str, epoch: int) -> bool:
+        """Pair the tournament here from the store, fenced at ``epoch`` first; False if it
+        is over (nothing to pair)."""
+        ...
+
+    def let_go(self, tournament_id: str) -> None:
+        """Another node pairs it now: forget it here without writing anything."""
+        ...
+
+    async def run_forwarded(self, player: Player, message: p.TournamentCommand) -> str:
+        """A message about a tournament paired here, from a player on another node: the
+        answer, encoded (``errors.ProtocolError`` as for a local player)."""
+        ...
+
+
 class Placement(Protocol):
-    """What the core asks of "where rooms run"."""
+    """What the core asks of "where rooms run", and of where tournaments are paired: one
+    node at a time pairs each tournament, under a lease and an epoch as a room is run."""
 
     node: str | None
     """This node's name in a cluster (None alone)."""
@@ -84,6 +108,22 @@ class Placement(Protocol):
 
     async def start(self, runner: Restoring) -> int:
         """Bring back the unfinished games this node is to run (at start-up); how many."""
+
+    async def hold_tournament(self, tournament_id: str) -> int:
+        """Pair a new tournament here: before its first write; its epoch (0 alone)."""
+
+    async def tournament_forwarded(self, client: Client, player: Player,
+                                   message: p.TournamentCommand) -> bool:
+        """Run the message on the node that pairs its tournament, if that is another one
+        (True); False if it is to run here (this node pairs it, took it over just now, or
+        no node pairs it: over, or unknown)."""
+
+    async def drop_tournament(self, tournament_id: str) -> None:
+        """The tournament is over: nobody is to pair it any more."""
+
+    async def start_tournaments(self, tournaments: Tournaments) -> int:
+        """Bring back the unfinished tournaments this node is to pair (at start-up, after
+        the rooms); how many."""
 
     async def drain(self) -> None:
         """Stop running commands other nodes forward (at shutdown)."""
@@ -154,6 +194,24 @@ class SingleNode:
             async with runner.lock(room_of(record.id)[0]):
                 if await runner.restore(record, moves, 0) is not None:
                     count += 1
+        return count
+
+    async def hold_tournament(self, tournament_id: str) -> int:
+        return 0
+
+    async def tournament_forwarded(self, client: Client, player: Player,
+                                   message: p.TournamentCommand) -> bool:
+        return False
+
+    async def drop_tournament(self, tournament_id: str) -> None:
+        """Nobody else would pair it."""
+
+    async def start_tournaments(self, tournaments: Tournaments) -> int:
+        """Every unfinished tournament of the store (after a restart)."""
+        count = 0
+        for tournament_id in await tournaments.unfinished():
+            if await tournaments.take_over(tournament_id, 0):
+                count += 1
         return count
 
     async def drain(self) -> None:

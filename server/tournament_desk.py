@@ -12,8 +12,14 @@ entries until round 1 is paired (at ``starts_at`` or on ``start_tournament``), e
 games started as rooms (the first of a board in seat 0), the next round paired as soon as
 the last game of a round ends, the standings and the crosstable pushed to the entrants.
 
-On one node only: a cluster would need one node to pair each arena at a time (the rooms'
-lease and fencing), which is not built yet.
+On a cluster one node pairs each tournament at a time, as one node runs each room: it holds
+the tournament's lease (``Leases``, the placement's), writes its rows under the lease's
+epoch, so the store refuses them once another node has taken it over, and starts its games
+as rooms of its own. Messages about it from players on other nodes are run on that node
+(``run_forwarded``), and its standings reach them through the outbox's publish. When its
+node dies, the node that takes the lease over brings the tournament back from the store
+(``take_over``, the restart's path) and scores the games that ended meanwhile; a game run by
+another node is scored when that node stores its end (``sweep``).
 """
 
 from __future__ import annotations
@@ -31,7 +37,14 @@ from server import protocol as p
 from server.connection import Client
 from server.outbox import Outbox
 from server.rooms import Lobby, Outcome, Player, Room, room_of
-from server.store import GameRecord, Store, TournamentRecord
+from server.store import (
+    EntrantRecord,
+    Fenced,
+    GameRecord,
+    PairingRecord,
+    Store,
+    TournamentRecord,
+)
 from server.tournaments import Entrant
 from server.tournaments.arena import Arena, Standing
 from server.tournaments.records import (
@@ -67,6 +80,19 @@ class SeatRatings(Protocol):
                            level: str | None = None) -> dict[str, p.SeatRating | None]: ...
 
 
+class Leases(Protocol):
+    """Which node pairs each tournament (``server.placement``): this one, or another."""
+
+    async def hold_tournament(self, tournament_id: str) -> int: ...
+
+    async def tournament_forwarded(self, client: Client, player: Player,
+                                   message: p.TournamentCommand) -> bool: ...
+
+    async def drop_tournament(self, tournament_id: str) -> None: ...
+
+    async def start_tournaments(self, tournaments: TournamentDesk) -> int: ...
+
+
 class Players(Protocol):
     """The player registry, read (``server.identity``)."""
 
@@ -83,15 +109,16 @@ class TournamentDesk:
 
     def __init__(self, store: Store, outbox: Outbox, players: Players, lobby: Lobby,
                  seating: Seating, ratings: SeatRatings, online: Callable[[str], Awaitable[Any]],
-                 now: Callable[[], float], single_node: bool = True,
+                 now: Callable[[], float], leases: Leases,
                  push_seconds: float = 0.0) -> None:
         self.store = store
         self.push_seconds = push_seconds
         """At most one standings push per arena (so per player) in this many seconds."""
         self.pushed_at: dict[str, float] = {}
         self.push_due: dict[str, asyncio.TimerHandle] = {}
-        self.single_node = single_node
-        """Arenas are paired by the node that holds them: on a cluster none is made yet."""
+        self.leases = leases
+        self.epochs: dict[str, int] = {}
+        """The epoch each tournament paired here is held at (0 alone): its writes carry it."""
         self.outbox = outbox
         self.players = players
         self.lobby = lobby
@@ -104,7 +131,7 @@ class TournamentDesk:
         self.by_game: dict[str, tuple[str, str]] = {}
         """Stored game id -> (tournament, arena game id), for the games under way."""
         self.names: dict[str, Player] = {}
-        self.timers: list[asyncio.TimerHandle] = []
+        self.timers: dict[str, list[asyncio.TimerHandle]] = {}
         self.locks: dict[str, asyncio.Lock] = {}
         self.events: dict[str, RoundEvent] = {}
         """The Swiss and round-robin events upcoming or running, by id."""
@@ -124,10 +151,40 @@ class TournamentDesk:
                 tournaments=[self._view(t) for t in [*found, *done]
                              if not t.private and t.kind != "ladder"]))  # get_ladder's
             return
-        if isinstance(message, ROUND_MESSAGES) or (
-                not isinstance(message, p.CreateTournament) and message.tournament in self.events):
-            await self._handle_rounds(client, player, message)
+        if (isinstance(message, p.TOURNAMENT_COMMANDS) and message.tournament not in self.records
+                and await self.leases.tournament_forwarded(client, player, message)):
             return
+        self.outbox.send([client], await self.answer(player, message))
+
+    async def run_forwarded(self, player: Player, message: p.TournamentCommand) -> str:
+        """A message about a tournament paired here, from a player connected to another
+        node: its answer, encoded (the other node writes it to the client)."""
+        return p.encode(await self.answer(player, message))
+
+    async def answer(self, player: Player, message: Message
+                     ) -> p.TournamentMessage | p.RoundTournamentMessage:
+        """Run a tournament message here; what the sender is answered. Its rows written
+        under a lease another node has taken over: the tournament is let go here and the
+        sender is asked to send again (the new node will run it)."""
+        assert not isinstance(message, p.ListTournaments)
+        if not isinstance(message, p.CreateTournament | p.CreateRoundTournament):
+            await self._find(message.tournament)
+        try:
+            if isinstance(message, ROUND_MESSAGES) or (
+                    not isinstance(message, p.CreateTournament)
+                    and message.tournament in self.events):
+                return await self._handle_rounds(player, message)
+            return await self._handle_arena(player, message)
+        except Fenced as exc:
+            tid = getattr(message, "tournament", None)
+            if tid is not None:
+                self.let_go(tid)
+            raise errors.InternalError("this tournament is paired by another server now; "
+                                       "send that again") from exc
+
+    async def _handle_arena(self, player: Player, message: Message) -> p.TournamentMessage:
+        assert not isinstance(message, p.ListTournaments | p.CreateRoundTournament
+                              | p.StartTournament)
         if isinstance(message, p.CreateTournament):
             tid = await self._create(player, message)
         else:
@@ -141,17 +198,17 @@ class TournamentDesk:
                 rating = await self._rating(tid, player.id)
                 arena.join(Entrant(player.id, player.name, rating), now)
                 self.names[player.id] = player
-                await self.store.save_entrant(entrant_record(arena, player.id, now))
+                await self._save_entrant(tid, entrant_record(arena, player.id, now))
             elif isinstance(message, p.PauseTournament):
                 arena.pause(player.id)
-                await self.store.save_entrant(entrant_record(arena, player.id, now))
+                await self._save_entrant(tid, entrant_record(arena, player.id, now))
             elif isinstance(message, p.WithdrawTournament):
                 arena.withdraw(player.id)
-                await self.store.save_entrant(entrant_record(arena, player.id, now))
+                await self._save_entrant(tid, entrant_record(arena, player.id, now))
             await self._pair(tid)
-        self.outbox.send([client], self.state(tid, player.id))
         if not isinstance(message, p.GetTournament):
             self._push(tid)
+        return self.state(tid, player.id)
 
     async def game_finished(self, record: GameRecord) -> None:
         """Score a finished tournament game, pair its players again, push the standings.
@@ -163,44 +220,133 @@ class TournamentDesk:
         if found is None:
             return
         tid, game_id = found
-        async with self._lock(tid):
-            self._score(tid, game_id, record)
-            await self.store.save_pairing(arena_pairing_record(self.arenas[tid], game_id))
-            await self._pair(tid)
-            await self._maybe_finish(tid)
+        try:
+            async with self._lock(tid):
+                if tid not in self.arenas:
+                    return  # let go meanwhile: its new node scores the game
+                self._score(tid, game_id, record)
+                await self._save_pairing(tid, arena_pairing_record(self.arenas[tid], game_id))
+                await self._pair(tid)
+                await self._maybe_finish(tid)
+        except Fenced:
+            log.warning("arena %s is paired by another node now; letting it go", tid)
+            self.let_go(tid)
+            return
         self._push(tid)
 
-    async def restore(self) -> None:
-        """Rebuild the upcoming and running arenas from the store, score their games that
-        ended meanwhile, and set their timers. Call once at start-up, after the rooms'
-        restore."""
-        for record in await self.store.list_tournaments(["upcoming", "running"], limit=1000):
-            if record.kind in ("swiss", "roundrobin"):
-                await self._restore_rounds(record)
+    async def restore(self) -> int:
+        """Bring back the upcoming and running tournaments this node is to pair (alone:
+        all; on a cluster: those no node holds), each through ``take_over``; how many. Call
+        once at start-up, after the rooms' restore."""
+        return await self.leases.start_tournaments(self)
+
+    async def unfinished(self) -> list[str]:
+        return [record.id for record in
+                await self.store.list_tournaments(["upcoming", "running"], limit=1000)
+                if record.kind in ("arena", "swiss", "roundrobin")]
+
+    async def take_over(self, tid: str, epoch: int) -> bool:
+        """Pair the tournament here from the store (at start-up, or after the node that
+        paired it died): fenced at ``epoch`` first, so the former node can write no more,
+        then read; its games that ended meanwhile are scored, its timers set, its standings
+        pushed. False if it is over."""
+        async with self._lock(tid):
+            await self.store.fence_tournament(tid, epoch)
+            record = await self.store.load_tournament(tid)
+            if record is None or record.status == "finished" or record.kind not in (
+                    "arena", "swiss", "roundrobin"):
+                return False
+            self.epochs[tid] = epoch
+            ended = await self._load(record)
+            if record.kind == "arena":
+                self._set_timers(record)
+            elif record.status == "upcoming":
+                self._set_round_timer(record)
+        for game in ended:
+            await self.game_finished(game)
+        if tid in self.arenas:
+            self._push(tid)
+        elif tid in self.events:
+            self._push_rounds(tid)
+        return True
+
+    def let_go(self, tid: str) -> None:
+        """Another node pairs the tournament now: forget it here, its timers stopped,
+        writing nothing."""
+        self.epochs.pop(tid, None)
+        self.arenas.pop(tid, None)
+        self.events.pop(tid, None)
+        self.records.pop(tid, None)
+        for timer in self.timers.pop(tid, []):
+            timer.cancel()
+        due = self.push_due.pop(tid, None)
+        if due is not None:
+            due.cancel()
+        for table in (self.by_game, self.event_games):
+            for game_id in [g for g, found in table.items() if found[0] == tid]:
+                del table[game_id]
+
+    async def sweep(self) -> None:
+        """Score the games of the tournaments paired here that ended on another node (a
+        room taken over by a node that does not pair its tournament): what that node
+        stored says. Every few seconds (``Server.sweep_forever``); alone, nothing to do."""
+        elsewhere = [game_id for game_id in [*self.by_game, *self.event_games]
+                     if room_of(game_id)[0] not in self.lobby.rooms]
+        for game_id in elsewhere:
+            stored = await self.store.load_game(game_id)
+            if stored is not None and stored[0].status in ("finished", "aborted"):
+                await self.game_finished(stored[0])
+
+    async def _find(self, tid: str) -> None:
+        """Wait while the tournament is being taken over here; a finished one another node
+        paired is read from the store (to be shown, never paired)."""
+        if tid in self.records:
+            return
+        async with self._lock(tid):
+            if tid in self.records:
+                return
+            record = await self.store.load_tournament(tid)
+            if record is not None and record.status == "finished":
+                await self._load(record)
+
+    async def _load(self, record: TournamentRecord) -> list[GameRecord]:
+        """Build the tournament from its rows; its games under way that the store holds
+        ended (to be scored)."""
+        if record.kind in ("swiss", "roundrobin"):
+            return await self._restore_rounds(record)
+        arena = arena_from_records(record, await self.store.tournament_entrants(record.id),
+                                   await self.store.tournament_pairings(record.id))
+        self.arenas[record.id] = arena
+        self.records[record.id] = record
+        for entrant in arena.players.values():
+            self.names.setdefault(entrant.entrant.id, Player(entrant.entrant.id,
+                                                              entrant.entrant.name))
+        ended = []
+        for game in arena.under_way():
+            if game.stored_as is None or record.status == "finished":
                 continue
-            if record.kind != "arena":
-                continue
-            arena = arena_from_records(record, await self.store.tournament_entrants(record.id),
-                                       await self.store.tournament_pairings(record.id))
-            self.arenas[record.id] = arena
-            self.records[record.id] = record
-            for entrant in arena.players.values():
-                self.names.setdefault(entrant.entrant.id, Player(entrant.entrant.id,
-                                                                  entrant.entrant.name))
-            for game in arena.under_way():
-                if game.stored_as is None:
-                    continue
-                self.by_game[game.stored_as] = (record.id, game.game_id)
-                stored = await self.store.load_game(game.stored_as)
-                if stored is not None and stored[0].status in ("finished", "aborted"):
-                    await self.game_finished(stored[0])
-            self._set_timers(record)
+            self.by_game[game.stored_as] = (record.id, game.game_id)
+            stored = await self.store.load_game(game.stored_as)
+            if stored is not None and stored[0].status in ("finished", "aborted"):
+                ended.append(stored[0])
+        return ended
 
     def close(self) -> None:
-        for timer in [*self.timers, *self.push_due.values()]:
+        for timer in [t for timers in self.timers.values() for t in timers]:
+            timer.cancel()
+        for timer in self.push_due.values():
             timer.cancel()
         self.timers.clear()
         self.push_due.clear()
+
+    async def _save_tournament(self, tid: str) -> None:
+        await self.store.save_tournament(self.records[tid], epoch=self.epochs.get(tid, 0))
+
+    async def _save_entrant(self, tid: str, entrant: EntrantRecord) -> None:
+        await self.store.save_entrant(entrant, epoch=self.epochs.get(tid, 0))
+
+    async def _save_pairing(self, tid: str, pairing: PairingRecord) -> None:
+        await self.store.save_pairing(pairing, epoch=self.epochs.get(tid, 0))
 
     # --- views -----------------------------------------------------------------------------
 
@@ -278,8 +424,6 @@ class TournamentDesk:
         return self.locks.setdefault(tid, asyncio.Lock())
 
     async def _create(self, player: Player, message: p.CreateTournament) -> str:
-        if not self.single_node:
-            raise errors.Forbidden("arenas are not run on a cluster yet")
         if message.game not in games.names():
             raise errors.UnknownGame(f"unknown game {message.game!r}; known games: "
                                      f"{', '.join(games.names())}")
@@ -296,9 +440,10 @@ class TournamentDesk:
                                   None, message.berserk, message.private,
                                   "running" if message.starts_in == 0 else "upcoming")
         assert record.ends_at is not None
+        self.epochs[tid] = await self.leases.hold_tournament(tid)
         self.arenas[tid] = Arena(tid, starts_at, record.ends_at, message.berserk)
         self.records[tid] = record
-        await self.store.save_tournament(record)
+        await self._save_tournament(tid)
         self._set_timers(record)
         return tid
 
@@ -311,7 +456,7 @@ class TournamentDesk:
                 continue
             async with self._lock(other):
                 arena.pause(player_id)
-                await self.store.save_entrant(entrant_record(arena, player_id, self.now()))
+                await self._save_entrant(other, entrant_record(arena, player_id, self.now()))
             self._push(other)
 
     async def _rating(self, tid: str, player_id: str) -> float:
@@ -336,12 +481,16 @@ class TournamentDesk:
             except errors.ProtocolError:
                 log.exception("arena %s could not seat %s and %s", tid, first.id, second.id)
                 arena.cancel(pairing.game_id, now)
-                await self.store.save_pairing(arena_pairing_record(arena, pairing.game_id))
+                await self._save_pairing(tid, arena_pairing_record(arena, pairing.game_id))
                 continue
             game = arena.games[pairing.game_id]
             game.stored_as = room.game_id
             self.by_game[room.game_id] = (tid, pairing.game_id)
-            await self.store.save_pairing(arena_pairing_record(arena, pairing.game_id))
+            try:
+                await self._save_pairing(tid, arena_pairing_record(arena, pairing.game_id))
+            except Fenced:
+                self.lobby.close(room.id)  # never started: the new node pairs them again
+                raise
             out = Outcome(sends=[room.state_for(first.id), room.state_for(second.id)],
                           save_game=True)
             for player in (first, second):
@@ -364,14 +513,15 @@ class TournamentDesk:
         if record.status == "finished" or not arena.is_over(self.now()) or arena.under_way():
             return
         self.records[tid] = TournamentRecord(**{**record.__dict__, "status": "finished"})
-        await self.store.save_tournament(self.records[tid])
+        await self._save_tournament(tid)
+        await self.leases.drop_tournament(tid)
 
     def _set_timers(self, record: TournamentRecord) -> None:
         loop = asyncio.get_running_loop()
         now = self.now()
         for at in (record.starts_at, record.ends_at or record.starts_at):
             if at > now:
-                self.timers.append(loop.call_later(
+                self.timers.setdefault(record.id, []).append(loop.call_later(
                     at - now, lambda: asyncio.ensure_future(self._tick(record.id))))
 
     async def _tick(self, tid: str) -> None:
@@ -379,20 +529,26 @@ class TournamentDesk:
         last game ends)."""
         try:
             async with self._lock(tid):
-                record = self.records[tid]
+                record = self.records.get(tid)
+                if record is None:
+                    return  # let go meanwhile
                 if record.status == "upcoming" and self.now() >= record.starts_at:
                     self.records[tid] = TournamentRecord(**{**record.__dict__,
                                                             "status": "running"})
-                    await self.store.save_tournament(self.records[tid])
+                    await self._save_tournament(tid)
                 await self._pair(tid)
                 await self._maybe_finish(tid)
             self._push(tid)
+        except Fenced:
+            log.warning("arena %s is paired by another node now; letting it go", tid)
+            self.let_go(tid)
         except Exception:
             log.exception("arena %s: timer failed", tid)
 
     # --- Swiss and round-robin -------------------------------------------------------------
 
-    async def _handle_rounds(self, client: Client, player: Player, message: Message) -> None:
+    async def _handle_rounds(self, player: Player, message: Message
+                             ) -> p.RoundTournamentMessage:
         if isinstance(message, p.CreateRoundTournament):
             tid = await self._create_rounds(player, message)
         else:
@@ -411,11 +567,11 @@ class TournamentDesk:
                 entrant = Entrant(player.id, player.name, rating)
                 event.enter(entrant)
                 self.names[player.id] = player
-                await self.store.save_entrant(round_entrant_record(event, entrant, now))
+                await self._save_entrant(tid, round_entrant_record(event, entrant, now))
             elif isinstance(message, p.WithdrawTournament):
                 entrant = event.entrants.get(player.id) or Entrant(player.id, player.name, 0)
                 event.withdraw(player.id)
-                await self.store.save_entrant(round_entrant_record(event, entrant, now))
+                await self._save_entrant(tid, round_entrant_record(event, entrant, now))
             elif isinstance(message, p.PauseTournament):
                 raise errors.BadMessage("a Swiss or round-robin has no pause: withdraw",
                                         field="type")
@@ -429,13 +585,11 @@ class TournamentDesk:
                     raise errors.BadMessage("a tournament needs at least two entrants",
                                             field="tournament")
                 await self._next_round(tid)
-        self.outbox.send([client], self.round_state(tid))
         if not isinstance(message, p.GetTournament):
             self._push_rounds(tid)
+        return self.round_state(tid)
 
     async def _create_rounds(self, player: Player, message: p.CreateRoundTournament) -> str:
-        if not self.single_node:
-            raise errors.Forbidden("tournaments are not run on a cluster yet")
         if message.game not in games.names():
             raise errors.UnknownGame(f"unknown game {message.game!r}; known games: "
                                      f"{', '.join(games.names())}")
@@ -451,9 +605,10 @@ class TournamentDesk:
         rounds = message.rounds if message.kind == "swiss" else None
         record = TournamentRecord(tid, message.kind, message.game, message.name, control.name,
                                   True, player.id, now, now + message.starts_in, None, rounds)
+        self.epochs[tid] = await self.leases.hold_tournament(tid)
         self.events[tid] = RoundEvent(tid, message.kind, rounds)
         self.records[tid] = record
-        await self.store.save_tournament(record)
+        await self._save_tournament(tid)
         self._set_round_timer(record)
         return tid
 
@@ -497,7 +652,7 @@ class TournamentDesk:
             if record.status == "upcoming":
                 self.records[tid] = dataclasses.replace(record, status="running",
                                                         rounds=event.rounds)
-                await self.store.save_tournament(self.records[tid])
+                await self._save_tournament(tid)
             number = len(event.boards)
             for board in boards:
                 await self._start_board(tid, number, board.first, board.second)
@@ -544,13 +699,23 @@ class TournamentDesk:
         event = self.events[tid]
         now = self.now()
         for row in round_pairing_records(event, number, now, now):
-            await self.store.save_pairing(dataclasses.replace(
+            await self._save_pairing(tid, dataclasses.replace(
                 row, game_id=self.stored_as.get((tid, row.pairing_id))))
 
     async def _round_game_finished(self, record: GameRecord) -> None:
         tid, number, first = self.event_games.pop(record.id)
+        try:
+            await self._score_round_game(tid, number, first, record)
+        except Fenced:
+            log.warning("tournament %s is paired by another node now; letting it go", tid)
+            self.let_go(tid)
+
+    async def _score_round_game(self, tid: str, number: int, first: str,
+                                record: GameRecord) -> None:
         async with self._lock(tid):
-            event = self.events[tid]
+            event = self.events.get(tid)
+            if event is None:
+                return  # let go meanwhile: its new node scores the game
             # Seat 0 is the board's first. An aborted game (no result) counts as a draw.
             won = record.result
             result = 0.5 if won is None or won == 0 else (1.0 if won > 0 else 0.0)
@@ -570,9 +735,10 @@ class TournamentDesk:
         if record.status != "finished":
             self.records[tid] = dataclasses.replace(record, status="finished",
                                                     rounds=self.events[tid].rounds)
-            await self.store.save_tournament(self.records[tid])
+            await self._save_tournament(tid)
+            await self.leases.drop_tournament(tid)
 
-    async def _restore_rounds(self, record: TournamentRecord) -> None:
+    async def _restore_rounds(self, record: TournamentRecord) -> list[GameRecord]:
         entrants = await self.store.tournament_entrants(record.id)
         pairings = await self.store.tournament_pairings(record.id)
         event = rounds_from_records(record, entrants, pairings)
@@ -585,29 +751,29 @@ class TournamentDesk:
             if row.game_id is None:
                 continue
             self.stored_as[(record.id, row.pairing_id)] = row.game_id
-            if row.result is None and row.second is not None:
+            if row.result is None and row.second is not None and record.status != "finished":
                 self.event_games[row.game_id] = (record.id, row.round, row.first)
                 stored = await self.store.load_game(row.game_id)
                 if stored is not None and stored[0].status in ("finished", "aborted"):
                     ended.append(stored[0])
-        for game in ended:
-            await self._round_game_finished(game)
-        if record.status == "upcoming":
-            self._set_round_timer(record)
+        return ended
 
     def _set_round_timer(self, record: TournamentRecord) -> None:
         loop = asyncio.get_running_loop()
         delay = max(0.0, record.starts_at - self.now())
-        self.timers.append(loop.call_later(
+        self.timers.setdefault(record.id, []).append(loop.call_later(
             delay, lambda: asyncio.ensure_future(self._round_tick(record.id))))
 
     async def _round_tick(self, tid: str) -> None:
         """At the start: round 1 (or the end, with fewer than two entrants)."""
         try:
             async with self._lock(tid):
-                if self.records[tid].status != "upcoming":
+                if tid not in self.records or self.records[tid].status != "upcoming":
                     return
                 await self._next_round(tid)
             self._push_rounds(tid)
+        except Fenced:
+            log.warning("tournament %s is paired by another node now; letting it go", tid)
+            self.let_go(tid)
         except Exception:
             log.exception("tournament %s: start failed", tid)
