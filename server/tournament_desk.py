@@ -325,9 +325,15 @@ class TournamentDesk:
         for game in arena.under_way():
             if game.stored_as is None or record.status == "finished":
                 continue
-            self.by_game[game.stored_as] = (record.id, game.game_id)
             stored = await self.store.load_game(game.stored_as)
-            if stored is not None and stored[0].status in ("finished", "aborted"):
+            if stored is None:
+                # Paired, but its node stopped before the room's game was stored: it never
+                # began. Cancelled (it scores nothing), so both players are paired again.
+                arena.cancel(game.game_id, self.now())
+                await self._save_pairing(record.id, arena_pairing_record(arena, game.game_id))
+                continue
+            self.by_game[game.stored_as] = (record.id, game.game_id)
+            if stored[0].status in ("finished", "aborted"):
                 ended.append(stored[0])
         return ended
 

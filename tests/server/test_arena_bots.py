@@ -168,9 +168,9 @@ async def stored(database_url: str, tournament: str
         pairings = await store.tournament_pairings(tournament)
         games = {}
         for row in pairings:
-            if row.game_id is not None:
-                loaded = await store.load_game(row.game_id)
-                assert loaded is not None, f"pairing {row.pairing_id}'s game is not stored"
+            assert row.game_id is not None, row
+            loaded = await store.load_game(row.game_id)
+            if loaded is not None:
                 games[row.game_id] = loaded[0]
         return pairings, games
     finally:
@@ -199,6 +199,12 @@ def games_of(pairings: list[PairingRecord], games: dict[str, GameRecord]
     results = []
     for row in pairings:
         assert row.second is not None and row.game_id is not None, row
+        if row.game_id not in games:
+            # Paired just before its node died, its game never stored: cancelled.
+            assert row.forfeit and row.result is None, row
+            for me, them in ((row.first, row.second), (row.second, row.first)):
+                by_player.setdefault(me, []).append(Played(them, row.started_at, None, None))
+            continue
         game = games[row.game_id]
         assert game.players == (row.first, row.second), (row, game)
         result = game.result
