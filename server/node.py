@@ -233,6 +233,11 @@ class ClusterPlacement:
     async def drop_tournament(self, tournament_id: str) -> None:
         await self.cluster.forget(tournament_lease(tournament_id))
 
+    def lost_tournament(self, tournament_id: str, epoch: int) -> None:
+        lease = tournament_lease(tournament_id)
+        if self.cluster.owned.get(lease) == epoch:
+            self.cluster.owned.pop(lease, None)
+
     async def start_tournaments(self, tournaments: Tournaments) -> int:
         """Register every unfinished tournament the registry lacks (a first start, or Redis
         lost it) and pair here those no node holds; the others stay with their nodes."""

@@ -121,6 +121,10 @@ class Placement(Protocol):
     async def drop_tournament(self, tournament_id: str) -> None:
         """The tournament is over: nobody is to pair it any more."""
 
+    def lost_tournament(self, tournament_id: str, epoch: int) -> None:
+        """A write of the tournament at ``epoch`` was fenced: another node pairs it now, so
+        this one gives its lease up here, writing nothing (as ``let_go`` for a room)."""
+
     async def start_tournaments(self, tournaments: Tournaments) -> int:
         """Bring back the unfinished tournaments this node is to pair (at start-up, after
         the rooms); how many."""
@@ -205,6 +209,9 @@ class SingleNode:
 
     async def drop_tournament(self, tournament_id: str) -> None:
         """Nobody else would pair it."""
+
+    def lost_tournament(self, tournament_id: str, epoch: int) -> None:
+        """Alone, nobody takes a tournament over."""
 
     async def start_tournaments(self, tournaments: Tournaments) -> int:
         """Every unfinished tournament of the store (after a restart)."""

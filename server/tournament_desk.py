@@ -90,6 +90,8 @@ class Leases(Protocol):
 
     async def drop_tournament(self, tournament_id: str) -> None: ...
 
+    def lost_tournament(self, tournament_id: str, epoch: int) -> None: ...
+
     async def start_tournaments(self, tournaments: TournamentDesk) -> int: ...
 
 
@@ -178,7 +180,7 @@ class TournamentDesk:
         except Fenced as exc:
             tid = getattr(message, "tournament", None)
             if tid is not None:
-                self.let_go(tid)
+                self._fenced(tid)
             raise errors.InternalError("this tournament is paired by another server now; "
                                        "send that again") from exc
 
@@ -230,7 +232,7 @@ class TournamentDesk:
                 await self._maybe_finish(tid)
         except Fenced:
             log.warning("arena %s is paired by another node now; letting it go", tid)
-            self.let_go(tid)
+            self._fenced(tid)
             return
         self._push(tid)
 
@@ -285,6 +287,12 @@ class TournamentDesk:
         for table in (self.by_game, self.event_games):
             for game_id in [g for g, found in table.items() if found[0] == tid]:
                 del table[game_id]
+
+    def _fenced(self, tid: str) -> None:
+        """A write of the tournament was refused: another node took it over. Its lease and
+        the tournament are let go here."""
+        self.leases.lost_tournament(tid, self.epochs.get(tid, 0))
+        self.let_go(tid)
 
     async def sweep(self) -> None:
         """Score the games of the tournaments paired here that ended on another node (a
@@ -547,7 +555,7 @@ class TournamentDesk:
             self._push(tid)
         except Fenced:
             log.warning("arena %s is paired by another node now; letting it go", tid)
-            self.let_go(tid)
+            self._fenced(tid)
         except Exception:
             log.exception("arena %s: timer failed", tid)
 
@@ -714,7 +722,7 @@ class TournamentDesk:
             await self._score_round_game(tid, number, first, record)
         except Fenced:
             log.warning("tournament %s is paired by another node now; letting it go", tid)
-            self.let_go(tid)
+            self._fenced(tid)
 
     async def _score_round_game(self, tid: str, number: int, first: str,
                                 record: GameRecord) -> None:
@@ -780,6 +788,6 @@ class TournamentDesk:
             self._push_rounds(tid)
         except Fenced:
             log.warning("tournament %s is paired by another node now; letting it go", tid)
-            self.let_go(tid)
+            self._fenced(tid)
         except Exception:
             log.exception("tournament %s: start failed", tid)

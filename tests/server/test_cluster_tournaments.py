@@ -1,0 +1,154 @@
+"""Tournaments on two server nodes in one process, sharing a real PostgreSQL database and a
+real Redis: one node pairs an arena under a lease; players on the other join, play and hear
+its standings through it; a node that lost the lease can write nothing more to it; a node
+that stops hands it over.
+
+(Eight bots in real processes, and a node killed, are in ``test_arena_bots``.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+from people import CHEAP_HASHER, sign_up
+from test_cluster import FAST, SECRET, nodes, prefix  # noqa: F401  (fixtures)
+from wsclient import Client
+
+from server.app import Running, running
+from server.cluster import Cluster
+from server.node import tournament_lease
+from server.storage import SqlStore, keys
+from tests.storage.conftest import REDIS_URL, create_database, drop_database
+
+FOUR_IN_COLUMN_ONE = ["1", "2", "1", "2", "1", "2", "1"]
+"""Connect Four: the first player wins at its fourth move."""
+
+
+async def _arena(server: Running, name: str = "Ann") -> tuple[Client, str]:
+    """``name``, signed up on ``server``, makes a running arena and enters it."""
+    server.app.accounts.hasher = CHEAP_HASHER
+    maker = await Client.open(server.url, name)
+    await sign_up(maker, name)
+    await maker.send(type="create_tournament", game="connect4", name="Hourly", minutes=30,
+                     time_control="3+2")
+    tid = str((await maker.expect("tournament"))["tournament"]["id"])
+    await maker.send(type="join_tournament", tournament=tid)
+    await maker.expect("tournament")
+    return maker, tid
+
+
+def _row(message: dict[str, Any], player_id: str) -> dict[str, Any]:
+    return next(r for r in message["standings"] if r["player"]["id"] == player_id)
+
+
+async def test_an_arena_on_one_node_is_joined_played_and_pushed_on_the_other(
+    nodes: tuple[Running, Running], prefix: str,  # noqa: F811
+) -> None:
+    one, two = nodes
+    ann, tid = await _arena(one)
+    redis = aioredis.Redis.from_url(REDIS_URL, decode_responses=True)
+    holder = await redis.get(keys.room_owner(prefix, tournament_lease(tid)))
+    await redis.aclose()
+    assert holder is not None and holder.split()[0] == one.app.cluster.node  # type: ignore[union-attr]
+    assert tid not in two.app.tournaments.records
+    # Bob, on node two, joins: node one runs it and answers him through node two.
+    bob = await Client.open(two.url, "Bob")
+    await bob.send(type="join_tournament", tournament=tid, id="join")
+    answer = await bob.expect("tournament")
+    assert _row(answer, bob.player_id)["status"] == "active"
+    (game,) = answer["games"]
+    room = game["room"]
+    assert room in one.app.lobby.rooms  # the arena's node runs its games
+    clients = {ann.player_id: ann, bob.player_id: bob}
+    first, second = clients[game["first"]["id"]], clients[game["second"]["id"]]
+    for client in (first, second):
+        while (await client.expect("room_state"))["room"]["id"] != room:
+            pass
+    for ply, move in enumerate(FOUR_IN_COLUMN_ONE):
+        await (first, second)[ply % 2].send(type="move", room=room, ply=ply, move=move)
+        for client in (first, second):
+            await client.expect("move_made", ply=ply)
+    # The standings reach Bob on node two, pushed by node one through Redis.
+    while True:
+        pushed = await bob.expect("tournament")
+        if _row(pushed, first.player_id)["score"] == 2:
+            break
+    assert _row(pushed, second.player_id)["sheet"] == [0]
+    # Anyone on node two asks node one for the state.
+    cy = await Client.open(two.url, "Cy")
+    asked = await cy.request("get_tournament", tournament=tid)
+    assert asked["type"] == "tournament" and asked["standings"] == pushed["standings"]
+    assert tid not in two.app.tournaments.records  # node two never paired it
+    for client in (ann, bob, cy):
+        await client.close()
+
+
+async def test_a_node_that_lost_an_arena_cannot_write_it_and_lets_it_go(
+    nodes: tuple[Running, Running], prefix: str, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+) -> None:
+    one, two = nodes
+    assert one.app.cluster is not None and two.app.cluster is not None
+    ann, tid = await _arena(one)
+    lease = tournament_lease(tid)
+    # Node one stalls past its lease without noticing; node two takes the arena over.
+    async def paused() -> None:
+        return None
+
+    monkeypatch.setattr(one.app.cluster, "_renew", paused)
+    old_epoch = one.app.cluster.owned[lease]
+    redis = aioredis.Redis.from_url(REDIS_URL)
+    await redis.delete(keys.room_owner(prefix, lease))
+    await redis.aclose()
+    assert await two.app.cluster.scan() == 1
+    assert two.app.cluster.owned[lease] > old_epoch
+    assert [r.id for r in two.app.tournaments.arenas[tid].standings()] == [ann.player_id]
+    assert tid in one.app.tournaments.arenas  # it has not noticed yet
+    # Bob joins on node one, which still pairs the arena as it believes: the store refuses
+    # its write, and it lets the arena go.
+    bob = await Client.open(one.url, "Bob")
+    await bob.send(type="join_tournament", tournament=tid, id="stale")
+    refused = await bob.expect("error", ref="stale")
+    assert refused["code"] == "internal_error"
+    assert tid not in one.app.tournaments.arenas and not one.app.cluster.holds(lease)
+    entrants = await two.app.store.tournament_entrants(tid)
+    assert [e.player_id for e in entrants] == [ann.player_id]
+    monkeypatch.undo()
+    # Sent again, the join goes to node two, which pairs Ann and Bob.
+    await bob.send(type="join_tournament", tournament=tid, id="again")
+    answer = await bob.expect("tournament")
+    assert {r["player"]["id"] for r in answer["standings"]} == {ann.player_id, bob.player_id}
+    (game,) = answer["games"]
+    assert game["room"] in two.app.lobby.rooms
+    entrants = await two.app.store.tournament_entrants(tid)
+    assert {e.player_id for e in entrants} == {ann.player_id, bob.player_id}
+    for client in (ann, bob):
+        await client.close()
+
+
+async def test_an_arena_whose_node_stopped_is_paired_on_by_another(
+    prefix: str,  # noqa: F811
+) -> None:
+    url, name = await create_database()
+    try:
+        async with running(store=SqlStore(url), secret=SECRET, cluster=Cluster(
+                REDIS_URL, prefix=prefix, settings=FAST)) as survivor:
+            async with running(store=SqlStore(url), secret=SECRET, cluster=Cluster(
+                    REDIS_URL, prefix=prefix, settings=FAST)) as doomed:
+                ann, tid = await _arena(doomed)
+                await ann.close()
+            # The node stopped and gave its leases up: the survivor pairs the arena.
+            lease = tournament_lease(tid)
+            deadline = asyncio.get_running_loop().time() + 5
+            while not survivor.app.cluster.holds(lease):  # type: ignore[union-attr]
+                assert asyncio.get_running_loop().time() < deadline, "no takeover in 5 s"
+                await asyncio.sleep(0.1)
+            bob = await Client.open(survivor.url, "Bob")
+            await bob.send(type="join_tournament", tournament=tid)
+            answer = await bob.expect("tournament")
+            assert len(answer["standings"]) == 2 and len(answer["games"]) == 1
+            await bob.close()
+    finally:
+        await drop_database(name)
