@@ -152,3 +152,43 @@ async def test_an_arena_whose_node_stopped_is_paired_on_by_another(
             await bob.close()
     finally:
         await drop_database(name)
+
+
+async def test_a_round_robin_made_on_one_node_is_entered_started_and_played_from_the_other(
+    nodes: tuple[Running, Running],  # noqa: F811
+) -> None:
+    """A Swiss or round-robin takes the arena's road: entries, the start and the results
+    from another node reach the node that pairs it; the next round follows the last
+    result."""
+    one, two = nodes
+    one.app.accounts.hasher = two.app.accounts.hasher = CHEAP_HASHER
+    zed = await Client.open(two.url, "Zed")
+    await sign_up(zed, "Zed")
+    await zed.send(type="create_round_tournament", kind="roundrobin", game="connect4",
+                   name="Thursday", time_control="3+2")
+    tid = str((await zed.expect("round_tournament"))["tournament"]["id"])
+    assert tid in two.app.tournaments.events
+    ann, bob = await Client.open(one.url, "Ann"), await Client.open(one.url, "Bob")
+    for client in (ann, bob):
+        await client.send(type="join_tournament", tournament=tid)
+        assert (await client.expect("round_tournament"))["round"] == 0
+    assert tid not in one.app.tournaments.events  # node one never pairs it
+    # Zed starts it: one board, Ann against Bob, in a room of node two.
+    await zed.send(type="start_tournament", tournament=tid)
+    started = await zed.expect("round_tournament")
+    (board,) = started["boards"]
+    assert started["round"] == 1 and board["room"] in two.app.lobby.rooms
+    clients = {ann.player_id: ann, bob.player_id: bob}
+    first, second = clients[board["first"]["id"]], clients[board["second"]["id"]]
+    for ply, move in enumerate(FOUR_IN_COLUMN_ONE):
+        await (first, second)[ply % 2].send(type="move", room=board["room"], ply=ply, move=move)
+        for client in (first, second):
+            await client.expect("move_made", ply=ply, room=board["room"])
+    while True:  # pushed to the entrants on node one by node two
+        pushed = await first.expect("round_tournament")
+        if pushed["standings"][0]["score"] == 1.0:
+            break
+    assert pushed["standings"][0]["player"]["id"] == first.player_id
+    assert pushed["tournament"]["status"] == "finished"  # two players: one round
+    for client in (zed, ann, bob):
+        await client.close()
