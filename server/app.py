@@ -188,7 +188,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     runner.on_finish.append(tournaments.game_finished)
     ladder = LadderDesk(store, outbox, identity, lobby, runner, ratings, bots,
                         placement.is_online, now, settings.ladder_time_control,
-                        settings.ladder_pace_seconds, stopping)
+                        settings.ladder_pace_seconds, stopping, leases=placement)
     runner.on_finish.append(ladder.game_finished)
     chat = ChatDesk(store, outbox, identity, placement.present, settings, stopping, now)
     gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
@@ -206,7 +206,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     if isinstance(placement, ClusterPlacement):
         await placement.open(ClusterInbox(placement, runner, identity, outbox, store, locks,
                                           accounts.close_revoked, admin.local_rooms, lobby,
-                                          tournaments))
+                                          [ladder, tournaments]))
     return Server(settings, store, stopping, levels, outbox, lobby, placement, identity, runner,
                   bots, challenges, accounts, ratings, reviews, admin, history, stats, gauge,
                   gateway, http, metrics, pool, cluster, tournaments, ladder)
@@ -266,8 +266,7 @@ async def running(
     if restored:
         log.info("restored %d unfinished games", restored)
     await server.tournaments.restore()  # on a cluster: those no node pairs
-    if cluster is None:
-        await server.ladder.restore()  # the ladder runs on a single node only, for now
+    await server.ladder.restore()
     ws_server = await serve(
         server.gateway.handler, host, port,
         process_request=server.http.respond,

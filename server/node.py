@@ -202,12 +202,12 @@ class ClusterPlacement:
         await self.cluster.adopt(lease, tournament_id)
         return epoch
 
-    async def tournament_forwarded(self, client: Client, player: Player,
-                                   message: p.TournamentCommand) -> bool:
+    async def tournament_forwarded(self, client: Client, player: Player, tournament_id: str,
+                                   message: BaseModel) -> bool:
         """As ``forwarded`` for a room: a tournament nobody pairs (its node died) is taken
         over here first; one paired elsewhere gets the message in its node's inbox, and the
         client the answer."""
-        lease = tournament_lease(message.tournament)
+        lease = tournament_lease(tournament_id)
         if self.cluster.holds(lease):
             return False
         owner = await self.cluster.owner(lease)
@@ -222,7 +222,7 @@ class ClusterPlacement:
                                                 p.encode(message))
         except OwnerGone:
             await self.cluster.take_if_ownerless(lease)
-            return await self.tournament_forwarded(client, player, message)
+            return await self.tournament_forwarded(client, player, tournament_id, message)
         except TimeoutError:
             raise errors.InternalError("the server pairing this tournament did not answer; "
                                        "send that again") from None
@@ -337,9 +337,10 @@ class ClusterInbox:
                  outbox: Outbox, store: Store, locks: RoomLocks,
                  close_revoked: Callable[[str, str | None, str | None], None],
                  local_rooms: Callable[[str | None], p.AdminRooms], lobby: Lobby,
-                 tournaments: Tournaments) -> None:
+                 tournaments: Sequence[Tournaments]) -> None:
         self._lobby = lobby
         self._tournaments = tournaments
+        """The desks that pair tournaments: a tournament is the first's that ``pairs`` it."""
         self._placement = placement
         self._cluster = placement.cluster
         self._runner = runner
@@ -373,8 +374,10 @@ class ClusterInbox:
         message: BaseModel | None = None
         try:
             message = p.parse_client(data)
-            if isinstance(message, p.TOURNAMENT_COMMANDS):
-                return await self._tournaments.run_forwarded(player, message)
+            desk = next((d for d in self._tournaments if isinstance(message, d.commands)),
+                        None)
+            if desk is not None:
+                return await desk.run_forwarded(player, message)
             if not isinstance(message, p.ROOM_COMMANDS):
                 raise errors.UnknownType(f"{type(message).__name__} is not a room command")
             if self._placement.draining:
@@ -403,7 +406,7 @@ class ClusterInbox:
         same way (``game_id`` is then the tournament's id)."""
         if room_id.startswith(TOURNAMENT_LEASE):
             try:
-                return await self._tournaments.take_over(game_id, epoch)
+                return await self._desk_of(game_id).take_over(game_id, epoch)
             except Fenced as exc:
                 if exc.held is not None:
                     await self._cluster.catch_up(room_id, exc.held)
@@ -425,6 +428,9 @@ class ClusterInbox:
                                               watchers=watchers)
             return room is not None
 
+    def _desk_of(self, tournament_id: str) -> Tournaments:
+        return next(d for d in self._tournaments if d.pairs(tournament_id))
+
     def let_go(self, room_id: str) -> str | None:
         """Another node owns the room now: forget it here without writing anything (its AI
         move under way, if any, finds itself stale and is dropped). A tournament's lease:
@@ -432,7 +438,7 @@ class ClusterInbox:
         self._cluster.owned.pop(room_id, None)
         if room_id.startswith(TOURNAMENT_LEASE):
             tournament_id = room_id.removeprefix(TOURNAMENT_LEASE)
-            self._tournaments.let_go(tournament_id)
+            self._desk_of(tournament_id).let_go(tournament_id)
             return tournament_id
         self._placement.forget(room_id)
         room = self._lobby.rooms.get(room_id)

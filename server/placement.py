@@ -14,6 +14,8 @@ import time
 from collections.abc import Sequence
 from typing import Protocol
 
+from pydantic import BaseModel
+
 from server import errors
 from server import protocol as p
 from server.connection import Client
@@ -32,8 +34,18 @@ class Restoring(Protocol):
 
 
 class Tournaments(Protocol):
-    """The tournament desk, as the placement brings its tournaments back, hands them over
-    and runs other nodes' messages for them (``server.tournament_desk``)."""
+    """A desk that pairs tournaments (``server.tournament_desk``, ``server.ladder_desk``), as
+    the placement brings them back, hands them over and runs other nodes' messages for
+    them."""
+
+    @property
+    def commands(self) -> tuple[type[BaseModel], ...]:
+        """The messages about one of its tournaments, run where the tournament is paired."""
+        ...
+
+    def pairs(self, tournament_id: str) -> bool:
+        """Whether the tournament ``tournament_id`` is one of this desk's kind."""
+        ...
 
     async def unfinished(self) -> list[str]:
         """The tournaments upcoming or running in the store, by id."""
@@ -48,9 +60,10 @@ class Tournaments(Protocol):
         """Another node pairs it now: forget it here without writing anything."""
         ...
 
-    async def run_forwarded(self, player: Player, message: p.TournamentCommand) -> str:
-        """A message about a tournament paired here, from a player on another node: the
-        answer, encoded (``errors.ProtocolError`` as for a local player)."""
+    async def run_forwarded(self, player: Player, message: BaseModel) -> str:
+        """A message about a tournament paired here (one of ``commands``), from a player on
+        another node, who was let send it there: the answer, encoded
+        (``errors.ProtocolError`` as for a local player)."""
         ...
 
 
@@ -112,9 +125,9 @@ class Placement(Protocol):
     async def hold_tournament(self, tournament_id: str) -> int:
         """Pair a new tournament here: before its first write; its epoch (0 alone)."""
 
-    async def tournament_forwarded(self, client: Client, player: Player,
-                                   message: p.TournamentCommand) -> bool:
-        """Run the message on the node that pairs its tournament, if that is another one
+    async def tournament_forwarded(self, client: Client, player: Player, tournament_id: str,
+                                   message: BaseModel) -> bool:
+        """Run the message on the node that pairs ``tournament_id``, if that is another one
         (True); False if it is to run here (this node pairs it, took it over just now, or
         no node pairs it: over, or unknown)."""
 
@@ -203,8 +216,8 @@ class SingleNode:
     async def hold_tournament(self, tournament_id: str) -> int:
         return 0
 
-    async def tournament_forwarded(self, client: Client, player: Player,
-                                   message: p.TournamentCommand) -> bool:
+    async def tournament_forwarded(self, client: Client, player: Player, tournament_id: str,
+                                   message: BaseModel) -> bool:
         return False
 
     async def drop_tournament(self, tournament_id: str) -> None:

@@ -31,6 +31,8 @@ import secrets
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
+from pydantic import BaseModel
+
 import games
 from server import errors
 from server import protocol as p
@@ -85,14 +87,14 @@ class Leases(Protocol):
 
     async def hold_tournament(self, tournament_id: str) -> int: ...
 
-    async def tournament_forwarded(self, client: Client, player: Player,
-                                   message: p.TournamentCommand) -> bool: ...
+    async def tournament_forwarded(self, client: Client, player: Player, tournament_id: str,
+                                   message: BaseModel) -> bool: ...
 
     async def drop_tournament(self, tournament_id: str) -> None: ...
 
     def lost_tournament(self, tournament_id: str, epoch: int) -> None: ...
 
-    async def start_tournaments(self, tournaments: TournamentDesk) -> int: ...
+    async def start_tournaments(self, tournaments: Any) -> int: ...
 
 
 class Players(Protocol):
@@ -154,13 +156,21 @@ class TournamentDesk:
                              if not t.private and t.kind != "ladder"]))  # get_ladder's
             return
         if (isinstance(message, p.TOURNAMENT_COMMANDS) and message.tournament not in self.records
-                and await self.leases.tournament_forwarded(client, player, message)):
+                and await self.leases.tournament_forwarded(client, player, message.tournament,
+                                                           message)):
             return
         self.outbox.send([client], await self.answer(player, message))
 
-    async def run_forwarded(self, player: Player, message: p.TournamentCommand) -> str:
+    commands = p.TOURNAMENT_COMMANDS
+
+    def pairs(self, tournament_id: str) -> bool:
+        """Every tournament the ladder desk does not pair (it is asked first)."""
+        return True
+
+    async def run_forwarded(self, player: Player, message: BaseModel) -> str:
         """A message about a tournament paired here, from a player connected to another
         node: its answer, encoded (the other node writes it to the client)."""
+        assert isinstance(message, p.TOURNAMENT_COMMANDS)
         return p.encode(await self.answer(player, message))
 
     async def answer(self, player: Player, message: Message
