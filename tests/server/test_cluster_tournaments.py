@@ -17,12 +17,17 @@ from people import CHEAP_HASHER, sign_up
 from test_cluster import FAST, SECRET, nodes, prefix  # noqa: F401  (fixtures)
 from wsclient import Client
 
-from server.app import Running, running
+from clients.bot import BotCore, BotRunner, RandomEngine
+from server.admin_accounts import Admins
+from server.app import Running, Settings, running
+from server.bot_accounts import Accounts
+from server.clocks import TIME_CONTROLS, TimeControl
 from server.cluster import Cluster
 from server.node import tournament_lease
 from server.storage import SqlStore, keys
 from tests.storage.conftest import REDIS_URL, create_database, drop_database
 
+QUICK = TimeControl("ladder", 30_000, 500)
 FOUR_IN_COLUMN_ONE = ["1", "2", "1", "2", "1", "2", "1"]
 """Connect Four: the first player wins at its fourth move."""
 
@@ -192,3 +197,65 @@ async def test_a_round_robin_made_on_one_node_is_entered_started_and_played_from
     assert pushed["tournament"]["status"] == "finished"  # two players: one round
     for client in (zed, ann, bob):
         await client.close()
+
+
+async def test_the_ladder_runs_on_one_node_and_on_another_once_that_one_stops(
+    prefix: str,  # noqa: F811
+) -> None:
+    """Bots on both nodes and an admin's AI level enter one ladder, run by the node it was
+    made on; when that node stops, the other runs it on from the store."""
+    url, name = await create_database()
+    settings = Settings(time_controls={**TIME_CONTROLS, QUICK.name: QUICK},
+                        ladder_time_control=QUICK.name, ladder_pace_seconds=0.3)
+
+    def node() -> Any:
+        return running(store=SqlStore(url), secret=SECRET, settings=settings,
+                       cluster=Cluster(REDIS_URL, prefix=prefix, settings=FAST))
+
+    runners: list[BotRunner] = []
+    try:
+        async with node() as survivor:
+            store = survivor.app.store
+            assert isinstance(store, SqlStore)
+            accounts = Accounts(store.engine)
+            _, admin_token = await Admins(store.engine).create("Ann")
+            async with node() as first:
+                for k, at in enumerate((first, survivor, survivor)):
+                    token = (await accounts.create(f"Bot{k}")).token
+                    runners.append(BotRunner(at.url, BotCore(token=token, ladder="connect4",
+                                                             seed=k), RandomEngine()))
+                tasks = [asyncio.create_task(runners[0].run())]
+                while "connect4" not in first.app.ladder.ladders:
+                    await asyncio.sleep(0.05)
+                tasks += [asyncio.create_task(r.run()) for r in runners[1:]]
+                boss = await Client.open(survivor.url, "admin")
+                await boss.request("admin_login", token=admin_token)
+                await boss.send(type="enter_ladder", game="connect4", entrant="beginner")
+                entered = await boss.expect("ladder")  # run on the first node, answered here
+                assert len(entered["entrants"]) >= 2
+                assert "connect4" not in survivor.app.ladder.ladders
+                now = await _ladder_after(boss, played=3)
+                assert {e["id"] for e in now["entrants"]} >= {"level:beginner"}
+                before = now["played"]
+            # The first node stopped: the survivor runs the ladder on.
+            now = await _ladder_after(boss, played=before + 3)
+            assert "connect4" in survivor.app.ladder.ladders
+            assert len(now["entrants"]) == 4
+            for runner in runners:
+                runner.stop()
+            await asyncio.gather(*tasks)
+            await boss.close()
+    finally:
+        await drop_database(name)
+
+
+async def _ladder_after(client: Client, played: int, within: float = 60.0) -> dict[str, Any]:
+    """The ladder once ``played`` games are over (asked every half second)."""
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        await client.send(type="get_ladder", game="connect4")
+        now = await client.expect("ladder")
+        if now["played"] >= played:
+            return now
+        assert asyncio.get_running_loop().time() < deadline, now
+        await asyncio.sleep(0.5)
