@@ -41,6 +41,8 @@ pytestmark = pytest.mark.slow
 BOTS = 8
 PAIRED_WITHIN = 2.0
 """Seconds from a game's end to its player's next pairing, whenever a partner is free."""
+PLAY_SECONDS = 20.0
+"""How long the bots play before the restart (or the kill), and again after it."""
 WIN, DRAW = 2, 1
 STREAK_AFTER = 2
 
@@ -352,7 +354,7 @@ async def test_eight_bots_play_an_arena_that_outlives_a_server_restart(tmp_path:
     try:
         tournament = await open_arena(judge)
         bots.start(server.url, tournament, tokens[1:])
-        await asyncio.sleep(30)
+        await asyncio.sleep(PLAY_SECONDS)
         before = judge.last_standings()
         assert sum(row["games"] for row in before.values()) >= BOTS, bots.log()
         stopped_at = time.time()
@@ -361,7 +363,7 @@ async def test_eight_bots_play_an_arena_that_outlives_a_server_restart(tmp_path:
         await server.start()
         back_at = time.time()
         await judge.connect()
-        await asyncio.sleep(25)
+        await asyncio.sleep(PLAY_SECONDS)
         until = time.time()
         bots.stop()
         await asyncio.sleep(1.5)  # the last pushes (``standings_push_seconds``)
@@ -427,7 +429,7 @@ async def test_a_cluster_arena_goes_on_when_the_node_pairing_it_is_killed(
         holder = (await redis.get(lease) or "").split()
         assert holder, "no node holds the arena's lease"
         bots.start(balancer, tournament, tokens[1:])
-        await asyncio.sleep(25)
+        await asyncio.sleep(PLAY_SECONDS)
         before = judge.last_standings()
         assert sum(row["games"] for row in before.values()) >= BOTS, bots.log()
         # HAProxy spread the bots over both nodes: those on node2 joined through node1's
@@ -449,7 +451,7 @@ async def test_a_cluster_arena_goes_on_when_the_node_pairing_it_is_killed(
             await asyncio.sleep(0.2)
         taken_at = time.time()
         assert int(taken[1]) > int(holder[1])
-        await asyncio.sleep(25)
+        await asyncio.sleep(PLAY_SECONDS)
         until = time.time()
         bots.stop()
         await asyncio.sleep(1.5)
