@@ -151,9 +151,11 @@ class TournamentDesk:
             found = await self.store.list_tournaments(["upcoming", "running"])
             done = await self.store.list_tournaments(["finished"], limit=500)
             done = sorted(done, key=lambda t: -t.starts_at)[:20]
+            listed = [t for t in [*found, *done] if not t.private and t.kind != "ladder"]
+            counts = {t.id: len(await self.store.tournament_entrants(t.id)) for t in listed
+                      if t.id not in self.records}  # paired by another node, or finished
             self.outbox.send([client], p.Tournaments(
-                tournaments=[self._view(t) for t in [*found, *done]
-                             if not t.private and t.kind != "ladder"]))  # get_ladder's
+                tournaments=[self._view(t, counts.get(t.id)) for t in listed]))
             return
         if (isinstance(message, p.TOURNAMENT_COMMANDS) and message.tournament not in self.records
                 and await self.leases.tournament_forwarded(client, player, message.tournament,

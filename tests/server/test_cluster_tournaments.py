@@ -86,6 +86,8 @@ async def test_an_arena_on_one_node_is_joined_played_and_pushed_on_the_other(
     cy = await Client.open(two.url, "Cy")
     asked = await cy.request("get_tournament", tournament=tid)
     assert asked["type"] == "tournament" and asked["standings"] == pushed["standings"]
+    (listed,) = (await cy.request("list_tournaments"))["tournaments"]
+    assert listed["id"] == tid and listed["players"] == 2  # counted from the store there
     assert tid not in two.app.tournaments.records  # node two never paired it
     for client in (ann, bob, cy):
         await client.close()
