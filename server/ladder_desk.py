@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
@@ -55,7 +56,14 @@ from server.store import (
     Store,
     TournamentRecord,
 )
-from server.tournaments.ladder import LadderGame, fit, next_games
+from server.tournaments.ladder import (
+    LadderGame,
+    RatingPoint,
+    fit,
+    head_to_head,
+    history,
+    next_games,
+)
 
 log = logging.getLogger("discus.ladder")
 
@@ -171,7 +179,7 @@ class LadderDesk:
         if message.game not in self.ladders and await self.leases.tournament_forwarded(
                 client, player, ladder_id(message.game), message):
             return
-        self.outbox.send([client], await self._run(None, player, message))
+        self.outbox.send([client], await self._run(player, message))
 
     commands = p.LADDER_MESSAGES
 
@@ -182,14 +190,13 @@ class LadderDesk:
         """A ladder message from a player on another node, which checked who may send it:
         its answer, encoded."""
         assert isinstance(message, p.LADDER_MESSAGES)
-        return p.encode(await self._run(None, player, message))
+        return p.encode(await self._run(player, message))
 
-    async def _run(self, client: Client | None, player: Player, message: Message
-                   ) -> p.LadderMessage:
-        """Enter, leave or show the ladder here (``client`` None: the sender was checked
-        where it sent the message)."""
+    async def _run(self, player: Player, message: Message) -> p.LadderMessage:
+        """Enter, leave or show the ladder here (who may send it was checked where it was
+        sent)."""
         if not isinstance(message, p.GetLadder):
-            entrant_id, name = await self._entrant(client, player, message.game,
+            entrant_id, name = await self._entrant(None, player, message.game,
                                                    message.entrant)
             try:
                 async with self.lock:
@@ -336,7 +343,7 @@ class LadderDesk:
                                     second=g.second or "",
                                     opening=self.openings.get(g.pairing_id, ""))
                    for g in under_way if g.game_id is not None],
-            played=len(played))
+            played=len(played), **_record(ladder, ids, anchors))
 
     def _who(self, player_id: str, name: str) -> p.PlayerView:
         known = self.players.get(player_id) or Player(player_id, name, bot=True)
@@ -478,6 +485,42 @@ class LadderDesk:
             if not await self.online(bot.id):
                 out.extend(room.disconnect(bot.id, now))
         await self.seating.start(room, out)
+
+
+RESULTS_SHOWN = 100
+"""Finished games listed in ``ladder.results``, newest first."""
+
+
+def _record(ladder: Ladder | None, ids: list[str], anchors: dict[str, float]
+            ) -> dict[str, Any]:
+    """The ladder's past for its page: the rating list over time (refitted over the games
+    in the order they finished), the head-to-head scores and the latest results."""
+    if ladder is None:
+        return {}
+    done = sorted((g for g in ladder.games if g.result is not None),
+                  key=lambda g: (g.finished_at or g.started_at, g.seq))
+    games = [LadderGame(g.first, g.second or "", g.result) for g in done
+             if g.result is not None]
+    timed = [(g.finished_at or g.started_at, game) for g, game in zip(done, games, strict=True)]
+    return {
+        "history": [p.LadderPoint(played=point.played, at=point.at,
+                                  ratings={k: round(v) for k, v in point.ratings.items()})
+                    for point in _history(tuple(ids), tuple(timed),
+                                          tuple(sorted(anchors.items())))],
+        "pairs": [p.LadderPair(a=h.a, b=h.b, wins=h.wins, draws=h.draws, losses=h.losses)
+                  for h in head_to_head(games)],
+        "results": [p.LadderResult(game_id=g.game_id, first=g.first, second=g.second or "",
+                                   result=g.result, finished_at=g.finished_at)
+                    for g in reversed(done[-RESULTS_SHOWN:]) if g.result is not None],
+    }
+
+
+@functools.lru_cache(maxsize=4)
+def _history(ids: tuple[str, ...], games: tuple[tuple[float, LadderGame], ...],
+             anchors: tuple[tuple[str, float], ...]) -> list[RatingPoint]:
+    """``history``, kept for the last few asks: every ``get_ladder`` between two finished
+    games would otherwise refit the whole past thirty times."""
+    return history(ids, games, dict(anchors))
 
 
 def _both_levels(a: str, b: str) -> bool:

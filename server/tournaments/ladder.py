@@ -136,3 +136,64 @@ def next_games(entrants: Sequence[str], played: Iterable[LadderGame],
         between[frozenset((a, b))] = count + 1
         free = [name for name in free if name not in (a, b)]
     return made
+
+
+@dataclass(frozen=True)
+class RatingPoint:
+    """The rating list as it stood after the first ``played`` games (in the order they
+    finished), the last of them finished at ``at``: the rated entrants' ratings."""
+
+    played: int
+    at: float
+    ratings: Mapping[str, float]
+
+
+HISTORY_POINTS = 30
+"""At most this many points in ``history``: a chart has no use for one per game, and each
+point is a whole fit."""
+
+
+def history(entrants: Sequence[str], games: Sequence[tuple[float, LadderGame]],
+            anchors: Mapping[str, float], points: int = HISTORY_POINTS) -> list[RatingPoint]:
+    """How the rating list moved: ``fit`` over the first k games, for up to ``points``
+    values of k spread evenly up to all of them. ``games`` are (finished at, game) in the
+    order they finished. The fit over a prefix is what the list said then (the same
+    method, the same anchors as now), so the chart and the list cannot disagree at the
+    end. An entrant no game of the prefix links to an anchored level is left out of its
+    point (unrated then)."""
+    if points < 1:
+        raise ValueError("a history needs at least one point")
+    n = len(games)
+    cuts = sorted({math.ceil(n * k / points) for k in range(1, points + 1)} - {0})
+    out = []
+    for cut in cuts:
+        try:
+            listed = fit(entrants, [g for _, g in games[:cut]], anchors)
+        except (ValueError, ZeroDivisionError):
+            continue
+        rated = {r.id: r.rating for r in listed if r.rating is not None}
+        if rated:
+            out.append(RatingPoint(cut, games[cut - 1][0], rated))
+    return out
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """Every finished game between ``a`` and ``b``, counted from ``a``'s side."""
+
+    a: str
+    b: str
+    wins: int
+    draws: int
+    losses: int
+
+
+def head_to_head(games: Iterable[LadderGame]) -> list[HeadToHead]:
+    """The score of every pair that has met, ``a`` the one of the two that sorts first."""
+    tally: dict[tuple[str, str], list[int]] = {}
+    for game in games:
+        a, b = sorted((game.first, game.second))
+        points = game.score if a == game.first else 1.0 - game.score
+        row = tally.setdefault((a, b), [0, 0, 0])
+        row[0 if points == 1.0 else 1 if points == 0.5 else 2] += 1
+    return [HeadToHead(a, b, *row) for (a, b), row in sorted(tally.items())]
