@@ -476,13 +476,18 @@ class TournamentDesk:
     async def _pause_elsewhere(self, tid: str, player_id: str) -> None:
         """One arena at a time: joining one pauses the player in the others it plays in
         (a game under way there is played out), so it is never paired twice at once."""
-        for other, arena in self.arenas.items():
+        for other, arena in list(self.arenas.items()):
             entered = arena.players.get(player_id)
             if other == tid or entered is None or entered.status.value != "active":
                 continue
-            async with self._lock(other):
-                arena.pause(player_id)
-                await self._save_entrant(other, entrant_record(arena, player_id, self.now()))
+            try:
+                async with self._lock(other):
+                    arena.pause(player_id)
+                    await self._save_entrant(other, entrant_record(arena, player_id,
+                                                                   self.now()))
+            except Fenced:
+                self._fenced(other)  # paired by another node now: not paused there
+                continue
             self._push(other)
 
     async def _rating(self, tid: str, player_id: str) -> float:
