@@ -211,7 +211,9 @@ class ClusterPlacement:
         if self.cluster.holds(lease):
             return False
         owner = await self.cluster.owner(lease)
-        if owner is None and not self.draining:
+        if owner is None and self.draining:
+            raise errors.InternalError("this server is stopping; send that again in a moment")
+        if owner is None:
             await self.cluster.take_if_ownerless(lease)
             owner = await self.cluster.owner(lease)
         if owner is None or owner == self.cluster.node:
