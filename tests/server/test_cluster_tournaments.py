@@ -45,6 +45,18 @@ async def _arena(server: Running, name: str = "Ann") -> tuple[Client, str]:
     return maker, tid
 
 
+async def _room_state(client: Client, room: str) -> dict[str, Any]:
+    """The ``room_state`` of ``room`` the client was sent: it may come before or after the
+    ``tournament`` message that announced the pairing."""
+    for message in client.seen:
+        if message["type"] == "room_state" and message["room"]["id"] == room:
+            return message
+    while True:
+        message = await client.expect("room_state")
+        if message["room"]["id"] == room:
+            return message
+
+
 def _row(message: dict[str, Any], player_id: str) -> dict[str, Any]:
     return next(r for r in message["standings"] if r["player"]["id"] == player_id)
 
@@ -70,8 +82,7 @@ async def test_an_arena_on_one_node_is_joined_played_and_pushed_on_the_other(
     clients = {ann.player_id: ann, bob.player_id: bob}
     first, second = clients[game["first"]["id"]], clients[game["second"]["id"]]
     for client in (first, second):
-        while (await client.expect("room_state"))["room"]["id"] != room:
-            pass
+        await _room_state(client, room)
     for ply, move in enumerate(FOUR_IN_COLUMN_ONE):
         await (first, second)[ply % 2].send(type="move", room=room, ply=ply, move=move)
         for client in (first, second):
