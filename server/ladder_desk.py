@@ -12,10 +12,11 @@ plays), each line twice with the seats swapped. The opening's plies are played a
 before either side moves; the game then goes on as any room's under the ladder's one time
 control.
 
-Rooms seat at most one AI (``server.rooms``): two AI levels never meet, so the ladder plays
-bot against bot and bot against level. The rating list is ``ladder.fit`` over every finished
-game, anchored to the calibrated AI levels among the entrants; a game aborted before a move
-does not count.
+Any two entrants meet: bot against bot, bot against level, and level against level (a room
+of two AI seats, ``Lobby.create_match``, whose moves the runner's AI turns find one after
+the other as for any AI move, watched by anyone). The rating list is ``ladder.fit`` over
+every finished game, anchored to the calibrated AI levels among the entrants; a game aborted
+before a move does not count.
 
 Kept in the database as a tournament of kind ``ladder`` (its entrants and its games as the
 tournament's entrants and pairings): a restart keeps every entrant and result, and a game
@@ -428,7 +429,7 @@ class LadderDesk:
                 busy.add(pid)
         played = [LadderGame(g.first, g.second or "", 0.5) for g in ladder.games
                   if not g.forfeit]
-        for made in next_games(active, played, OPENINGS[game], busy, apart=_both_levels):
+        for made in next_games(active, played, OPENINGS[game], busy):
             await self._start(ladder, made.first, made.second, made.opening)
 
     async def _gone(self, ladder: Ladder, row: PairingRecord) -> None:
@@ -449,15 +450,18 @@ class LadderDesk:
         game = ladder.record.game
         now = self.now()
         seats = [first_id, second_id]
-        level = next((pid.removeprefix(LEVEL_PREFIX) for pid in seats
-                      if pid.startswith(LEVEL_PREFIX)), None)
+        levels = [pid.removeprefix(LEVEL_PREFIX) for pid in seats
+                  if pid.startswith(LEVEL_PREFIX)]
         bots = [self.players.get(pid) or Player(pid, ladder.entrants[pid].name, bot=True)
                 for pid in seats if not pid.startswith(LEVEL_PREFIX)]
         try:
-            if level is not None:
+            if len(levels) == 2:
+                room, made = self.lobby.create_match(game, (levels[0], levels[1]), now,
+                                                     self.time_control)
+            elif levels:
                 mine = 0 if seats[0] == bots[0].id else 1
-                room, made = self.lobby.create(bots[0], game, p.AiOpponent(level=level), mine,
-                                               now, self.time_control)
+                room, made = self.lobby.create(bots[0], game, p.AiOpponent(level=levels[0]),
+                                               mine, now, self.time_control)
             else:
                 room, made = self.lobby.create(bots[0], game, p.FriendOpponent(), 0, now,
                                                self.time_control)
@@ -521,7 +525,3 @@ def _history(ids: tuple[str, ...], games: tuple[tuple[float, LadderGame], ...],
     """``history``, kept for the last few asks: every ``get_ladder`` between two finished
     games would otherwise refit the whole past thirty times."""
     return history(ids, games, dict(anchors))
-
-
-def _both_levels(a: str, b: str) -> bool:
-    return a.startswith(LEVEL_PREFIX) and b.startswith(LEVEL_PREFIX)

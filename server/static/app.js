@@ -14,7 +14,7 @@ import { clockLabel, setUpChallenges } from "./challenges.js";
 import { setUpChat } from "./chat.js";
 import { setUpTournaments } from "./tournaments.js";
 import { setUpLadder } from "./ladder.js";
-import { has, lang, languageSwitch, t, tr } from "./i18n.js";
+import { errorText, languageSwitch, t, tr } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -35,7 +35,6 @@ const S = {
   exportFor: null,     // game id of the record asked for to show a finished game's export
   reviews: new Map(),  // game id -> GameReview, once the server sent it
   reviewing: new Map(),// game id -> request id of a review asked for that has not come yet
-  flipped: false,      // the board drawn the other way round (the flip button)
   analysis: null,      // the analysis board: {room, game, moves, board, to_move, values} or null
   timeControls: [],    // TimeControlView[] a room may be made with (welcome.time_controls)
   returnTo: new Map(), // room id -> the page (#tournament/<id>, #ladder/<game>) it was opened from
@@ -404,6 +403,25 @@ function onRecord(rec) {
 /** The stored game id of a room on screen: a replayed record's, or the live room's round. */
 function gameIdOf(r) { return r.record ? r.record.id : `${r.view.id}-${r.view.round}`; }
 
+// The games drawn the other way round (the flip button), by game id, kept in this tab's
+// sessionStorage: a reload or a reconnect keeps a board as it was turned, another game (a
+// rematch too) starts the usual way round, and nothing outlives the tab to meet a later game
+// that happens to reuse a room code.
+const FLIP_KEY = "discus.flipped";
+
+function flippedGames() {
+  try { return new Set(JSON.parse(sessionStorage.getItem(FLIP_KEY)) || []); } catch { return new Set(); }
+}
+
+function isFlipped(r) { return flippedGames().has(gameIdOf(r)); }
+
+function toggleFlip(r) {
+  const games = flippedGames();
+  const id = gameIdOf(r);
+  if (!games.delete(id)) games.add(id);
+  sessionStorage.setItem(FLIP_KEY, JSON.stringify([...games]));
+}
+
 function onReview(review) {
   S.reviewing.delete(review.game_id);
   S.reviews.set(review.game_id, review);
@@ -556,12 +574,6 @@ function onError(msg) {
   }
   toast(errorText(msg), msg.code);
   if (msg.code === "unknown_room" && roomFromHash()) { location.hash = ""; }
-}
-
-/** A refusal in words: the server's own English (it may carry details), or in another
- * language the catalogue's sentence for its code where it has one. */
-function errorText(msg) {
-  return lang !== "en" && has(`error.${msg.code}`) ? t(`error.${msg.code}`) : msg.message;
 }
 
 // --- past games: history (list_history) and replays (get_game) ------------------------------
@@ -989,8 +1001,9 @@ function renderGame(r) {
       board.querySelector(`.cell[data-square="${focusKey}"], .cell[data-col="${focusKey}"]`);
     if (again) again.focus();
   }
-  board.classList.toggle("flipped", S.flipped);
-  $("flip").setAttribute("aria-pressed", String(S.flipped));
+  const flipped = isFlipped(r);
+  board.classList.toggle("flipped", flipped);
+  $("flip").setAttribute("aria-pressed", String(flipped));
   board.dataset.ply = String(ply);
   board.dataset.status = v.status;
   board.dataset.record = r.record ? "true" : "false";
@@ -1272,7 +1285,10 @@ $("lobby-btn").addEventListener("click", goLobby);
 $("tournament-back").addEventListener("click", goBack);
 $("t-lobby").addEventListener("click", goLobby);
 $("l-lobby").addEventListener("click", goLobby);
-$("flip").addEventListener("click", () => { S.flipped = !S.flipped; render(); });
+$("flip").addEventListener("click", () => {
+  const r = S.rooms.get(S.current);
+  if (r) { toggleFlip(r); render(); }
+});
 // Resigning takes two clicks (the button asks once), without a blocking dialog.
 let resignArmed = null;
 $("resign").addEventListener("click", () => {

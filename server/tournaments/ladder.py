@@ -17,7 +17,7 @@ on average, at their calibrated ratings. A bot's number then means what a person
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ai.calibrate import PairRecord, fit_elo
@@ -105,14 +105,12 @@ def fit(entrants: Sequence[str], games: Iterable[LadderGame],
 
 
 def next_games(entrants: Sequence[str], played: Iterable[LadderGame],
-               openings: Sequence[str], busy: Iterable[str] = (),
-               apart: Callable[[str, str], bool] | None = None) -> list[Scheduled]:
+               openings: Sequence[str], busy: Iterable[str] = ()) -> list[Scheduled]:
     """The games to start now among the entrants not ``busy``: each free entrant meets the
     free one it has played least (ties: the order of ``entrants``), so every pair comes
     round as often as every other. A pair's games go through ``openings`` in order, each
     twice with the seats swapped, so no entrant has the better side of an opening more
-    often. ``apart(a, b)`` true: those two never meet (two AI levels, which no room seats
-    together)."""
+    often."""
     if not openings:
         raise ValueError("a ladder needs at least one opening (it may be empty: '')")
     between: dict[frozenset[str], int] = {}
@@ -124,10 +122,7 @@ def next_games(entrants: Sequence[str], played: Iterable[LadderGame],
     made: list[Scheduled] = []
     while len(free) >= 2:
         candidates = [(between.get(frozenset((free[i], free[j])), 0), i, j)
-                      for i in range(len(free)) for j in range(i + 1, len(free))
-                      if apart is None or not apart(free[i], free[j])]
-        if not candidates:
-            break
+                      for i in range(len(free)) for j in range(i + 1, len(free))]
         count, i, j = min(candidates)
         a, b = free[i], free[j]
         opening = openings[(count // 2) % len(openings)]
