@@ -579,6 +579,13 @@ class StartTournament(_ClientMessage):
     tournament: str = Field(max_length=64)
 
 
+TournamentCommand = (JoinTournament | PauseTournament | WithdrawTournament | GetTournament
+                     | StartTournament)
+TOURNAMENT_COMMANDS = (JoinTournament, PauseTournament, WithdrawTournament, GetTournament,
+                       StartTournament)
+"""The messages about one tournament: on a cluster, run by the node that pairs it."""
+
+
 # The engine ladder (``server.ladder_desk``): one standing ladder per game.
 
 LadderEntrant = Annotated[str | None, Field(

@@ -72,7 +72,7 @@ class Game(Base):
     """Seat 1's level when both seats are the AI's, ``ai_seat`` then 0 (migration 0013)."""
     berserk: Mapped[int] = mapped_column(SmallInteger, default=0, server_default=text("0"))
     """The seats that went berserk (an arena's halved clock), one bit each: 1 seat 0, 2
-    seat 1 (migration 0014)."""
+    seat 1 (migration 0015)."""
 
     __table_args__ = (
         # "My games, newest first": one index per seat, each already in the order shown.
@@ -367,8 +367,10 @@ class Tournament(Base):
     berserk: Mapped[bool] = mapped_column(Boolean)
     private: Mapped[bool] = mapped_column(Boolean)
     status: Mapped[str] = mapped_column(String(16))
+    epoch: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    """The fencing token of the node that pairs it (``Store.fence_tournament``)."""
     min_rating: Mapped[int | None] = mapped_column(Integer)
-    """Entry conditions (migration 0014); NULL: none."""
+    """Entry conditions (migration 0015); NULL: none."""
     max_rating: Mapped[int | None] = mapped_column(Integer)
     min_games: Mapped[int | None] = mapped_column(Integer)
     schedule_id: Mapped[str | None] = mapped_column(ID)

@@ -1007,12 +1007,41 @@ async def find_calibrated_levels(conn: AsyncConnection,
 # -- tournaments -----------------------------------------------------------------------------
 
 
-async def save_tournament(conn: AsyncConnection, tournament: TournamentRecord) -> None:
+async def save_tournament(conn: AsyncConnection, tournament: TournamentRecord,
+                          epoch: int = 0) -> None:
+    """Insert or update a tournament; ``Fenced`` if ``epoch`` is older than the stored one
+    (a new tournament is stored at ``epoch``)."""
+    await hold_tournament_epoch(conn, tournament.id, epoch)
     await _upsert(conn, tournaments, dataclasses.asdict(tournament), ["id"])
+    if epoch:
+        await conn.execute(update(tournaments).where(tournaments.c.id == tournament.id,
+                                                     tournaments.c.epoch < epoch)
+                           .values(epoch=epoch))
+
+
+async def hold_tournament_epoch(conn: AsyncConnection, tournament_id: str, epoch: int,
+                                newer: bool = False) -> None:
+    """``hold_epoch`` for a tournament: raise its epoch to ``epoch`` (nothing for 0 or for a
+    tournament not stored yet), or ``Fenced`` if it holds a newer one (``newer``: a
+    takeover's fence, one as new too). The row is read ``FOR UPDATE`` on PostgreSQL, so a
+    takeover's fence and a former holder's write are ordered."""
+    if not epoch:
+        return
+    held = (await conn.execute(select(tournaments.c.epoch)
+                               .where(tournaments.c.id == tournament_id)
+                               .with_for_update())).scalar()
+    if held is None:
+        return
+    if held > epoch or (newer and held == epoch):
+        raise Fenced(f"tournament {tournament_id} is held at epoch {held}, not {epoch}", held)
+    if held < epoch:
+        await conn.execute(update(tournaments).where(tournaments.c.id == tournament_id)
+                           .values(epoch=epoch))
 
 
 def _tournament(row: Row[Any]) -> TournamentRecord:
-    return TournamentRecord(**row._mapping)
+    # The fencing epoch is the store's own (``hold_tournament_epoch``), not the record's.
+    return TournamentRecord(**{k: v for k, v in row._mapping.items() if k != "epoch"})
 
 
 async def find_tournament(conn: AsyncConnection, tournament_id: str) -> TournamentRecord | None:
