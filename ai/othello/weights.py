@@ -74,6 +74,10 @@ WLD_SOLVE_SHARE = 0.3
 """The win/loss/draw solve's time as a share of the exact solve's (measured on FFO #40-#59,
 ``python -m bench.othello --wld``): where the clock leaves too little time for the exact
 solve but enough for this, the engine proves the outcome and plays a move that keeps it."""
+PROBCUT_T = 1.5
+"""Multi-ProbCut's confidence: a selective search cuts a node when its shallow search clears
+the window by this many of the fit's standard deviations (``ai.othello.probcut``). Larger is
+safer and slower; chosen by ``python -m bench.othello_mpc``."""
 ORDER_SORT_DEPTH = 3
 """Midgame nodes with at least this depth left sort moves by the opponent's replies."""
 END_SHALLOW = 6
