@@ -1,7 +1,8 @@
 """Othello: the expert level with the learned pattern evaluation against the same search
 with the hand-made one, at the same time per move.
 
-``python -m bench.othello_match [--games 100] [--time 0.1] [--seed 1] [--new P] [--old P]``
+``python -m bench.othello_match [--games 100] [--time 0.1] [--seed 1] [--new P] [--old P]
+[--minutes M]``
 
 A player ``P`` is an evaluation (``patterns``, ``classic``), with ``+mpc`` for the selective
 search (Multi-ProbCut, at ``weights.PROBCUT_T`` or at ``+mpc@T``): ``--new patterns+mpc
@@ -88,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--time", type=float, default=0.1, help="soft seconds a move")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--opening", default="8-12", help="random moves first, e.g. 8-12")
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="start no new pair of games after this many minutes")
     parser.add_argument("--new", default="patterns", help="player under test")
     parser.add_argument("--old", default="classic", help="player it plays against")
     args = parser.parse_args(argv)
@@ -106,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{args.new} vs {args.old}, {args.time:g} s a move (hard {2 * args.time:g} s), "
           f"openings of {args.opening} random moves, seed {args.seed}", flush=True)
     for pair in range(args.games // 2):
+        if args.minutes is not None and time.perf_counter() - started > 60 * args.minutes:
+            break
         start = opening(rng, int(low), int(high or low))
         pair_points = 0.0
         for new_is_black in (True, False):

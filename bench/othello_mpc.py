@@ -1,7 +1,7 @@
 """Othello: what Multi-ProbCut buys and costs, against the full-width search in the same run.
 
 ``python -m bench.othello_mpc [--positions 24] [--depths 8,10,12] [--t 1.0,1.5,2.0]
-[--games 0] [--time 0.5] [--seed 1]``
+[--games 0] [--time 0.5] [--minutes M] [--seed 1]``
 
 1. **Fixed depths.** Midgame positions (``--empties`` empty squares, one per self-play game
    of the training pipeline, seeded apart from the fit's games) are searched to each depth by
@@ -71,6 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--time", type=float, default=0.5, help="match: soft seconds a move")
     parser.add_argument("--match-t", type=float, default=PROBCUT_T)
     parser.add_argument("--opening", default="8-12", help="match: random moves first")
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="match: start no new pair of games after this many minutes")
     args = parser.parse_args(argv)
     low, _, high = args.empties.partition("-")
     depths = [int(d) for d in args.depths.split(",") if d]
@@ -104,6 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--games", str(args.games), "--time", str(args.time), "--seed", str(args.seed),
             "--opening", args.opening, "--new", f"patterns+mpc@{args.match_t:g}",
             "--old", "patterns",
+            *([] if args.minutes is None else ["--minutes", str(args.minutes)]),
         ])
     return 0
 

@@ -11,7 +11,7 @@ import pytest
 
 import ai
 from ai.levels import OTHELLO_LEVELS, find
-from ai.limits import Iteration, Limits
+from ai.limits import Limits
 from ai.othello import engine, probcut
 from ai.othello.evaluation import to_discs
 from ai.othello.probcut_fit import MIN_POSITIONS
@@ -23,14 +23,6 @@ from tests.ai.test_othello_engine import ffo, with_empties
 @pytest.fixture(scope="module", autouse=True)
 def compiled() -> None:
     ai.warm_up("othello")
-
-
-def last(state: OthelloState, limits: Limits) -> Iteration:
-    final = None
-    for final in engine.search(state, limits):
-        pass
-    assert final is not None
-    return final
 
 
 def midgame(count: int, empties: int, seed: int) -> list[OthelloState]:
@@ -59,12 +51,12 @@ def test_a_selective_search_plays_legal_moves_and_searches_fewer_nodes() -> None
     full_nodes = selective_nodes = 0
     for state in midgame(4, 36, seed=3):
         engine.clear()
-        chosen = last(state, Limits(depth=4, selective=True))
+        chosen = ai.best(state, Limits(depth=4, selective=True))
         assert chosen.move in state.legal_moves() and not chosen.exact
         engine.clear()
-        selective_nodes += last(state, Limits(depth=8, selective=True)).nodes
+        selective_nodes += ai.best(state, Limits(depth=8, selective=True)).nodes
         engine.clear()
-        full_nodes += last(state, Limits(depth=8)).nodes
+        full_nodes += ai.best(state, Limits(depth=8)).nodes
     assert selective_nodes < full_nodes
 
 
@@ -77,11 +69,11 @@ def test_a_selective_search_still_solves_ffo_exactly(shared_data: Path, number: 
                                  hard_time=None, exact=True)
     assert expert.selective
     engine.clear()
-    solved = last(state, expert)
+    solved = ai.best(state, expert)
     assert solved.exact and (GAME.format_move(solved.move), solved.score) == scored[0]
     for move, score in scored[:2]:
         child = state.play(GAME.parse_move(state, move))
-        answer = last(child, Limits(depth=30, selective=True))
+        answer = ai.best(child, Limits(depth=30, selective=True))
         assert answer.exact and answer.score == -score, move
 
 
@@ -92,14 +84,14 @@ def test_levels_with_a_depth_search_full_width_as_before() -> None:
                                  hard_time=None)
     for state in midgame(4, 40, seed=5):
         engine.clear()
-        fresh = last(state, medium)
+        fresh = ai.best(state, medium)
         # A selective search first fills the same tables; the full-width search after it
         # must not read its selective results: the same exact scores (the level's
         # candidates; bounds on the other moves, and which of tied moves come first, depend
         # on what the tables hold) and a best move of the same score.
         engine.clear()
-        last(state, Limits(depth=9, selective=True))
-        after = last(state, medium)
+        ai.best(state, Limits(depth=9, selective=True))
+        after = ai.best(state, medium)
         exact = medium.multipv
         assert [s for _, s in after.root_scores[:exact]] == [
             s for _, s in fresh.root_scores[:exact]]
