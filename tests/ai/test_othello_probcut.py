@@ -7,15 +7,18 @@ import dataclasses
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ai
+from ai import tt
 from ai.levels import OTHELLO_LEVELS, find
 from ai.limits import Limits
+from ai.othello import alphabeta as kernels
 from ai.othello import engine, probcut
 from ai.othello.evaluation import to_discs
 from ai.othello.probcut_fit import MIN_POSITIONS
-from ai.othello.weights import DISC, PROBCUT_T
+from ai.othello.weights import DISC, EVALUATION, PROBCUT_T
 from games.othello import GAME, OthelloState
 from tests.ai.test_othello_engine import ffo, with_empties
 
@@ -84,18 +87,21 @@ def test_levels_with_a_depth_search_full_width_as_before() -> None:
                                  hard_time=None)
     for state in midgame(4, 40, seed=5):
         engine.clear()
-        fresh = ai.best(state, medium)
-        # A selective search first fills the same tables; the full-width search after it
-        # must not read its selective results: the same exact scores (the level's
-        # candidates; bounds on the other moves, and which of tied moves come first, depend
-        # on what the tables hold) and a best move of the same score.
+        answer = ai.best(state, medium)
+        assert to_discs(engine.fixed_depth_value(state, medium.depth or 0)) == answer.score
+
+
+def test_a_selective_search_keeps_its_results_apart_in_the_table() -> None:
+    # A full-width search sharing the thread's table (another level's move) must never take
+    # a selective score for its own: the root's result is stored under the selective key.
+    state = midgame(1, 40, seed=7)[0]
+    P, O = (np.uint64(board) for board in state.mover_boards())
+    plain = kernels.hash_key(P, O)
+    for selective in (True, False):
         engine.clear()
-        ai.best(state, Limits(depth=9, selective=True))
-        after = ai.best(state, medium)
-        exact = medium.multipv
-        assert [s for _, s in after.root_scores[:exact]] == [
-            s for _, s in fresh.root_scores[:exact]]
-        best = {m for m, s in fresh.root_scores[:exact] if s == fresh.score}
-        assert after.score == fresh.score and after.move in best
-        reference = engine.fixed_depth_value(state, medium.depth or 0)
-        assert to_discs(reference) == fresh.score
+        ai.best(state, Limits(depth=7, selective=selective))
+        table, _, _ = engine._TABLES.get(EVALUATION)
+        mine = plain ^ kernels._MPC_SALT if selective else plain
+        other = plain if selective else plain ^ kernels._MPC_SALT
+        assert tt.entry_depth(tt.probe(table, mine)) == 7
+        assert tt.probe(table, other) == 0
