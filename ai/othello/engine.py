@@ -28,6 +28,11 @@ position is solved, a last exact one. How it decides:
 - a forced move (one legal move or a pass) with more than ``AUTO_SOLVE_EMPTIES`` empties,
   unless a depth or the exact solve is asked for: the first iteration alone, at once.
 
+With ``limits.selective`` (the levels bounded by time alone) the midgame iterations prune by
+Multi-ProbCut (``ai.othello.probcut``, ``weights.PROBCUT_T``): a depth is reached with a
+fraction of the nodes, and its score is the selective search's, not the full-width value. The
+exact and win/loss/draw solves never prune.
+
 The first iteration runs without the clock or the node budget (depth 1 costs a few dozen
 nodes), so a move always comes back even when the deadline has passed. The clock starts when
 ``search`` is called, and the kernels are stopped ``weights.HARD_TIME_MARGIN`` before the
