@@ -12,7 +12,9 @@ import { setUpAccount } from "./account.js";
 import { ratingText, setUpStandings } from "./standings.js";
 import { clockLabel, setUpChallenges } from "./challenges.js";
 import { setUpChat } from "./chat.js";
-import { has, lang, languageSwitch, t, tr } from "./i18n.js";
+import { setUpTournaments } from "./tournaments.js";
+import { setUpLadder } from "./ladder.js";
+import { errorText, languageSwitch, t, tr } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -33,9 +35,9 @@ const S = {
   exportFor: null,     // game id of the record asked for to show a finished game's export
   reviews: new Map(),  // game id -> GameReview, once the server sent it
   reviewing: new Map(),// game id -> request id of a review asked for that has not come yet
-  flipped: false,      // the board drawn the other way round (the flip button)
   analysis: null,      // the analysis board: {room, game, moves, board, to_move, values} or null
   timeControls: [],    // TimeControlView[] a room may be made with (welcome.time_controls)
+  returnTo: new Map(), // room id -> the page (#tournament/<id>, #ladder/<game>) it was opened from
 };
 
 // --- clocks: the server's remaining times, counted down from when they arrived ----------------
@@ -135,6 +137,23 @@ const chat = setUpChat(client, { me: () => S.me });
 const standings = setUpStandings(client, (game) => gameInfo(game)?.title ?? game,
   (gameId) => client.getGame(gameId), challenges.profileBox);
 
+/** Watch ``room`` (a tournament's or the ladder's game), back to the page on screen after. */
+function watchFrom(room) {
+  S.returnTo.set(room, location.hash);
+  if (S.rooms.has(room)) { openRoom(room); render(); return; }
+  S.pendingShow = room;
+  client.spectate(room);
+}
+const tournaments = setUpTournaments(client, {
+  titleOf: (game) => gameInfo(game).title, me: () => S.me, controls: () => S.timeControls,
+  games: () => Object.values(S.games), watch: watchFrom, toast: (text) => toast(text, null, true),
+  changed: () => { if ($("game").hidden) render(); }, // a push does not redraw a game on screen
+});
+const ladder = setUpLadder(client, {
+  titleOf: (game) => gameInfo(game).title, watch: watchFrom,
+  replay: (gameId) => { S.returnTo.set(gameId, location.hash); client.getGame(gameId); },
+});
+
 /** Until this many plies are played, leaving aborts the game (server/rooms.py says so too). */
 const ABORTABLE_PLIES = 2;
 
@@ -168,6 +187,9 @@ function dispatch(event, msg) {
     case "chat_history": case "chat_line": case "chat_deleted": return chat.receive(msg);
     case "stats": return onStats(msg);
     case "games": return onGames(msg);
+    case "tournaments": return tournaments.onList(msg);
+    case "tournament": case "round_tournament": return tournaments.onTournament(msg);
+    case "ladder": return ladder.onLadder(msg);
     default: return undefined;
   }
 }
@@ -199,6 +221,8 @@ function onWelcome(msg) {
   chat.onWelcome(msg);
   client.listRooms();
   client.listHistory();
+  tournaments.onWelcome();
+  ladder.onWelcome();
   for (const r of S.rooms.values()) r.fresh = false;
 }
 
@@ -238,6 +262,11 @@ function onRoomState(msg) {
   const cur = S.current && S.rooms.get(S.current);
   const playing = cur && !cur.record && cur.you !== null && cur.view.status === "active";
   S.rooms.set(id, entry);
+  // A tournament's pairing: its room comes unasked and is shown at once (not over a game
+  // this player is in the middle of), with a way back to the tournament after.
+  const paired = !prev && !challenged && msg.you !== null && msg.room.status === "active" ? tournaments.playingIn() : null;
+  if (paired) S.returnTo.set(id, `#tournament/${paired}`);
+  if (paired && !playing) S.pendingShow = id;
   if (challenged === "you" || challenged === "they" && !playing) S.pendingShow = id;
   else if (challenged === "they") {
     toast(t("toast.challenge_accepted"), null, true);
@@ -374,6 +403,25 @@ function onRecord(rec) {
 /** The stored game id of a room on screen: a replayed record's, or the live room's round. */
 function gameIdOf(r) { return r.record ? r.record.id : `${r.view.id}-${r.view.round}`; }
 
+// The games drawn the other way round (the flip button), by game id, kept in this tab's
+// sessionStorage: a reload or a reconnect keeps a board as it was turned, another game (a
+// rematch too) starts the usual way round, and nothing outlives the tab to meet a later game
+// that happens to reuse a room code.
+const FLIP_KEY = "discus.flipped";
+
+function flippedGames() {
+  try { return new Set(JSON.parse(sessionStorage.getItem(FLIP_KEY)) || []); } catch { return new Set(); }
+}
+
+function isFlipped(r) { return flippedGames().has(gameIdOf(r)); }
+
+function toggleFlip(r) {
+  const games = flippedGames();
+  const id = gameIdOf(r);
+  if (!games.delete(id)) games.add(id);
+  sessionStorage.setItem(FLIP_KEY, JSON.stringify([...games]));
+}
+
 function onReview(review) {
   S.reviewing.delete(review.game_id);
   S.reviews.set(review.game_id, review);
@@ -495,6 +543,7 @@ function boardMarks(r, ply) {
 function onError(msg) {
   S.expectNew = false;
   challenges.onError(msg);
+  tournaments.onError(msg);
   chat.onError(msg);
   // A refused review or analysis: let it be asked again.
   for (const [id, ref] of S.reviewing) if (ref === msg.ref) S.reviewing.delete(id);
@@ -525,12 +574,6 @@ function onError(msg) {
   }
   toast(errorText(msg), msg.code);
   if (msg.code === "unknown_room" && roomFromHash()) { location.hash = ""; }
-}
-
-/** A refusal in words: the server's own English (it may carry details), or in another
- * language the catalogue's sentence for its code where it has one. */
-function errorText(msg) {
-  return lang !== "en" && has(`error.${msg.code}`) ? t(`error.${msg.code}`) : msg.message;
 }
 
 // --- past games: history (list_history) and replays (get_game) ------------------------------
@@ -627,12 +670,19 @@ function openRoom(id, hash = id) {
   if (S.current !== id) { S.current = id; S.viewPly = null; S.drawn = null; S.analysis = null; }
 }
 
+/** A tournament's or a ladder's page named by the link (#tournament/<id>, #ladder/<game>). */
+function pageFromHash() {
+  const m = /^#(tournament|ladder)\/([\w-]{1,64})$/.exec(location.hash);
+  return m ? { kind: m[1], id: m[2] } : null;
+}
+
 function route() {
   const id = roomFromHash();
   if (id && S.rooms.has(id)) { openRoom(id); render(); return; }
   const past = replayFromHash();
   if (past && S.rooms.has(past)) { openRoom(past, `replay/${past}`); render(); return; }
   if (!id && !past) { S.current = null; }
+  if (pageFromHash()) S.current = null;
   render();
 }
 
@@ -663,6 +713,24 @@ function goLobby() {
   history.replaceState(null, "", location.pathname);
   client.listRooms();
   client.listHistory();
+  tournaments.refreshList();
+  render();
+}
+
+/** Back from a game to the tournament or ladder page it was opened from: a finished or
+ * watched game is left, one under way stays in "Your games in progress". */
+function goBack() {
+  const r = S.current && S.rooms.get(S.current);
+  const back = r && S.returnTo.get(S.current);
+  if (!back) { goLobby(); return; }
+  if (r.record || r.you === null || r.view.status === "finished") {
+    if (!r.record && !r.aborted) client.leave(r.view.id);
+    S.rooms.delete(r.view.id);
+    S.returnTo.delete(r.view.id);
+  }
+  S.current = null;
+  S.analysis = null;
+  history.replaceState(null, "", back);
   render();
 }
 
@@ -670,9 +738,17 @@ function goLobby() {
 
 function render() {
   const inGame = S.current !== null && S.rooms.has(S.current);
-  $("lobby").hidden = inGame;
+  const page = inGame ? null : pageFromHash();
+  $("lobby").hidden = inGame || page !== null;
   $("game").hidden = !inGame;
-  if (inGame) renderGame(S.rooms.get(S.current)); else renderLobby();
+  $("tournament").hidden = page?.kind !== "tournament";
+  $("ladder").hidden = page?.kind !== "ladder";
+  if (page?.kind !== "tournament") tournaments.hide();
+  if (page?.kind !== "ladder") ladder.hide();
+  if (inGame) renderGame(S.rooms.get(S.current));
+  else if (page?.kind === "tournament") { tournaments.show(page.id); tournaments.render(); }
+  else if (page?.kind === "ladder") { ladder.show(page.id); ladder.render(); }
+  else renderLobby();
   const r = inGame ? S.rooms.get(S.current) : null;
   chat.show(!r ? null : r.record ? r.record.id : `${r.view.id}-${r.view.round}`, r ? r.you : null);
 }
@@ -925,8 +1001,9 @@ function renderGame(r) {
       board.querySelector(`.cell[data-square="${focusKey}"], .cell[data-col="${focusKey}"]`);
     if (again) again.focus();
   }
-  board.classList.toggle("flipped", S.flipped);
-  $("flip").setAttribute("aria-pressed", String(S.flipped));
+  const flipped = isFlipped(r);
+  board.classList.toggle("flipped", flipped);
+  $("flip").setAttribute("aria-pressed", String(flipped));
   board.dataset.ply = String(ply);
   board.dataset.status = v.status;
   board.dataset.record = r.record ? "true" : "false";
@@ -1014,6 +1091,9 @@ function renderGame(r) {
   $("draw").textContent = t(drawOffer === null ? "game.offer_draw" : drawOffer === r.you ? "game.draw_offered" : "game.draw_accept");
   $("draw").classList.toggle("primary", drawOffer !== null && drawOffer !== r.you);
   $("draw-decline").hidden = !(people && drawOffer !== null && drawOffer !== r.you);
+  const back = S.returnTo.get(v.id);
+  $("tournament-back").hidden = !back;
+  $("tournament-back").textContent = t(back?.startsWith("#ladder/") ? "ladder.back" : "tournaments.back");
 }
 
 /** The export card of a replayed or just finished game: its text in the known formats, and downloads. */
@@ -1202,7 +1282,13 @@ $("name-form").addEventListener("submit", (ev) => {
 $("refresh").addEventListener("click", () => client.listRooms());
 $("home-link").addEventListener("click", (ev) => { ev.preventDefault(); goLobby(); });
 $("lobby-btn").addEventListener("click", goLobby);
-$("flip").addEventListener("click", () => { S.flipped = !S.flipped; render(); });
+$("tournament-back").addEventListener("click", goBack);
+$("t-lobby").addEventListener("click", goLobby);
+$("l-lobby").addEventListener("click", goLobby);
+$("flip").addEventListener("click", () => {
+  const r = S.rooms.get(S.current);
+  if (r) { toggleFlip(r); render(); }
+});
 // Resigning takes two clicks (the button asks once), without a blocking dialog.
 let resignArmed = null;
 $("resign").addEventListener("click", () => {
@@ -1308,7 +1394,9 @@ setInterval(() => {
 }, 1000);
 setInterval(tickClocks, 100);
 // Open rooms change without events: refresh the list while the lobby is on screen.
-setInterval(() => { if (!$("lobby").hidden && client.ready) client.listRooms(); }, 8000);
+setInterval(() => {
+  if (!$("lobby").hidden && client.ready) { client.listRooms(); tournaments.refreshList(); }
+}, 8000);
 
 render();
 client.connect();
