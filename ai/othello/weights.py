@@ -81,7 +81,10 @@ safer and slower. Measured by ``python -m bench.othello_mpc`` on 24 positions of
 empties (nodes to finish the depth as a share of the full-width search's; best moves that
 differ from its at that depth): at depth 10, t 1.0 0.06 and 4/24, 1.5 0.09 and 3/24, 2.0 0.14
 and 2/24, 2.5 0.20 and 1/24; at depth 12, 0.02 8/24, 0.03 5/24, 0.06 4/24, 0.10 3/24. 1.5
-keeps most of the saving with few changed moves, as Logistello's and Edax's midgames do."""
+keeps most of the saving with few changed moves, as Logistello's and Edax's midgames do. At
+0.5 s a move it reaches depth 16 where the full-width search reaches 11 (mean of 8
+positions), and it beat the full-width search 99-48 with 9 draws over 156 games from random
+openings with both colours (Elo +118, 95% +74..+166; ``--time 0.5``, seeds 1 and 2)."""
 ORDER_SORT_DEPTH = 3
 """Midgame nodes with at least this depth left sort moves by the opponent's replies."""
 END_SHALLOW = 6
