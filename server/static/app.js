@@ -320,6 +320,11 @@ function onRoomEvent(msg) {
   if (msg.clock) r.clock = clockFrom(msg.clock);
   if (msg.event === "rematch_offered") r.view.rematch_offered_by = msg.seat;
   if (msg.event === "draw_offered") r.view.draw_offered_by = msg.seat;
+  if (msg.event === "berserk") {
+    r.view.berserk = [...new Set([...(r.view.berserk || []), msg.seat])];
+    const who = seatName(r.view.seats[msg.seat]);
+    notify(r, msg.seat === r.you ? t("offer.berserk_you") : t("offer.berserk_other", { who }));
+  }
   if (msg.event === "draw_declined") {
     if (r.view.draw_offered_by === r.you && r.you !== null) notify(r, t("offer.draw_declined"));
     r.view.draw_offered_by = null;
@@ -1094,6 +1099,8 @@ function renderGame(r) {
   const back = S.returnTo.get(v.id);
   $("tournament-back").hidden = !back;
   $("tournament-back").textContent = t(back?.startsWith("#ladder/") ? "ladder.back" : "tournaments.back");
+  // An arena's game: before your first move you may halve your clock for a bonus point.
+  $("berserk").hidden = !(going && v.berserk_allowed && !moved && !(v.berserk || []).includes(r.you));
 }
 
 /** The export card of a replayed or just finished game: its text in the known formats, and downloads. */
@@ -1327,6 +1334,7 @@ $("draw").addEventListener("click", () => {
   else client.offerDraw(r.view.id);
 });
 $("draw-decline").addEventListener("click", () => client.answerDraw(S.current, false));
+$("berserk").addEventListener("click", () => client.request({ type: "berserk", room: S.current }));
 initPrefs($("sound"), $("theme"));
 languageSwitch($("lang"));
 $("copy-export").addEventListener("click", async () => {
