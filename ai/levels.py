@@ -69,12 +69,11 @@ class Level:
       may be (0 = only moves as good as the best).
     - ``rails``: take wins in one and stop losses in one (the strong levels have it).
 
-    Selective search (``Limits.selective``: Othello's Multi-ProbCut) is on for the levels
-    bounded by time alone (no ``max_depth``: the expert levels), where it buys depth in the
-    same time, and off for every level with a depth, whose strength was calibrated on
-    full-width searches of that depth and stays as measured. (A switch of its own per level
-    would have to travel in the admin protocol's ``LevelSettings`` too; until then it follows
-    ``max_depth``.)
+    - ``selective``: search selectively (``Limits.selective``: Othello's Multi-ProbCut). Left
+      out (None), it follows ``max_depth``: on for the levels bounded by time alone (the
+      expert levels), where it buys depth in the same time, off for every level with a depth,
+      whose strength was calibrated on full-width searches of that depth. An admin may set it
+      either way; a level stored before the knob existed gets the rule.
 
     Making one checks every bound and raises pydantic's ``ValidationError`` (a
     ``ValueError``) whose errors each name their field; ``from_dict`` turns them into
@@ -91,6 +90,13 @@ class Level:
     candidates: Annotated[int, Field(ge=1, le=MAX_CANDIDATES)]
     margin: Annotated[int, Field(ge=0, le=MAX_MARGIN)]
     rails: bool
+    selective: bool | None = None
+
+    @model_validator(mode="after")
+    def _selective_follows_the_depth_unless_set(self) -> Level:
+        if self.selective is None:
+            object.__setattr__(self, "selective", self.max_depth is None)
+        return self
 
     @model_validator(mode="after")
     def _soft_time_within_hard_time(self) -> Level:
@@ -111,7 +117,7 @@ class Level:
             hard_time=self.hard_time,
             nodes=self.nodes,
             multipv=self.candidates,
-            selective=self.max_depth is None,
+            selective=bool(self.selective),
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -1531,6 +1531,10 @@ class LevelSettings(_Message):
     candidates: int = Field(description="How many of the best root moves may be picked.")
     margin: int = Field(description="How far below the best score a picked move may be.")
     rails: bool = Field(description="Always take a win in one and stop a loss in one.")
+    selective: bool = Field(
+        description="Search selectively (Othello's Multi-ProbCut): more depth in the same time, "
+                    "at the risk of missing a move a full-width search would find. On for "
+                    "levels with no max_depth unless set; Connect Four ignores it.")
 
 
 class GameLevels(_Message):
