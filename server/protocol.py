@@ -581,6 +581,13 @@ class StartTournament(_ClientMessage):
 
 TournamentCommand = (JoinTournament | PauseTournament | WithdrawTournament | GetTournament
                      | StartTournament)
+class UnwatchTournament(_ClientMessage):
+    """Stop the standings pushes a ``get_tournament`` started (the page was left); not
+    answered. Asking for another tournament, or closing the connection, stops them too."""
+
+    type: Literal["unwatch_tournament"] = "unwatch_tournament"
+
+
 TOURNAMENT_COMMANDS = (JoinTournament, PauseTournament, WithdrawTournament, GetTournament,
                        StartTournament)
 """The messages about one tournament: on a cluster, run by the node that pairs it."""
@@ -659,7 +666,8 @@ class AdminDeleteSchedule(_ClientMessage):
 
 TOURNAMENT_MESSAGES = (CreateTournament, JoinTournament, PauseTournament, WithdrawTournament,
                        GetTournament, ListTournaments, CreateRoundTournament, StartTournament,
-                       Berserk, AdminCreateSchedule, AdminListSchedules, AdminDeleteSchedule)
+                       Berserk, UnwatchTournament, AdminCreateSchedule, AdminListSchedules,
+                       AdminDeleteSchedule)
 LADDER_MESSAGES = (EnterLadder, LeaveLadder, GetLadder)
 # --- client -> server: chat (``server.chat_desk``) ---------------------------------------------
 
