@@ -884,6 +884,7 @@ ClientMessage = Annotated[
     | PauseTournament
     | WithdrawTournament
     | GetTournament
+    | UnwatchTournament
     | ListTournaments
     | CreateRoundTournament
     | StartTournament
