@@ -179,7 +179,8 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
    * connection (as to its players) until another is asked for or the page is left. */
   function show(id) {
     if (shown !== id && (!known.has(id) || mine(known.get(id)) === null)) {
-      client.request({ type: "get_tournament", tournament: id });
+      // Not greeted yet: the welcome asks (once, so the server is not asked twice).
+      if (client.ready) client.request({ type: "get_tournament", tournament: id });
       watching = id;
     }
     shown = id;
