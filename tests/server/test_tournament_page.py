@@ -3,8 +3,9 @@ server: a person makes an arena from the lobby, a second (another browser) finds
 list and joins, both are taken into the game they are paired in, a third watches it in one
 click from the tournament's page; when the game ends the standings the server pushes show the
 score (the players' pages never ask for them again, nor does a fourth who only keeps the
-tournament's page open), and when the arena ends the podium shows. The ladder's page shows the rating list with error bars, the chart of the ratings
-over time and an entrant's head-to-head scores, for a ladder restored from the store.
+tournament's page open), and when the arena ends the podium shows. The ladder's page shows
+the rating list with error bars, the chart of the ratings over time and an entrant's
+head-to-head scores, for a ladder restored from the store.
 Screenshots are left in the test's tmp_path."""
 
 from __future__ import annotations
