@@ -487,6 +487,8 @@ class CreateTournament(_ClientMessage):
     starts_in: int = Field(default=0, ge=0, le=7 * 86400,
                            description="Seconds from now until the first pairing.")
     berserk: bool = Field(default=True, description="Whether players may berserk.")
+    rated: bool = Field(default=True, description="Whether its games move ratings; false: "
+                        "they are casual.")
     private: bool = Field(default=False, description="Not listed by `list_tournaments`: "
                           "joined by its id, shared as a link.")
     min_rating: int | None = Field(default=None, ge=0, le=4000,
@@ -569,6 +571,8 @@ class CreateRoundTournament(_ClientMessage):
                                            "follow from its entrants.")
     starts_in: int = Field(default=600, ge=0, le=7 * 86400,
                            description="Seconds from now until round 1 is paired.")
+    rated: bool = Field(default=True, description="Whether its games move ratings; false: "
+                        "they are casual.")
 
 
 class StartTournament(_ClientMessage):
@@ -1881,6 +1885,8 @@ class TournamentView(_Message):
     ends_at: float
     status: Literal["upcoming", "running", "finished"]
     berserk: bool
+    rated: bool = Field(default=True, description="Whether its games move ratings (false: "
+                        "casual games).")
     players: int = Field(description="How many have joined (paused and withdrawn included).")
     min_rating: int | None = Field(default=None, description="Entry condition, if any.")
     max_rating: int | None = Field(default=None, description="Entry condition, if any.")

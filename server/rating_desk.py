@@ -213,6 +213,8 @@ class RatingDesk:
         if not people:
             return []
         room = self.lobby.rooms.get(room_id)
+        if room is not None and not room.rated:
+            return []  # a casual room: an unrated tournament's game
         if room is not None and not all(pid in room.ratings for pid in people):
             # A guest or an admin played (the room was handed a rating for each rated
             # player as it sat down): nothing is rated, so nothing need be read or written.

@@ -156,6 +156,9 @@ class Room:
         self.evaluation = False
         """The creator asked to see the engine's evaluation (``AiOpponent.evaluation``);
         it is shown only while the game is not rated (``shows_evaluation``)."""
+        self.rated = True
+        """False: a casual room (an unrated tournament's game, and its rematches): its games
+        move nobody's rating (``RatingDesk.rate``), whoever sits."""
         self.ratings: dict[str, p.SeatRating] = {}
         """Seat ratings in this room's game the server handed in (``note_ratings``), by
         player id and by ``level_key(level)``; whoever is missing is shown without one."""

@@ -383,6 +383,7 @@ class TournamentDesk:
             room = self.lobby.rooms.get(room_of(game.stored_as)[0])
             if room is not None and room.game_id == game.stored_as:
                 room.berserk_allowed = arena.berserk_allowed
+                room.rated = record.rated
             if stored[0].status in ("finished", "aborted"):
                 ended.append(stored[0])
         return ended
@@ -437,7 +438,7 @@ class TournamentDesk:
                                 name=t.name, game=t.game,
                                 time_control=t.time_control or "", starts_at=t.starts_at,
                                 ends_at=t.ends_at or t.starts_at, status=t.status,
-                                berserk=t.berserk, players=count,
+                                berserk=t.berserk, rated=t.rated, players=count,
                                 min_rating=t.min_rating, max_rating=t.max_rating,
                                 min_games=t.min_games, schedule=t.schedule_id,
                                 rounds=event.rounds if event is not None else t.rounds)
@@ -502,9 +503,10 @@ class TournamentDesk:
         now = self.now()
         starts_at = now + message.starts_in
         tid = "t" + secrets.token_hex(5)
-        record = TournamentRecord(tid, "arena", message.game, message.name, control.name, True,
-                                  player.id, now, starts_at, starts_at + 60 * message.minutes,
-                                  None, message.berserk, message.private,
+        record = TournamentRecord(tid, "arena", message.game, message.name, control.name,
+                                  message.rated, player.id, now, starts_at,
+                                  starts_at + 60 * message.minutes, None, message.berserk,
+                                  message.private,
                                   "running" if message.starts_in == 0 else "upcoming",
                                   message.min_rating, message.max_rating, message.min_games)
         await self.open_arena(record)
@@ -613,6 +615,7 @@ class TournamentDesk:
                 await self._save_pairing(tid, arena_pairing_record(arena, pairing.game_id))
                 continue
             room.berserk_allowed = arena.berserk_allowed
+            room.rated = record.rated
             game = arena.games[pairing.game_id]
             game.stored_as = room.game_id
             self.by_game[room.game_id] = (tid, pairing.game_id)
@@ -738,7 +741,8 @@ class TournamentDesk:
         tid = "t" + secrets.token_hex(5)
         rounds = message.rounds if message.kind == "swiss" else None
         record = TournamentRecord(tid, message.kind, message.game, message.name, control.name,
-                                  True, player.id, now, now + message.starts_in, None, rounds)
+                                  message.rated, player.id, now, now + message.starts_in, None,
+                                  rounds)
         self.epochs[tid] = await self.leases.hold_tournament(tid)
         self.events[tid] = RoundEvent(tid, message.kind, rounds)
         self.records[tid] = record
@@ -821,6 +825,7 @@ class TournamentDesk:
                           second_id)
             event.record(number, first_id, 0.5)
             return
+        room.rated = record.rated
         self.stored_as[(tid, f"r{number}-{first_id}")] = room.game_id
         self.event_games[room.game_id] = (tid, number, first_id)
         out = Outcome(sends=[room.state_for(first.id), room.state_for(second.id)],

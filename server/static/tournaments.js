@@ -91,6 +91,7 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     const parts = [kindName(v.kind), titleOf(v.game), control ? clockLabel(control) : v.time_control];
     if (v.rounds) parts.push(t("tournaments.n_rounds", { n: v.rounds }));
     parts.push(t("tournaments.n_players", { n: v.players }));
+    if (v.rated === false) parts.push(t("tournaments.casual")); // rated is the default: unsaid
     return parts.join(" · ");
   }
 
@@ -151,7 +152,7 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     const kind = f.get("kind");
     const common = {
       game: f.get("game"), name: String(f.get("name")).trim(), time_control: f.get("time_control"),
-      starts_in: Number(f.get("starts_in")),
+      starts_in: Number(f.get("starts_in")), rated: f.get("rated") === "on",
     };
     creating = common.name;
     if (kind === "arena") {

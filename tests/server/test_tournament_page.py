@@ -84,12 +84,14 @@ async def test_an_arena_made_on_the_page_pairs_two_people_pushes_standings_and_e
         await ann.fill("#tournament-name", "Quick arena")
         await ann.select_option("#tournament-clock", "3+2")
         await ann.fill("#tournament-minutes", "5")
+        await expect(ann.locator("#tournament-rated")).to_be_checked()  # rated by default
         await ann.click("#tournament-make")
         await expect(ann.locator("#tournament")).to_be_visible()
         tid = re.fullmatch(r"#tournament/(t\w+)", await ann.evaluate("location.hash"))
         assert tid is not None
         await expect(ann.locator("#t-name")).to_have_text("Quick arena")
         await expect(ann.locator("#t-what")).to_contain_text("Arena · Connect Four · 3+2")
+        await expect(ann.locator("#t-what")).not_to_contain_text("casual")  # rated by default
         await expect(ann.locator("#t-countdown")).to_have_text(re.compile(r"^Ends in [45]:\d\d$"))
         await expect(ann.locator("#t-standings")).to_contain_text("Nobody has joined yet.")
         ann_joined_at = len(ann_sent)
