@@ -205,7 +205,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     gateway = Gateway(settings, outbox, gauge, handlers(outbox, runner, placement, lobby, desks),
                       arrivals.hello, arrivals.gone, now, metrics, lobby.holds)
     http = HttpSide(static_dir, history.replay, gauge, stopping, settings.allowed_origins,
-                    metrics.render)
+                    metrics.render, history.tournament_games)
     await levels.open()
     if isinstance(placement, ClusterPlacement):
         await placement.open(ClusterInbox(placement, runner, identity, outbox, store, locks,

@@ -146,6 +146,28 @@ def download_path(game_id: str, ext: str) -> str:
     return f"/games/{game_id}.{ext}"
 
 
+def tournament_games_path(tournament_id: str) -> str:
+    return f"/tournaments/{tournament_id}/games.txt"
+
+
+def result_text(result: float | None) -> str:
+    """A stored result (seat 0's score side: >0 its win) as game records write it."""
+    if result is None:
+        return "*"
+    return "1-0" if result > 0 else "0-1" if result < 0 else "1/2-1/2"
+
+
+def game_line(replayed: p.GameReplay, result: float | None) -> str:
+    """One finished game on one line of a tournament's games file: Othello's GGF record (a
+    line already, the same as its ``.ggf`` download); otherwise the two players, the result
+    and the game's move text (Connect Four's column string), tab-separated."""
+    if "ggf" in replayed.exports:
+        return replayed.exports["ggf"].replace("\n", " ")
+    first, second = seat_names(replayed.seats)
+    moves = (download(replayed, "txt") or "").strip()
+    return "\t".join((first, second, result_text(result), moves))
+
+
 def download(replayed: p.GameReplay, ext: str) -> str | None:
     """The text of ``/games/<id>.<ext>``, or None if the game has no such format. ``txt`` is
     the export its game serves under that extension (``Game.downloads``: ``txt`` the move

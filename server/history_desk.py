@@ -64,6 +64,25 @@ class HistoryDesk:
             lines.append(history.past_game(record, counts[record.id], people))
         return p.History(player=player_id, games=lines)
 
+    async def tournament_games(self, tournament_id: str) -> str:
+        """The finished games of a tournament in one text file, one line each in the order
+        they were paired (``history.game_line``); ``unknown_tournament`` if there is none.
+        Games under way, aborted and forfeited ones are left out: they have no record."""
+        if await self.store.load_tournament(tournament_id) is None:
+            raise errors.UnknownTournament(f"there is no tournament {tournament_id!r}")
+        lines = []
+        pairings = await self.store.tournament_pairings(tournament_id)
+        for pairing in sorted(pairings, key=lambda row: row.seq):
+            if pairing.game_id is None:
+                continue
+            loaded = await self.store.load_game(pairing.game_id)
+            if loaded is None or loaded[0].status != "finished":
+                continue
+            record, moves = loaded
+            replayed = history.replay(record, moves, await self.people.people(record.players))
+            lines.append(history.game_line(replayed, record.result) + "\n")
+        return "".join(lines)
+
     async def replay(self, game_id: str) -> p.GameReplay:
         """A stored game as ``game_record`` sends it; ``unknown_game_id`` if there is none."""
         loaded = await self.store.load_game(game_id)

@@ -64,13 +64,15 @@ class HttpSide:
     def __init__(self, static_dir: Path, replay: Callable[[str], Awaitable[p.GameReplay]],
                  gauge: LoadGauge, stopping: asyncio.Event,
                  allowed_origins: Iterable[str] = (),
-                 metrics: Callable[[], bytes] = lambda: b"") -> None:
+                 metrics: Callable[[], bytes] = lambda: b"",
+                 tournament_games: Callable[[str], Awaitable[str]] | None = None) -> None:
         self.files = static_files(static_dir)
         self.replay = replay
         self.gauge = gauge
         self.stopping = stopping
         self.allowed_origins = {origin.rstrip("/").lower() for origin in allowed_origins}
         self.metrics = metrics
+        self.tournament_games = tournament_games
 
     async def respond(self, connection: ServerConnection, request: Request) -> Response | None:
         """Everything ``answer`` answers, with ``SECURITY_HEADERS``; None lets ``/ws``
@@ -114,6 +116,9 @@ class HttpSide:
                                       else f"ready ({warming})\n")
         if path.startswith("/games/"):
             return self._download(connection, path.removeprefix("/games/"))
+        if path.startswith("/tournaments/") and path.endswith("/games.txt"):
+            return self._tournament_download(
+                connection, path.removeprefix("/tournaments/").removesuffix("/games.txt"))
         if path == "/admin/":  # the page's files are relative to /admin, not /admin/
             response = connection.respond(HTTPStatus.MOVED_PERMANENTLY, "Moved to /admin\n")
             response.headers["Location"] = "/admin"
@@ -138,6 +143,18 @@ class HttpSide:
         netloc = urlsplit(origin).netloc.lower()
         return bool(netloc) and host is not None and netloc == host.strip().lower()
 
+    async def _tournament_download(self, connection: ServerConnection,
+                                   tournament_id: str) -> Response:
+        """All of a tournament's finished games in one file (``HistoryDesk.tournament_games``)."""
+        if self.tournament_games is None or not tournament_id or "/" in tournament_id:
+            return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
+        try:
+            text = await self.tournament_games(tournament_id)
+        except errors.UnknownTournament as exc:
+            return connection.respond(HTTPStatus.NOT_FOUND, f"{exc.message}\n")
+        return _attachment(text, history.CONTENT_TYPES["txt"],
+                           f"discus-{tournament_id}-games.txt")
+
     async def _download(self, connection: ServerConnection, name: str) -> Response:
         """A stored game as a file: ``<id>.txt`` (move text) or ``<id>.ggf`` (Othello)."""
         game_id, _, ext = name.rpartition(".")
@@ -151,12 +168,17 @@ class HttpSide:
         if text is None:
             return connection.respond(HTTPStatus.NOT_FOUND,
                                       f"a {replayed.game} game has no .{ext} export\n")
-        body = text.encode("utf-8")
-        headers = Headers([
-            ("Content-Type", history.CONTENT_TYPES[ext]),
-            ("Content-Length", str(len(body))),
-            ("Content-Disposition", f'attachment; filename="discus-{game_id}.{ext}"'),
-            ("Cache-Control", "no-cache"),
-            ("X-Content-Type-Options", "nosniff"),
-        ])
-        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, body)
+        return _attachment(text, history.CONTENT_TYPES[ext], f"discus-{game_id}.{ext}")
+
+
+def _attachment(text: str, content_type: str, filename: str) -> Response:
+    """A text download the browser saves as ``filename``."""
+    body = text.encode("utf-8")
+    headers = Headers([
+        ("Content-Type", content_type),
+        ("Content-Length", str(len(body))),
+        ("Content-Disposition", f'attachment; filename="{filename}"'),
+        ("Cache-Control", "no-cache"),
+        ("X-Content-Type-Options", "nosniff"),
+    ])
+    return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, body)

@@ -431,6 +431,8 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     renderStandings(msg, you);
     renderGames(msg);
     renderCrosstable(msg);
+    // One line per finished game (Othello GGF; Connect Four players, result, columns).
+    $("t-games-file").href = `/tournaments/${encodeURIComponent(msg.tournament.id)}/games.txt`;
   }
 
   setInterval(() => {

@@ -90,6 +90,8 @@ async def test_an_arena_made_on_the_page_pairs_two_people_pushes_standings_and_e
         tid = re.fullmatch(r"#tournament/(t\w+)", await ann.evaluate("location.hash"))
         assert tid is not None
         await expect(ann.locator("#t-name")).to_have_text("Quick arena")
+        await expect(ann.locator("#t-games-file")).to_have_attribute(
+            "href", f"/tournaments/{tid[1]}/games.txt")
         await expect(ann.locator("#t-what")).to_contain_text("Arena · Connect Four · 3+2")
         await expect(ann.locator("#t-what")).not_to_contain_text("casual")  # rated by default
         await expect(ann.locator("#t-countdown")).to_have_text(re.compile(r"^Ends in [45]:\d\d$"))
