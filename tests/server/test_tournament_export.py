@@ -13,7 +13,11 @@ from test_history import http_get
 from test_tournament_desk import make_arena, paired, play, room_state
 from wsclient import Client
 
+from games.othello.ggf import parse_ggf
+from server import history
 from server.app import Running, running
+from server.rooms import Player
+from server.store import GameRecord, MoveRecord
 
 
 @pytest.fixture
@@ -80,3 +84,17 @@ async def test_an_unknown_tournament_has_no_games_file(server: Running) -> None:
                  "/tournaments/a/b/games.txt"):
         status, _, _ = await asyncio.to_thread(http_get, server.port, path)
         assert status == 404, path
+
+
+def test_an_othello_game_is_its_ggf_record_on_one_line() -> None:
+    moves = ["f5", "d6", "c3", "d3"]
+    record = GameRecord("g1", "othello", ("ann", "bob"), None, None, "finished", "", 10.0,
+                        result=-2, reason="resigned", finished_at=20.0)
+    stored = [MoveRecord("g1", ply, move, ply % 2, 1.0, 11.0 + ply)
+              for ply, move in enumerate(moves)]
+    people = {"ann": Player("ann", "Ann"), "bob": Player("bob", "Bob")}
+    replayed = history.replay(record, stored, people)
+    line = history.game_line(replayed, record.result)
+    assert "\n" not in line and line == replayed.exports["ggf"].replace("\n", " ")
+    parsed = parse_ggf(line)
+    assert (parsed.black, parsed.white, parsed.moves) == ("Ann", "Bob", moves)
