@@ -16,10 +16,14 @@ the time it has left (from the mean time per position so far).
 ``--every-ply P`` instead fills the book's second file (``book.EVERY_FILE``) with every
 position up to ply P (one of each pair of mirror images) that ``book.txt`` does not hold, so
 every move of every position before ply P has a proven value (what the analysis board shows
-at once): the deepest ply first, each position solved in turn in this one process (the
-solver's table kept from one to the next, siblings one after another), then each shallower
-position from its children's values (negamax: no search). Resumable like ``build``; a line a
-position with the seconds it took.
+at once). Shallowest ply first: the values of a ply's positions are the values of every move
+of the ply before, so a build cut short still answers the earliest plies in full (solving a
+ply-2 position outright costs about what one of its ply-3 children does, and leaves its
+proof in the table for them). Each position is solved in turn in this one process (the
+solver's table kept from one to the next, siblings one after another), or taken from its
+children's values (negamax: no search) where they are all held; a last pass, deepest ply
+first, derives what the later plies completed. Resumable like ``build``; a line a position
+with the seconds it took.
 
 ``--verify N`` instead solves N entries of the file again, chosen at random, and fails if any
 differs; ``--stats`` says what it holds. ``discus book build|verify|stats`` runs the same.
@@ -214,14 +218,15 @@ def build_every(out: Path, plies: int, report: TextIO = sys.stdout,
         solved.update(book.load.__wrapped__(out))
     layers = every_position(plies)
     written = 0
+    order = [*range(1, plies + 1), *range(plies - 1, -1, -1)]
     with out.open("a") as file:
-        for ply in range(plies, -1, -1):
+        for pass_, ply in enumerate(order):
             todo = [s for s in layers[ply] if book.canonical(s)[0] not in solved]
             for n, state in enumerate(todo, 1):
                 started = time.perf_counter()
                 found = from_children(state, solved)
                 how = "children"
-                if found is None and not solve:
+                if found is None and (not solve or pass_ >= plies):
                     continue
                 if found is None:
                     found, how = _solve(state), "solved"
