@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import Counter
 from dataclasses import dataclass
 
 import games
@@ -28,8 +27,8 @@ from ai import review as engine_review
 from server.engines import AiPool, Pool
 from server.engines.local import BackgroundYielded, TaskFailed
 from server.settings import IdleProving
-from server.storage.symmetry import canonical
-from server.store import GameRecord, MoveRecord, Store
+from server.storage.proven import visited
+from server.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -46,42 +45,6 @@ class ProvingCounts:
     unproved: int = 0
     given_back: int = 0
     """Background tasks given up for a move or a task that came."""
-
-
-def visited(game: games.Game, played: list[tuple[GameRecord, list[MoveRecord]]]
-            ) -> list[tuple[str, tuple[int, ...], int]]:
-    """(canonical key, moves from the start, visits) of each position not over that the
-    games reach, most visited first, then deepest first (a deeper position proves sooner and
-    its proof helps the shallower ones'). Games that start elsewhere than the initial
-    position are left out (a position is handed to a worker as moves from the start)."""
-    start = game.format_position(game.initial())
-    counts: Counter[str] = Counter()
-    lines: dict[str, tuple[int, ...]] = {}
-    for record, moves in played:
-        if record.start_position and record.start_position != start:
-            continue
-        state = game.initial()
-        numbers: list[int] = []
-        seen: set[str] = set()
-        try:
-            for move in moves:
-                key = canonical(game.name, game.cells(state), state.to_move).key
-                if key not in seen:
-                    seen.add(key)
-                    counts[key] += 1
-                    lines.setdefault(key, tuple(numbers))
-                number = game.parse_move(state, move.move)
-                numbers.append(number)
-                state = state.play(number)
-        except (games.InvalidNotation, games.IllegalMove):
-            continue  # a stored game the rules refuse is no position anybody reaches
-        if not state.is_over():
-            key = canonical(game.name, game.cells(state), state.to_move).key
-            if key not in seen:
-                counts[key] += 1
-                lines.setdefault(key, tuple(numbers))
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], -len(lines[kv[0]]), kv[0]))
-    return [(key, lines[key], n) for key, n in ranked]
 
 
 class IdleProver:

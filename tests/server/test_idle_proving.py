@@ -17,11 +17,11 @@ import games
 from ai.review import Review
 from server.app import running
 from server.engines import AiPool, CacheSettings
-from server.idle_proving import IdleProver, visited
+from server.idle_proving import IdleProver
 from server.reviews import REVIEW_TASK
 from server.settings import IdleProving, Settings
 from server.storage import SqlStore
-from server.storage.proven import proven_report
+from server.storage.proven import proven_report, visited
 from server.storage.symmetry import canonical
 from server.store import GameRecord, MemoryStore, MoveRecord, Store
 from tests.storage.conftest import sqlite_url  # noqa: F401 - fixture
