@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import games
 from ai import review as engine_review
 from server.engines import AiPool, Pool
-from server.engines.local import BackgroundYielded, TaskFailed
+from server.engines.local import TASK_SECONDS, BackgroundYielded, TaskFailed
 from server.settings import IdleProving
 from server.storage.proven import visited
 from server.store import Store
@@ -60,6 +60,13 @@ class IdleProver:
         self.counts = ProvingCounts()
         self._settled: set[tuple[str, str]] = set()
         """(game, canonical key) of positions reported known, proved or too hard."""
+
+    @property
+    def batch(self) -> int:
+        """Positions in one task: ``IdleProving.batch``, fewer if their proofs could outlast
+        the pool's patience with a task (``TASK_SECONDS``, after which it kills the worker)."""
+        fits = int(TASK_SECONDS * 0.8 / self.settings.seconds)
+        return max(1, min(self.settings.batch, fits))
 
     @property
     def active(self) -> bool:
@@ -100,7 +107,7 @@ class IdleProver:
         game = games.load(name)
         played = await self.store.recent_games(name, self.settings.games)
         wanted = [(key, line) for key, line, _ in visited(game, played)
-                  if (name, key) not in self._settled][: self.settings.batch]
+                  if (name, key) not in self._settled][: self.batch]
         if not wanted:
             return True
         self.counts.rounds += 1
