@@ -301,6 +301,37 @@ def analyse(state: State, check: Check = _no_check, stop: np.ndarray | None = No
         proven.keep()
     else:
         found = _searched_moves(rules, state, legal)
+    return _best_first(found, legal)
+
+
+def analyse_known(state: State) -> list[MoveValue] | None:
+    """``analyse``'s answer where it needs no proof and no store: every move's value known
+    to the game's solver module without a search (``known_value``: Connect Four's shipped
+    book, which holds every position of the first plies), best first; None if one is not
+    known (or the game has no such module). Cheap enough for the server's own process, so the
+    first plies of any game are answered without waiting for a worker."""
+    legal = state.legal_moves()
+    solver = rules_of(state.game_name).solver if legal else None
+    known = getattr(importlib.import_module(solver), "known_value", None) if solver else None
+    if known is None:
+        return None
+    found = []
+    for move in legal:
+        child = state.play(move)
+        if child.is_over():
+            done = _terminal(child).value
+            assert done is not None
+            found.append(MoveValue(move, -done, True))
+            continue
+        hit = known(child)
+        if hit is None:
+            return None
+        found.append(MoveValue(move, -hit[0], True))
+    return _best_first(found, legal)
+
+
+def _best_first(found: list[MoveValue], legal: list[int]) -> list[MoveValue]:
+    """Valued moves first, best first; ties in the order of ``legal``."""
     order = {m: i for i, m in enumerate(legal)}
     return sorted(found, key=lambda mv: (mv.value is None, -(mv.value or 0), order[mv.move]))
 

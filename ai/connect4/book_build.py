@@ -171,13 +171,15 @@ def build(out: Path, first_plies: int, second_plies: int, processes: int | None 
 
 def every_position(plies: int) -> list[list[Connect4State]]:
     """Every position at each ply up to ``plies`` (index = ply), one of each pair of mirror
-    images, games already over left out; siblings stay next to each other."""
+    images, games already over left out; siblings stay next to each other, and the centre
+    comes first (where people play most: what a build cut short should hold first)."""
     layers = [[GAME.initial()]]
     for _ in range(plies):
         seen: set[int] = set()
         layer = []
         for state in layers[-1]:
-            for col in state.legal_moves():
+            legal = state.legal_moves()
+            for col in (c for c in CENTRE_FIRST if c in legal):
                 child = state.play(col)
                 key, _ = book.canonical(child)
                 if key not in seen and not child.is_over():
