@@ -285,6 +285,22 @@ def stats(path: Path, first_plies: int, second_plies: int) -> list[str]:
         lines.append(f"ply {ply:2d}: {len(scores):5d} positions ({wins} won, "
                      f"{scores.count(0)} drawn, {len(scores) - wins - scores.count(0)} lost "
                      "for the side to move)")
+    return lines + every_stats(book.EVERY_PLY)
+
+
+def every_stats(plies: int, path: Path | None = None) -> list[str]:
+    """Lines saying how much of every position up to ``plies`` the two files hold (the
+    second one, ``--every-ply``, may be a build cut short), and at which plies every move is
+    valued (what the analysis board answers at once)."""
+    path = book.EVERY_FILE if path is None else path
+    extra = book.load.__wrapped__(path)
+    held = {**extra, **book.load.__wrapped__(book.BOOK_FILE)}
+    lines = [f"second file {path.name}: {len(extra)} entries"]
+    for ply, layer in enumerate(every_position(plies)):
+        keys = [book.canonical(s)[0] for s in layer]
+        valued = sum(from_children(s, held) is not None for s in layer)
+        lines.append(f"ply {ply:2d}: {sum(k in held for k in keys)}/{len(layer)} positions "
+                     f"held, every move valued at {valued}")
     return lines
 
 
