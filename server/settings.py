@@ -73,9 +73,10 @@ class IdleProving:
     """The newest stored games of each game whose positions are counted."""
     batch: int = 40
     """Positions handed to a worker in one background task, most visited first."""
-    seconds: float = 10.0
+    seconds: float = 60.0
     """Most one position's proof may take; a position past it is not tried again until the
-    server restarts."""
+    server restarts. Longer than a review's (``ai.review.C4_SOLVE_SECONDS``): the idle
+    workers are there to prove what a review gives up on."""
 
 
 @dataclass(frozen=True)
