@@ -45,9 +45,10 @@ def seats_of(record: GameRecord, people: Mapping[str, Player]) -> list[p.PastSea
     colours = game.colours
     seats = []
     for seat, player_id in enumerate(record.players):
-        if record.ai_seat == seat:
+        level = record.level_of(seat)
+        if level is not None:
             seats.append(p.PastSeat(seat=seat, colour=colours[seat], kind="ai",  # type: ignore[arg-type]
-                                    level=record.ai_level))
+                                    level=level))
         elif player_id is None:
             seats.append(p.PastSeat(seat=seat, colour=colours[seat], kind="empty"))  # type: ignore[arg-type]
         else:

@@ -12,10 +12,11 @@ plays), each line twice with the seats swapped. The opening's plies are played a
 before either side moves; the game then goes on as any room's under the ladder's one time
 control.
 
-Rooms seat at most one AI (``server.rooms``): two AI levels never meet, so the ladder plays
-bot against bot and bot against level. The rating list is ``ladder.fit`` over every finished
-game, anchored to the calibrated AI levels among the entrants; a game aborted before a move
-does not count.
+Any two entrants meet: bot against bot, bot against level, and level against level (a room
+of two AI seats, ``Lobby.create_match``, whose moves the runner's AI turns find one after
+the other as for any AI move, watched by anyone). The rating list is ``ladder.fit`` over
+every finished game, anchored to the calibrated AI levels among the entrants; a game aborted
+before a move does not count.
 
 Kept in the database as a tournament of kind ``ladder`` (its entrants and its games as the
 tournament's entrants and pairings): a restart keeps every entrant and result, and a game
@@ -28,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
@@ -42,7 +44,14 @@ from server.outbox import Outbox
 from server.ratings import Rating
 from server.rooms import Lobby, Outcome, Player, Room, level_key, room_of
 from server.store import EntrantRecord, GameRecord, PairingRecord, Store, TournamentRecord
-from server.tournaments.ladder import LadderGame, fit, next_games
+from server.tournaments.ladder import (
+    LadderGame,
+    RatingPoint,
+    fit,
+    head_to_head,
+    history,
+    next_games,
+)
 
 log = logging.getLogger("discus.ladder")
 
@@ -236,7 +245,7 @@ class LadderDesk:
                                     second=g.second or "",
                                     opening=self.openings.get(g.pairing_id, ""))
                    for g in under_way if g.game_id is not None],
-            played=len(played))
+            played=len(played), **_record(ladder, ids, anchors))
 
     def _who(self, player_id: str, name: str) -> p.PlayerView:
         known = self.players.get(player_id) or Player(player_id, name, bot=True)
@@ -311,7 +320,7 @@ class LadderDesk:
                 busy.add(pid)
         played = [LadderGame(g.first, g.second or "", 0.5) for g in ladder.games
                   if not g.forfeit]
-        for made in next_games(active, played, OPENINGS[game], busy, apart=_both_levels):
+        for made in next_games(active, played, OPENINGS[game], busy):
             await self._start(ladder, made.first, made.second, made.opening)
 
     async def _gone(self, ladder: Ladder, row: PairingRecord) -> None:
@@ -332,15 +341,18 @@ class LadderDesk:
         game = ladder.record.game
         now = self.now()
         seats = [first_id, second_id]
-        level = next((pid.removeprefix(LEVEL_PREFIX) for pid in seats
-                      if pid.startswith(LEVEL_PREFIX)), None)
+        levels = [pid.removeprefix(LEVEL_PREFIX) for pid in seats
+                  if pid.startswith(LEVEL_PREFIX)]
         bots = [self.players.get(pid) or Player(pid, ladder.entrants[pid].name, bot=True)
                 for pid in seats if not pid.startswith(LEVEL_PREFIX)]
         try:
-            if level is not None:
+            if len(levels) == 2:
+                room, made = self.lobby.create_match(game, (levels[0], levels[1]), now,
+                                                     self.time_control)
+            elif levels:
                 mine = 0 if seats[0] == bots[0].id else 1
-                room, made = self.lobby.create(bots[0], game, p.AiOpponent(level=level), mine,
-                                               now, self.time_control)
+                room, made = self.lobby.create(bots[0], game, p.AiOpponent(level=levels[0]),
+                                               mine, now, self.time_control)
             else:
                 room, made = self.lobby.create(bots[0], game, p.FriendOpponent(), 0, now,
                                                self.time_control)
@@ -370,5 +382,37 @@ class LadderDesk:
         await self.seating.start(room, out)
 
 
-def _both_levels(a: str, b: str) -> bool:
-    return a.startswith(LEVEL_PREFIX) and b.startswith(LEVEL_PREFIX)
+RESULTS_SHOWN = 100
+"""Finished games listed in ``ladder.results``, newest first."""
+
+
+def _record(ladder: Ladder | None, ids: list[str], anchors: dict[str, float]
+            ) -> dict[str, Any]:
+    """The ladder's past for its page: the rating list over time (refitted over the games
+    in the order they finished), the head-to-head scores and the latest results."""
+    if ladder is None:
+        return {}
+    done = sorted((g for g in ladder.games if g.result is not None),
+                  key=lambda g: (g.finished_at or g.started_at, g.seq))
+    games = [LadderGame(g.first, g.second or "", g.result) for g in done
+             if g.result is not None]
+    timed = [(g.finished_at or g.started_at, game) for g, game in zip(done, games, strict=True)]
+    return {
+        "history": [p.LadderPoint(played=point.played, at=point.at,
+                                  ratings={k: round(v) for k, v in point.ratings.items()})
+                    for point in _history(tuple(ids), tuple(timed),
+                                          tuple(sorted(anchors.items())))],
+        "pairs": [p.LadderPair(a=h.a, b=h.b, wins=h.wins, draws=h.draws, losses=h.losses)
+                  for h in head_to_head(games)],
+        "results": [p.LadderResult(game_id=g.game_id, first=g.first, second=g.second or "",
+                                   result=g.result, finished_at=g.finished_at)
+                    for g in reversed(done[-RESULTS_SHOWN:]) if g.result is not None],
+    }
+
+
+@functools.lru_cache(maxsize=4)
+def _history(ids: tuple[str, ...], games: tuple[tuple[float, LadderGame], ...],
+             anchors: tuple[tuple[str, float], ...]) -> list[RatingPoint]:
+    """``history``, kept for the last few asks: every ``get_ladder`` between two finished
+    games would otherwise refit the whole past thirty times."""
+    return history(ids, games, dict(anchors))

@@ -1902,9 +1902,40 @@ class LadderGameView(_Message):
     opening: str
 
 
+class LadderPoint(_Message):
+    """The rating list after the ladder's first ``played`` finished games (in the order
+    they finished), the last at ``at``: each rated entrant's rating, by entrant id."""
+
+    played: int
+    at: float = Field(description="Epoch seconds.")
+    ratings: dict[str, int]
+
+
+class LadderPair(_Message):
+    """Two entrants' finished games against each other, counted from ``a``'s side."""
+
+    a: str
+    b: str
+    wins: int
+    draws: int
+    losses: int
+
+
+class LadderResult(_Message):
+    """A finished ladder game: ``result`` is ``first``'s score (1, 0.5, 0); ``game_id`` the
+    stored game (``get_game`` replays it)."""
+
+    game_id: str | None
+    first: str
+    second: str
+    result: float
+    finished_at: float | None
+
+
 class LadderMessage(_Message):
     """A game's ladder: the answer to ``enter_ladder``, ``leave_ladder`` and ``get_ladder``.
-    ``entrants`` is the rating list, best first (the unrated last)."""
+    ``entrants`` is the rating list, best first (the unrated last); ``history`` how it moved
+    (the page's chart), ``pairs`` the head-to-head scores, ``results`` the latest games."""
 
     type: Literal["ladder"] = "ladder"
     game: str
@@ -1915,6 +1946,14 @@ class LadderMessage(_Message):
     entrants: list[LadderRow]
     games: list[LadderGameView]
     played: int = Field(description="Games finished on this ladder.")
+    history: list[LadderPoint] = Field(
+        default_factory=list, description="The rating list refitted over the first k "
+        "finished games for up to 30 k spread evenly up to `played`, oldest first.")
+    pairs: list[LadderPair] = Field(default_factory=list,
+                                    description="Every pair that has met.")
+    results: list[LadderResult] = Field(default_factory=list,
+                                        description="The last 100 finished games, newest "
+                                                    "first.")
 
 
 class Tournaments(_Message):

@@ -236,6 +236,12 @@ class Room:
     def humans(self) -> list[SeatState]:
         return [s for s in self.seats if s.kind == "human" and not s.gone]
 
+    @property
+    def ai_only(self) -> bool:
+        """Both seats are AI levels (the engine ladder's games): nobody plays, anyone may
+        watch, and every move is an ``AiTurn``."""
+        return all(s.kind == "ai" for s in self.seats)
+
     def _only_pass(self) -> bool:
         """Whether the side to move can do nothing but pass (Othello)."""
         moves = self.state.legal_moves()
@@ -389,6 +395,7 @@ class Room:
             ),
             ai_level=next((s.level for s in self.seats if s.kind == "ai"), None),
             ai_seat=ai_seat,
+            other_ai_level=self.seats[1].level if self.ai_only else None,
             status=status,
             start_position=self.game.format_position(self.game.initial()),
             created_at=self.started_at,
@@ -539,7 +546,11 @@ class Room:
         return self._finish_early(p.Result(winner=seat, reason="abandoned"), now)  # type: ignore[arg-type]
 
     def abandoned_since(self) -> float | None:
-        """When the last connected person left, if nobody seated is connected any more."""
+        """When the last connected person left, if nobody seated is connected any more. A
+        game between two AI levels has nobody to abandon it while it is played: its room is
+        abandoned from the game's end."""
+        if self.ai_only:
+            return self.finished_at
         humans = self.humans()
         if any(s.connected for s in humans):
             return None
@@ -1008,6 +1019,25 @@ class Lobby:
                 f"{', '.join(self.time_controls)} (or none, untimed)")
         return control
 
+    def _game(self, name: str) -> Game:
+        try:
+            return games.load(name)
+        except ValueError:
+            raise errors.UnknownGame(
+                f"unknown game {name!r}; known games: {', '.join(games.names())}") from None
+
+    def _check_level(self, game_name: str, level: str) -> None:
+        known = self.levels.get(game_name, ())
+        if level not in known:
+            raise errors.UnknownLevel(
+                f"{game_name} has no AI level {level!r}; levels: {', '.join(known)}")
+
+    def _fresh_id(self) -> str:
+        room_id = self.ids()
+        while room_id in self.rooms:
+            room_id = self.ids()
+        return room_id
+
     def create(self, player: Player, game_name: str, opponent: p.AiOpponent
                | p.FriendOpponent | p.OpenOpponent, seat: int | None, now: float,
                time_control: str | None = None,
@@ -1015,19 +1045,9 @@ class Lobby:
                ) -> tuple[Room, Outcome]:
         """A new room with ``player`` seated (and the AI, against it). ``ratings``: the
         seat ratings to show from the first ``room_state`` (``Room.note_ratings``)."""
-        try:
-            game = games.load(game_name)
-        except ValueError:
-            raise errors.UnknownGame(
-                f"unknown game {game_name!r}; known games: {', '.join(games.names())}"
-            ) from None
-        if isinstance(opponent, p.AiOpponent) and opponent.level not in self.levels.get(
-            game_name, ()
-        ):
-            known = ", ".join(self.levels.get(game_name, ()))
-            raise errors.UnknownLevel(
-                f"{game_name} has no AI level {opponent.level!r}; levels: {known}"
-            )
+        game = self._game(game_name)
+        if isinstance(opponent, p.AiOpponent):
+            self._check_level(game_name, opponent.level)
         control = self.time_control(time_control)
         if isinstance(opponent, p.AiOpponent) and opponent.evaluation and (ratings or {}).get(
                 player.id) is not None:
@@ -1036,9 +1056,7 @@ class Lobby:
                 "evaluation; play as a guest to see it")
         self._check_room_limit(player.id)
         mine = self.rng.randrange(2) if seat is None else seat
-        room_id = self.ids()
-        while room_id in self.rooms:
-            room_id = self.ids()
+        room_id = self._fresh_id()
         room = Room(room_id, game, opponent.kind, game_id_of(room_id, 1), now, self.grace,
                     control)
         room.sit(mine, player)
@@ -1076,8 +1094,9 @@ class Lobby:
         room = Room(room_id, game, opponent, record.id, record.created_at, self.grace, control)
         room.round = round
         for seat, player_id in enumerate(record.players):
-            if record.ai_seat == seat and record.ai_level is not None:
-                room.seat_ai(seat, record.ai_level)
+            level = record.level_of(seat)
+            if level is not None:
+                room.seat_ai(seat, level)
             elif player_id is not None:
                 room.sit(seat, people.get(player_id) or Player(player_id, "Player"))
                 room.seats[seat].connected = False
@@ -1092,6 +1111,22 @@ class Lobby:
         self.rooms[room_id] = room
         ended_at = played[-1].created_at if played and room.state.is_over() else now
         return room, room._after_ply(ended_at)
+
+    def create_match(self, game_name: str, levels: tuple[str, str], now: float,
+                     time_control: str | None = None) -> tuple[Room, Outcome]:
+        """A new room where two AI levels play each other, ``levels[0]`` moving first (the
+        engine ladder's games): nobody is seated, anyone may spectate, and the outcome asks
+        for the first ``AiTurn``. Its room closes a grace period after its game ends."""
+        game = self._game(game_name)
+        for level in levels:
+            self._check_level(game_name, level)
+        control = self.time_control(time_control)
+        room_id = self._fresh_id()
+        room = Room(room_id, game, "ai", game_id_of(room_id, 1), now, self.grace, control)
+        for seat, level in enumerate(levels):
+            room.seat_ai(seat, level)
+        self.rooms[room.id] = room
+        return room, room.start()
 
     def join(self, player: Player, room_id: str, now: float,
              rating: p.SeatRating | None = None) -> Outcome:

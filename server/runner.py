@@ -292,10 +292,13 @@ class RoomRunner:
                 log.exception("a listener failed on the end of game %s", record.id)
 
     async def show_ratings(self, room: Room) -> None:
-        """Hand ``room`` the ratings of everyone seated (and of its AI level)."""
+        """Hand ``room`` the ratings of everyone seated (and of its AI levels)."""
         people = [s.player.id for s in room.seats if s.kind == "human" and s.player is not None]
-        level = next((s.level for s in room.seats if s.kind == "ai"), None)
-        room.note_ratings(await self.ratings.seat_ratings(room.game.name, people, level))
+        levels = [s.level for s in room.seats if s.kind == "ai"]
+        room.note_ratings(await self.ratings.seat_ratings(
+            room.game.name, people, levels[0] if levels else None))
+        for level in levels[1:]:  # two levels playing each other
+            room.note_ratings(await self.ratings.seat_ratings(room.game.name, [], level))
 
     # --- restore: the one way a room comes back from the store --------------------------------
 

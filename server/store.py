@@ -32,7 +32,8 @@ class PlayerRecord:
 @dataclass(frozen=True)
 class GameRecord:
     """One game. ``players[i]`` is the player id in seat i (seat 0 moves first), or None for an
-    AI seat or a seat nobody has taken yet; ``ai_seat`` says which seat the AI holds."""
+    AI seat or a seat nobody has taken yet; ``ai_seat`` says which seat the AI holds (the
+    first, when both do) and ``ai_level`` at which level; ``level_of`` reads both seats."""
 
     id: str
     game: str
@@ -52,6 +53,16 @@ class GameRecord:
     are kept beside it, so a restored game keeps its clocks even if the name is retired."""
     clock_initial_ms: int | None = None
     clock_increment_ms: int | None = None
+    other_ai_level: str | None = None
+    """When both seats are the AI's (two levels playing each other, as on the engine
+    ladder): seat 1's level (``ai_seat`` is then 0 and ``ai_level`` seat 0's). None when at
+    most one seat is the AI's."""
+
+    def level_of(self, seat: int) -> str | None:
+        """The AI level holding ``seat``, or None when a person holds it (or nobody)."""
+        if self.other_ai_level is not None and seat == 1:
+            return self.other_ai_level
+        return self.ai_level if self.ai_seat == seat else None
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ the level's search would give; after sending its answer it saves what the search
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import logging
 import multiprocessing.connection
@@ -304,6 +305,7 @@ def think(pipe: Sends, request: Think,
             return AiAnswer(move, hit.depth, _score_of(hit, move), 0,
                             time.perf_counter() - started, cached=True, exact=hit.exact,
                             cache=counts), None
+        limits = remaining(limits, time.perf_counter() - started)
     iterations: list[Iteration] = []
     # A level that may think a while shows its first iteration at once; a quick one sends
     # nothing before PROGRESS_EVERY (its answer carries its last iteration anyway).
@@ -328,6 +330,25 @@ def think(pipe: Sends, request: Think,
     )
     return answer, ((state, last, limits.multipv) if last is not None and not last.book
                     else None)
+
+
+MIN_SHARE = 0.25
+"""The least share of a level's times a search keeps after a slow cache lookup: it must
+still find a move."""
+
+
+def remaining(limits: Limits, spent: float) -> Limits:
+    """``limits`` less the ``spent`` seconds the job already took (the cache lookup): a
+    level's hard time counts from the moment the job reached the process, not from the
+    search's start, or a slow lookup would push the move past it."""
+    if spent <= 0 or (limits.soft_time is None and limits.hard_time is None):
+        return limits
+
+    def less(seconds: float | None) -> float | None:
+        return None if seconds is None else max(seconds * MIN_SHARE, seconds - spent)
+
+    return dataclasses.replace(limits, soft_time=less(limits.soft_time),
+                               hard_time=less(limits.hard_time))
 
 
 def _score_of(it: Iteration, move: int) -> int | None:

@@ -12,6 +12,8 @@ import { setUpAccount } from "./account.js";
 import { ratingText, setUpStandings } from "./standings.js";
 import { clockLabel, setUpChallenges } from "./challenges.js";
 import { setUpChat } from "./chat.js";
+import { setUpTournaments } from "./tournaments.js";
+import { setUpLadder } from "./ladder.js";
 import { has, lang, languageSwitch, t, tr } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -36,6 +38,7 @@ const S = {
   flipped: false,      // the board drawn the other way round (the flip button)
   analysis: null,      // the analysis board: {room, game, moves, board, to_move, values} or null
   timeControls: [],    // TimeControlView[] a room may be made with (welcome.time_controls)
+  returnTo: new Map(), // room id -> the page (#tournament/<id>, #ladder/<game>) it was opened from
 };
 
 // --- clocks: the server's remaining times, counted down from when they arrived ----------------
@@ -135,6 +138,23 @@ const chat = setUpChat(client, { me: () => S.me });
 const standings = setUpStandings(client, (game) => gameInfo(game)?.title ?? game,
   (gameId) => client.getGame(gameId), challenges.profileBox);
 
+/** Watch ``room`` (a tournament's or the ladder's game), back to the page on screen after. */
+function watchFrom(room) {
+  S.returnTo.set(room, location.hash);
+  if (S.rooms.has(room)) { openRoom(room); render(); return; }
+  S.pendingShow = room;
+  client.spectate(room);
+}
+const tournaments = setUpTournaments(client, {
+  titleOf: (game) => gameInfo(game).title, me: () => S.me, controls: () => S.timeControls,
+  games: () => Object.values(S.games), watch: watchFrom, toast: (text) => toast(text, null, true),
+  changed: () => { if ($("game").hidden) render(); }, // a push does not redraw a game on screen
+});
+const ladder = setUpLadder(client, {
+  titleOf: (game) => gameInfo(game).title, watch: watchFrom,
+  replay: (gameId) => { S.returnTo.set(gameId, location.hash); client.getGame(gameId); },
+});
+
 /** Until this many plies are played, leaving aborts the game (server/rooms.py says so too). */
 const ABORTABLE_PLIES = 2;
 
@@ -168,6 +188,9 @@ function dispatch(event, msg) {
     case "chat_history": case "chat_line": case "chat_deleted": return chat.receive(msg);
     case "stats": return onStats(msg);
     case "games": return onGames(msg);
+    case "tournaments": return tournaments.onList(msg);
+    case "tournament": case "round_tournament": return tournaments.onTournament(msg);
+    case "ladder": return ladder.onLadder(msg);
     default: return undefined;
   }
 }
@@ -199,6 +222,8 @@ function onWelcome(msg) {
   chat.onWelcome(msg);
   client.listRooms();
   client.listHistory();
+  tournaments.onWelcome();
+  ladder.onWelcome();
   for (const r of S.rooms.values()) r.fresh = false;
 }
 
@@ -238,6 +263,11 @@ function onRoomState(msg) {
   const cur = S.current && S.rooms.get(S.current);
   const playing = cur && !cur.record && cur.you !== null && cur.view.status === "active";
   S.rooms.set(id, entry);
+  // A tournament's pairing: its room comes unasked and is shown at once (not over a game
+  // this player is in the middle of), with a way back to the tournament after.
+  const paired = !prev && !challenged && msg.you !== null && msg.room.status === "active" ? tournaments.playingIn() : null;
+  if (paired) S.returnTo.set(id, `#tournament/${paired}`);
+  if (paired && !playing) S.pendingShow = id;
   if (challenged === "you" || challenged === "they" && !playing) S.pendingShow = id;
   else if (challenged === "they") {
     toast(t("toast.challenge_accepted"), null, true);
@@ -495,6 +525,7 @@ function boardMarks(r, ply) {
 function onError(msg) {
   S.expectNew = false;
   challenges.onError(msg);
+  tournaments.onError(msg);
   chat.onError(msg);
   // A refused review or analysis: let it be asked again.
   for (const [id, ref] of S.reviewing) if (ref === msg.ref) S.reviewing.delete(id);
@@ -627,12 +658,19 @@ function openRoom(id, hash = id) {
   if (S.current !== id) { S.current = id; S.viewPly = null; S.drawn = null; S.analysis = null; }
 }
 
+/** A tournament's or a ladder's page named by the link (#tournament/<id>, #ladder/<game>). */
+function pageFromHash() {
+  const m = /^#(tournament|ladder)\/([\w-]{1,64})$/.exec(location.hash);
+  return m ? { kind: m[1], id: m[2] } : null;
+}
+
 function route() {
   const id = roomFromHash();
   if (id && S.rooms.has(id)) { openRoom(id); render(); return; }
   const past = replayFromHash();
   if (past && S.rooms.has(past)) { openRoom(past, `replay/${past}`); render(); return; }
   if (!id && !past) { S.current = null; }
+  if (pageFromHash()) S.current = null;
   render();
 }
 
@@ -663,6 +701,24 @@ function goLobby() {
   history.replaceState(null, "", location.pathname);
   client.listRooms();
   client.listHistory();
+  tournaments.refreshList();
+  render();
+}
+
+/** Back from a game to the tournament or ladder page it was opened from: a finished or
+ * watched game is left, one under way stays in "Your games in progress". */
+function goBack() {
+  const r = S.current && S.rooms.get(S.current);
+  const back = r && S.returnTo.get(S.current);
+  if (!back) { goLobby(); return; }
+  if (r.record || r.you === null || r.view.status === "finished") {
+    if (!r.record && !r.aborted) client.leave(r.view.id);
+    S.rooms.delete(r.view.id);
+    S.returnTo.delete(r.view.id);
+  }
+  S.current = null;
+  S.analysis = null;
+  history.replaceState(null, "", back);
   render();
 }
 
@@ -670,9 +726,17 @@ function goLobby() {
 
 function render() {
   const inGame = S.current !== null && S.rooms.has(S.current);
-  $("lobby").hidden = inGame;
+  const page = inGame ? null : pageFromHash();
+  $("lobby").hidden = inGame || page !== null;
   $("game").hidden = !inGame;
-  if (inGame) renderGame(S.rooms.get(S.current)); else renderLobby();
+  $("tournament").hidden = page?.kind !== "tournament";
+  $("ladder").hidden = page?.kind !== "ladder";
+  if (page?.kind !== "tournament") tournaments.hide();
+  if (page?.kind !== "ladder") ladder.hide();
+  if (inGame) renderGame(S.rooms.get(S.current));
+  else if (page?.kind === "tournament") { tournaments.show(page.id); tournaments.render(); }
+  else if (page?.kind === "ladder") { ladder.show(page.id); ladder.render(); }
+  else renderLobby();
   const r = inGame ? S.rooms.get(S.current) : null;
   chat.show(!r ? null : r.record ? r.record.id : `${r.view.id}-${r.view.round}`, r ? r.you : null);
 }
@@ -1014,6 +1078,9 @@ function renderGame(r) {
   $("draw").textContent = t(drawOffer === null ? "game.offer_draw" : drawOffer === r.you ? "game.draw_offered" : "game.draw_accept");
   $("draw").classList.toggle("primary", drawOffer !== null && drawOffer !== r.you);
   $("draw-decline").hidden = !(people && drawOffer !== null && drawOffer !== r.you);
+  const back = S.returnTo.get(v.id);
+  $("tournament-back").hidden = !back;
+  $("tournament-back").textContent = t(back?.startsWith("#ladder/") ? "ladder.back" : "tournaments.back");
 }
 
 /** The export card of a replayed or just finished game: its text in the known formats, and downloads. */
@@ -1202,6 +1269,9 @@ $("name-form").addEventListener("submit", (ev) => {
 $("refresh").addEventListener("click", () => client.listRooms());
 $("home-link").addEventListener("click", (ev) => { ev.preventDefault(); goLobby(); });
 $("lobby-btn").addEventListener("click", goLobby);
+$("tournament-back").addEventListener("click", goBack);
+$("t-lobby").addEventListener("click", goLobby);
+$("l-lobby").addEventListener("click", goLobby);
 $("flip").addEventListener("click", () => { S.flipped = !S.flipped; render(); });
 // Resigning takes two clicks (the button asks once), without a blocking dialog.
 let resignArmed = null;
@@ -1308,7 +1378,9 @@ setInterval(() => {
 }, 1000);
 setInterval(tickClocks, 100);
 // Open rooms change without events: refresh the list while the lobby is on screen.
-setInterval(() => { if (!$("lobby").hidden && client.ready) client.listRooms(); }, 8000);
+setInterval(() => {
+  if (!$("lobby").hidden && client.ready) { client.listRooms(); tournaments.refreshList(); }
+}, 8000);
 
 render();
 client.connect();

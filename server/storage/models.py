@@ -68,6 +68,8 @@ class Game(Base):
     """The time control's name; NULL for an untimed game (migration 0008)."""
     clock_initial_ms: Mapped[int | None] = mapped_column(Integer)
     clock_increment_ms: Mapped[int | None] = mapped_column(Integer)
+    other_ai_level: Mapped[str | None] = mapped_column(String(64))
+    """Seat 1's level when both seats are the AI's, ``ai_seat`` then 0 (migration 0013)."""
 
     __table_args__ = (
         # "My games, newest first": one index per seat, each already in the order shown.

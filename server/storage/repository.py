@@ -151,6 +151,7 @@ def _game_values(game: GameRecord) -> dict[str, Any]:
         "player1_id": game.players[1],
         "ai_level": game.ai_level,
         "ai_seat": game.ai_seat,
+        "other_ai_level": game.other_ai_level,
         "status": game.status,
         "start_position": game.start_position,
         "created_at": game.created_at,
@@ -182,6 +183,7 @@ def _game_record(row: Row[Any]) -> GameRecord:
         time_control=row.time_control,
         clock_initial_ms=row.clock_initial_ms,
         clock_increment_ms=row.clock_increment_ms,
+        other_ai_level=row.other_ai_level,
     )
 
 

@@ -17,7 +17,7 @@ on average, at their calibrated ratings. A bot's number then means what a person
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ai.calibrate import PairRecord, fit_elo
@@ -105,14 +105,12 @@ def fit(entrants: Sequence[str], games: Iterable[LadderGame],
 
 
 def next_games(entrants: Sequence[str], played: Iterable[LadderGame],
-               openings: Sequence[str], busy: Iterable[str] = (),
-               apart: Callable[[str, str], bool] | None = None) -> list[Scheduled]:
+               openings: Sequence[str], busy: Iterable[str] = ()) -> list[Scheduled]:
     """The games to start now among the entrants not ``busy``: each free entrant meets the
     free one it has played least (ties: the order of ``entrants``), so every pair comes
     round as often as every other. A pair's games go through ``openings`` in order, each
     twice with the seats swapped, so no entrant has the better side of an opening more
-    often. ``apart(a, b)`` true: those two never meet (two AI levels, which no room seats
-    together)."""
+    often."""
     if not openings:
         raise ValueError("a ladder needs at least one opening (it may be empty: '')")
     between: dict[frozenset[str], int] = {}
@@ -124,10 +122,7 @@ def next_games(entrants: Sequence[str], played: Iterable[LadderGame],
     made: list[Scheduled] = []
     while len(free) >= 2:
         candidates = [(between.get(frozenset((free[i], free[j])), 0), i, j)
-                      for i in range(len(free)) for j in range(i + 1, len(free))
-                      if apart is None or not apart(free[i], free[j])]
-        if not candidates:
-            break
+                      for i in range(len(free)) for j in range(i + 1, len(free))]
         count, i, j = min(candidates)
         a, b = free[i], free[j]
         opening = openings[(count // 2) % len(openings)]
@@ -136,3 +131,64 @@ def next_games(entrants: Sequence[str], played: Iterable[LadderGame],
         between[frozenset((a, b))] = count + 1
         free = [name for name in free if name not in (a, b)]
     return made
+
+
+@dataclass(frozen=True)
+class RatingPoint:
+    """The rating list as it stood after the first ``played`` games (in the order they
+    finished), the last of them finished at ``at``: the rated entrants' ratings."""
+
+    played: int
+    at: float
+    ratings: Mapping[str, float]
+
+
+HISTORY_POINTS = 30
+"""At most this many points in ``history``: a chart has no use for one per game, and each
+point is a whole fit."""
+
+
+def history(entrants: Sequence[str], games: Sequence[tuple[float, LadderGame]],
+            anchors: Mapping[str, float], points: int = HISTORY_POINTS) -> list[RatingPoint]:
+    """How the rating list moved: ``fit`` over the first k games, for up to ``points``
+    values of k spread evenly up to all of them. ``games`` are (finished at, game) in the
+    order they finished. The fit over a prefix is what the list said then (the same
+    method, the same anchors as now), so the chart and the list cannot disagree at the
+    end. An entrant no game of the prefix links to an anchored level is left out of its
+    point (unrated then)."""
+    if points < 1:
+        raise ValueError("a history needs at least one point")
+    n = len(games)
+    cuts = sorted({math.ceil(n * k / points) for k in range(1, points + 1)} - {0})
+    out = []
+    for cut in cuts:
+        try:
+            listed = fit(entrants, [g for _, g in games[:cut]], anchors)
+        except (ValueError, ZeroDivisionError):
+            continue
+        rated = {r.id: r.rating for r in listed if r.rating is not None}
+        if rated:
+            out.append(RatingPoint(cut, games[cut - 1][0], rated))
+    return out
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """Every finished game between ``a`` and ``b``, counted from ``a``'s side."""
+
+    a: str
+    b: str
+    wins: int
+    draws: int
+    losses: int
+
+
+def head_to_head(games: Iterable[LadderGame]) -> list[HeadToHead]:
+    """The score of every pair that has met, ``a`` the one of the two that sorts first."""
+    tally: dict[tuple[str, str], list[int]] = {}
+    for game in games:
+        a, b = sorted((game.first, game.second))
+        points = game.score if a == game.first else 1.0 - game.score
+        row = tally.setdefault((a, b), [0, 0, 0])
+        row[0 if points == 1.0 else 1 if points == 0.5 else 2] += 1
+    return [HeadToHead(a, b, *row) for (a, b), row in sorted(tally.items())]

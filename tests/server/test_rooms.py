@@ -539,6 +539,69 @@ def test_no_rematch_once_the_opponent_has_left() -> None:
         room.offer_rematch("ann", "g2", now=3.0)
 
 
+# --- two AI seats ----------------------------------------------------------------------------
+
+
+def test_two_levels_play_each_other_turn_by_turn_with_nobody_seated() -> None:
+    lobby = make_lobby()
+    room, out = lobby.create_match("connect4", ("easy", "hard"), now=0.0)
+    assert room.ai_only and room.status == "active" and room.members() == ()
+    assert out.save_game and out.ai is not None
+    assert (out.ai.seat, out.ai.level, out.ai.ply) == (0, "easy", 0)
+    lobby.spectate(CY, room.id, now=0.5)
+    out = ai_plays(room, out.ai, "4")
+    assert [s.to for s in out.sends] == [("cy",)]  # the spectator sees every move
+    assert out.ai is not None and (out.ai.seat, out.ai.level, out.ai.ply) == (1, "hard", 1)
+    with pytest.raises(errors.NotSeated):
+        room.check_move("cy", 1, "4", now=3.0)
+    for text in FOUR_IN_COLUMN_ONE:  # a line both sides play legally from 4
+        if out.ai is None:
+            break
+        out = ai_plays(room, out.ai, text)
+    assert room.status == "finished" and out.save_game and out.ai is None
+    record = room.record()
+    assert (record.ai_seat, record.ai_level, record.other_ai_level) == (0, "easy", "hard")
+    assert (record.level_of(0), record.level_of(1), record.players) == ("easy", "hard",
+                                                                         (None, None))
+
+
+def test_a_game_between_two_levels_is_restored_with_both_and_the_ai_to_move_asked() -> None:
+    lobby = make_lobby()
+    room, out = lobby.create_match("connect4", ("hard", "easy"), now=0.0)
+    rows = []
+    for text in ("4", "4", "3"):
+        assert out.ai is not None
+        plan = room.check_ai_move(out.ai.round, out.ai.ply,
+                                  room.game.parse_move(room.state, text), now=1.0)
+        rows.append(plan.record)
+        out = room.apply_move(plan, now=1.0)
+    restored, out = make_lobby().restore(room.record(), rows, {}, now=500.0)
+    assert [s.level for s in restored.seats] == ["hard", "easy"] and restored.ai_only
+    assert out.ai is not None and (out.ai.seat, out.ai.level, out.ai.ply) == (1, "easy", 3)
+    assert restored.record() == room.record()
+
+
+def test_a_room_of_two_levels_is_never_swept_while_they_play_only_after_its_end() -> None:
+    lobby = make_lobby()
+    room, out = lobby.create_match("connect4", ("easy", "easy"), now=0.0)
+    assert lobby.sweep(now=10 * GRACE) == [] and room.status == "active"
+    for text in VERTICAL_WIN:
+        out = ai_plays(room, out.ai, text, now=100.0)
+    assert room.status == "finished"
+    assert lobby.sweep(now=100.0 + GRACE - 1) == []
+    [(closed, out)] = lobby.sweep(now=100.0 + GRACE)
+    assert closed is room and room.id not in lobby.rooms and not out.sends
+
+
+def test_a_match_between_unknown_levels_is_refused_and_makes_no_room() -> None:
+    lobby = make_lobby()
+    with pytest.raises(errors.UnknownLevel):
+        lobby.create_match("connect4", ("easy", "grandmaster"), now=0.0)
+    with pytest.raises(errors.UnknownGame):
+        lobby.create_match("chess", ("easy", "easy"), now=0.0)
+    assert lobby.rooms == {}
+
+
 # --- take-back and draws ----------------------------------------------------------------
 
 

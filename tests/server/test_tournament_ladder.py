@@ -10,7 +10,7 @@ import pytest
 
 from server.level_calibration import MEASURED
 from server.ratings import level_rating
-from server.tournaments.ladder import LadderGame, fit, next_games
+from server.tournaments.ladder import LadderGame, fit, head_to_head, history, next_games
 
 LEVELS = list(MEASURED["connect4"])  # weakest first, as calibrated
 
@@ -115,3 +115,30 @@ def test_the_schedule_brings_every_pair_round_alike_with_each_opening_both_ways(
 def test_the_schedule_needs_an_opening() -> None:
     with pytest.raises(ValueError):
         next_games(["a", "b"], [], [])
+
+
+def test_the_rating_history_refits_each_prefix_and_ends_at_the_list() -> None:
+    truth = {"beginner": calibrated()["beginner"], "bot": calibrated()["beginner"] + 300}
+    played = simulate(truth, rounds=40, seed=3)
+    timed = [(1000.0 + k, g) for k, g in enumerate(played)]
+    anchors = {"beginner": truth["beginner"]}
+    points = history(list(truth), timed, anchors, points=10)
+    assert [p.played for p in points] == [4 * k for k in range(1, 11)]
+    assert [p.at for p in points] == [1000.0 + 4 * k - 1 for k in range(1, 11)]
+    now = {r.id: r.rating for r in fit(list(truth), played, anchors)}
+    assert points[-1].ratings == now
+    assert all(p.ratings["beginner"] == pytest.approx(truth["beginner"]) for p in points)
+    # No game, no point; entrants no game links to the level yet are left out of one.
+    assert history(["beginner", "bot"], [], anchors) == []
+    lone = [(1.0, LadderGame("bot", "other", 1.0))]
+    (point,) = history(["beginner", "bot", "other"], lone, anchors)
+    assert point.ratings == {"beginner": truth["beginner"]}
+    with pytest.raises(ValueError):
+        history(list(truth), timed, anchors, points=0)
+
+
+def test_head_to_head_counts_each_pair_from_the_side_that_sorts_first() -> None:
+    games = [LadderGame("b", "a", 1.0), LadderGame("a", "b", 0.5), LadderGame("a", "b", 1.0),
+             LadderGame("c", "a", 0.0)]
+    assert [(h.a, h.b, h.wins, h.draws, h.losses) for h in head_to_head(games)] == [
+        ("a", "b", 1, 1, 1), ("a", "c", 1, 0, 0)]

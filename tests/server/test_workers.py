@@ -273,3 +273,41 @@ def test_the_rules_alone_take_a_win_block_a_loss_and_prefer_the_centre() -> None
     # From the start every Othello move leaves three replies: any of the four, by the seed.
     assert {rails_move(othello.initial(), seed) for seed in range(20)} <= set(
         othello.initial().legal_moves())
+
+
+def test_a_slow_cache_lookup_comes_out_of_the_levels_time_not_on_top_of_it() -> None:
+    """The level's hard time counts from the job's arrival in the process: a cache miss that
+    took a while leaves the search only what is left of the level's times."""
+    from ai.limits import Iteration, Limits
+    from server.engines.engine_process import think
+    from server.engines.messages import COUNTED, Think
+
+    class Pipe:
+        def send(self, message: object) -> None:
+            pass
+
+    class SlowMissingCache:
+        """A cache tier that answers nothing, slowly (a loaded Redis, say)."""
+
+        def stats(self) -> dict[str, int]:
+            return dict.fromkeys(COUNTED, 0)
+
+        def lookup(self, states: list[object], timeout: float) -> list[None]:
+            time.sleep(0.25)
+            return [None] * len(states)
+
+    given: list[Limits] = []
+
+    def search(state: games.base.State, limits: Limits) -> list[Iteration]:
+        given.append(limits)
+        move = state.legal_moves()[0]
+        return [Iteration(1, 0, move, (move,), 1, 0.0)]
+
+    level = Level("timed", 0, "", None, 0.5, 1.0, None, candidates=1, margin=0, rails=False)
+    job = Think("1", AiJob("connect4", (), level, 7))
+    think(Pipe(), job, search, False)
+    assert given[-1].soft_time == 0.5 and given[-1].hard_time == 1.0, "no cache, no lookup"
+    think(Pipe(), job, search, False, SlowMissingCache())
+    hard, soft = given[-1].hard_time, given[-1].soft_time
+    assert hard is not None and soft is not None
+    assert 0.25 <= hard <= 0.75 + 1e-9 and soft <= 0.25 + 1e-9

@@ -88,6 +88,19 @@ async def test_a_timed_game_loads_back_with_its_control_and_both_clocks_after_ea
     assert await store.unfinished_games() == [(game, moves)]
 
 
+async def test_a_game_between_two_levels_loads_back_with_both(store: Store) -> None:
+    game = a_game("g1", players=(None, None), ai_level="easy", ai_seat=0,
+                  other_ai_level="hard")
+    await store.save_game(game)
+    await store.append_move(a_move("g1", 0))
+    loaded = await store.load_game("g1")
+    assert loaded is not None and loaded[0] == game
+    assert (loaded[0].level_of(0), loaded[0].level_of(1)) == ("easy", "hard")
+    assert await store.unfinished_games() == [(game, [a_move("g1", 0)])]
+    one = a_game("g2")  # one AI seat: the other seat is the person's
+    assert (one.level_of(0), one.level_of(1)) == (None, "level-3")
+
+
 async def test_saving_a_game_again_records_its_result_and_keeps_its_moves(store: Store) -> None:
     await store.save_game(a_game("g1"))
     await store.append_move(a_move("g1", 0))
