@@ -107,7 +107,7 @@ def cached(moves: list[int], idle: float | None = None) -> None:
                 if idle is not None and name == "first review":
                     started = time.perf_counter()
                     done = review.prove_positions(
-                        "connect4", [moves[:n] for n in range(len(moves) + 1)], idle)
+                        "connect4", [moves[:n] for n in range(len(moves), -1, -1)], idle)
                     print(f"connect4, idle workers: {len(done.proved)} positions proved, "
                           f"{len(done.known)} known, {len(done.unproved)} not within {idle} s,"
                           f" in {time.perf_counter() - started:.2f} s")
