@@ -3,15 +3,15 @@ answers every move of the first plies of any game from the shipped data, with no
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import ai
-from ai import review, tt
+from ai import review
 from ai.analyse import analyse
-from ai.connect4 import book, solver
+from ai.connect4 import book
 from ai.connect4.book_build import build_every, every_position, from_children
 from ai.limits import Limits
 from games.connect4 import GAME
@@ -27,10 +27,6 @@ COMPLETE = len(COVERED) == sum(map(len, every_position(book.EVERY_PLY - 1)))
 @pytest.fixture(scope="module", autouse=True)
 def warm() -> None:
     ai.warm_up("connect4")
-
-
-def _no_proof() -> None:
-    raise AssertionError("a proof was started: the shipped data should have answered")
 
 
 def _moves(state: Connect4State) -> str:
@@ -53,9 +49,13 @@ def test_every_position_before_the_last_ply_is_covered() -> None:
 
 
 def test_covered_positions_are_analysed_from_the_shipped_data_without_a_proof() -> None:
+    # ``check`` is called before each proof and once at the end; the budget is far too short
+    # for any proof of these plies (the solver stops within its first few thousand nodes).
     assert len(COVERED) >= 5
     for state in COVERED:
-        values = review.analyse(state, check=_no_proof)
+        calls: list[int] = []
+        values = review.analyse(state, check=functools.partial(calls.append, 1), seconds=1e-9)
+        assert calls == [1], f"{_moves(state)}: a proof was started"
         assert len(values) == len(state.legal_moves())
         assert all(v.exact and v.value is not None for v in values), _moves(state)
         assert values == review.analyse_known(state)
@@ -84,16 +84,6 @@ def test_each_value_agrees_with_its_childrens_from_either_file() -> None:
             assert found[1] == book.lookup(state)[1], _moves(state)  # type: ignore[index]
             checked += 1
     assert checked >= 5
-
-
-@pytest.mark.slow
-def test_a_ply_3_entry_is_the_solvers_from_an_empty_table() -> None:
-    state = GAME.parse_moves("111")  # the quickest of the second file's own solves
-    assert book.canonical(state)[0] in book.load.__wrapped__(book.EVERY_FILE)
-    cells, scores = solver.new_buffers()
-    solved = solver.solve(np.uint64(state.current), np.uint64(state.mask), tt.new_table(22), 0,
-                          solver.new_control(), np.zeros(1, dtype=np.int64), cells, scores)
-    assert int(solved) == book.lookup(state)[1]  # type: ignore[index]
 
 
 def test_the_builder_takes_a_position_from_its_children_and_resumes_without_repeating(
