@@ -8,8 +8,9 @@ make the arena, and has N guests join it. Each plays a random legal move wheneve
 move (after 0..``--think`` seconds), and so is paired again as soon as a game ends. Prints:
 
 - pairings, games per second, the players that were paired at least once,
-- p50/p99/max of the time from a game's end (its last ``move_made`` arriving at a player)
-  to that player's next pairing (the next room's ``room_state`` arriving),
+- p50/p99/max of the time from a game's end (its last ``move_made``, or its ``game_over``
+  when a flag fell, arriving at a player) to that player's next pairing (the next room's
+  ``room_state`` arriving),
 - the server process's CPU seconds per pairing over the measured play (``/proc``, as
   ``bench.load`` measures it: its event loop and its threads), and the ``tournament``
   frames and bytes the clients received per second,
@@ -17,6 +18,11 @@ move (after 0..``--think`` seconds), and so is paired again as soon as a game en
 all over the measured play: from the moment every player has joined to the end. The
 standings pushes are coalesced per ``--push-seconds`` (``Settings.standings_push_seconds``;
 0: a push to every player on every event, as before); run it with both to see the effect.
+
+A connection the server sheds while its loop runs late (1013, as under the join storm)
+waits 1-3 s and connects again, as docs/PROTOCOL.md asks of clients: the report counts them
+(``reconnected``, by why), says how long everyone took to join (``join_seconds``), and
+counts errors by code (a closed connection by its close code).
 
 Bounded: at most ``--players`` connections, ``--minutes`` of play plus the time to connect
 (``--connect-timeout``). Target from the issue: 1,000 players, p99 under 2 s.
@@ -38,6 +44,8 @@ from typing import Any
 
 from bench.load import UNLIMITED_SOURCES, cpu_seconds, raise_fd_limit
 
+SHED = 1013
+"""The close code of a connection a saturated server sheds (``server.overload``)."""
 CONTROL = "bench"
 """The quick time control the bench's server adds (30 s a side, no increment)."""
 
@@ -55,6 +63,10 @@ class Stats:
     push_bytes: int = 0
     errors: list[str] = field(default_factory=list)
     sockets: list[Any] = field(default_factory=list)
+    reconnected: collections.Counter[str] = field(default_factory=collections.Counter)
+    """Connections that failed before their welcome, by why (``shed_1013``: the server shed
+    it; a handshake cut off on a starved machine by its exception): each client waits and
+    connects again, as the protocol asks."""
 
 
 # --- the server child ---------------------------------------------------------------------------
@@ -101,14 +113,30 @@ async def _expect(ws: Any, stats: Stats, kind: str,
 
 
 async def _hello(url: str, name: str, stats: Stats) -> Any:
+    """A connection welcomed by the server. One the server sheds (1013: its loop ran late,
+    as it does under the join storm of a big arena) waits a few seconds and connects
+    again, as docs/PROTOCOL.md asks a client to: the bench measures the arena once every
+    player is in, not whether they all got in at the first try."""
     from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-    ws = await connect(url, max_size=None, compression=None, open_timeout=120,
-                       ping_interval=None, close_timeout=2, max_queue=None)
-    stats.sockets.append(ws)
-    await ws.send(json.dumps({"type": "hello", "version": 1, "name": name}))
-    await _expect(ws, stats, "welcome")
-    return ws
+    rng = random.Random(name)
+    while True:
+        try:
+            ws = await connect(url, max_size=None, compression=None, open_timeout=120,
+                               ping_interval=None, close_timeout=2, max_queue=None)
+            await ws.send(json.dumps({"type": "hello", "version": 1, "name": name}))
+            await _expect(ws, stats, "welcome")
+        except ConnectionClosed as exc:
+            if exc.rcvd is None or exc.rcvd.code != SHED:
+                raise
+            stats.reconnected["shed_1013"] += 1
+        except (InvalidHandshake, OSError) as exc:  # the server cut a handshake off
+            stats.reconnected[type(exc).__name__] += 1
+        else:
+            stats.sockets.append(ws)
+            return ws
+        await asyncio.sleep(rng.uniform(1.0, 3.0))
 
 
 async def _player(index: int, url: str, tournament: str, stats: Stats, stop_at: float,
@@ -158,6 +186,8 @@ async def _player(index: int, url: str, tournament: str, stats: Stats, stop_at: 
                 ended_at = time.perf_counter()
             elif message["position"]["to_move"] == me:
                 await move(message["position"])
+        elif kind == "game_over" and message["room"] == room and ended_at is None:
+            ended_at = time.perf_counter()  # on time (a slow client's flag), not by a move
     return ws
 
 
@@ -176,10 +206,12 @@ async def _drive(url: str, players: int, minutes: float, think: float,
     stop_at = time.monotonic() + connect_timeout + minutes * 60
     tasks = [asyncio.create_task(_player(i, url, tournament, stats, stop_at, think, gate))
              for i in range(players)]
-    deadline = time.monotonic() + connect_timeout
+    connecting = time.monotonic()
+    deadline = connecting + connect_timeout
     while stats.joined < players and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
     started = time.monotonic()
+    join_seconds = started - connecting
     cpu_start = cpu_seconds(server_pid)
     stats.measuring = True
     stop = started + minutes * 60
@@ -190,7 +222,7 @@ async def _drive(url: str, players: int, minutes: float, think: float,
     for task in tasks:
         task.cancel()
     done = await asyncio.gather(*tasks, return_exceptions=True)
-    stats.errors += [repr(r) for r in done if isinstance(r, Exception)
+    stats.errors += [_code(r) for r in done if isinstance(r, Exception)
                      and not isinstance(r, asyncio.CancelledError)]
     # All at once: a client closing waits for the server's close frame behind its pushes.
     await asyncio.gather(*(ws.close() for ws in stats.sockets))
@@ -201,7 +233,8 @@ async def _drive(url: str, players: int, minutes: float, think: float,
             else float("nan")
 
     return {
-        "players": players, "joined": stats.joined, "paired_at_least_once": len(stats.paired),
+        "players": players, "joined": stats.joined, "join_seconds": round(join_seconds, 1),
+        "paired_at_least_once": len(stats.paired),
         "measured_seconds": round(seconds, 1), "pairings": stats.pairings,
         "games_per_second": round(stats.pairings / seconds, 1),
         "end_to_next_pairing_ms": {"p50": pct(0.5), "p99": pct(0.99),
@@ -213,7 +246,17 @@ async def _drive(url: str, players: int, minutes: float, think: float,
         "tournament_frames_per_second": round(stats.pushes / seconds, 1),
         "tournament_kbytes_per_second": round(stats.push_bytes / seconds / 1024, 1),
         "errors": dict(collections.Counter(e.split(":")[0] for e in stats.errors)),
+        "reconnected": dict(stats.reconnected),
     }
+
+
+def _code(exc: BaseException) -> str:
+    """An exception counted by its kind: a closed connection by its close code."""
+    from websockets.exceptions import ConnectionClosed
+
+    if isinstance(exc, ConnectionClosed):
+        return f"closed_{exc.rcvd.code if exc.rcvd is not None else 'abnormally'}"
+    return type(exc).__name__
 
 
 def parser() -> argparse.ArgumentParser:

@@ -232,13 +232,14 @@ class BotCore:
     ``games``: how many games to play at once. ``create``: make rooms of this kind; without
     it the bot joins open rooms it finds with ``list_rooms``. ``ladder``: a game whose engine
     ladder the bot enters on every (re)connect, then plays only the games the ladder starts
-    for it (no rooms of its own). ``stop_after``: finished games
+    for it (no rooms of its own). ``arena``: a tournament the bot joins on every (re)connect,
+    then plays the games the tournament pairs it into, likewise. ``stop_after``: finished games
     after which ``done`` becomes true (None: play until stopped).
     """
 
     def __init__(self, *, token: str | None = None, name: str | None = None, games: int = 1,
                  create: CreateSpec | None = None, stop_after: int | None = None,
-                 seed: int = 0, ladder: str | None = None) -> None:
+                 seed: int = 0, ladder: str | None = None, arena: str | None = None) -> None:
         if games < 1:
             raise ValueError("a bot plays at least one game at once")
         self.token = token
@@ -246,6 +247,7 @@ class BotCore:
         self.games_at_once = games
         self.create = create
         self.ladder = ladder
+        self.arena = arena
         self.stop_after = stop_after
         self.seed = seed
         self.player_id: str | None = None
@@ -412,6 +414,8 @@ class BotCore:
                 self._end(room, None)  # it ended while we were away
         if self.ladder is not None:
             return [p.EnterLadder(id=f"ladder:{self.ladder}", game=self.ladder)]
+        if self.arena is not None:
+            return [p.JoinTournament(id=f"arena:{self.arena}", tournament=self.arena)]
         return self._top_up()
 
     def _error(self, message: p.Error) -> list[Action]:
@@ -492,7 +496,7 @@ class BotCore:
 
     def _top_up(self, poll: bool = False) -> list[Action]:
         wanted = self._wanted()
-        if wanted == 0 or not self.online or self.ladder is not None:
+        if wanted == 0 or not self.online or self.ladder is not None or self.arena is not None:
             return []
         if self.create is not None:
             if poll and self.pending_creates:
@@ -706,9 +710,9 @@ def main_bot(args: argparse.Namespace) -> int:
     games are over; prints one line per finished game."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     engine = engine_from(args.engine)
-    if sum(1 for given in (args.create, args.challenge, getattr(args, "ladder", None))
-           if given) > 1:
-        raise ValueError("give one of --create, --challenge and --ladder")
+    if sum(1 for given in (args.create, args.challenge, getattr(args, "ladder", None),
+                           getattr(args, "arena", None)) if given) > 1:
+        raise ValueError("give one of --create, --challenge, --ladder and --arena")
     create = (CreateSpec.parse(args.create) if args.create
               else CreateSpec.challenge(args.challenge) if args.challenge else None)
     if getattr(args, "clock", None):
@@ -718,7 +722,7 @@ def main_bot(args: argparse.Namespace) -> int:
         create = dataclasses.replace(create, time_control=args.clock)
     core = BotCore(token=args.token, name=args.name or "RefBot", games=args.games,
                    create=create, stop_after=args.stop_after,
-                   ladder=getattr(args, "ladder", None))
+                   ladder=getattr(args, "ladder", None), arena=getattr(args, "arena", None))
 
     def report(game: Finished) -> None:
         reason = game.result.reason if game.result else "ended while away"

@@ -108,6 +108,10 @@ class Server:
                 return
             await self.runner.sweep()
             self.gateway.sweep()
+            try:
+                await self.tournaments.sweep()
+            except Exception:
+                log.exception("failed to look for tournament games ended elsewhere")
             for cut in (self.bots.cut_revoked, self.admin.cut_revoked):
                 try:
                     await cut()
@@ -182,12 +186,13 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                       placement.elsewhere, placement.node, accounts.guard)
     history = HistoryDesk(store, outbox, identity, settings.max_rooms)
     tournaments = TournamentDesk(store, outbox, identity, lobby, runner, ratings,
-                                 placement.is_online, now, single_node=cluster is None,
-                                 push_seconds=settings.standings_push_seconds)
+                                 placement.is_online, now, leases=placement,
+                                 push_seconds=settings.standings_push_seconds,
+                                 schedule_lead=settings.schedule_lead_seconds)
     runner.on_finish.append(tournaments.game_finished)
     ladder = LadderDesk(store, outbox, identity, lobby, runner, ratings, bots,
                         placement.is_online, now, settings.ladder_time_control,
-                        settings.ladder_pace_seconds, stopping)
+                        settings.ladder_pace_seconds, stopping, leases=placement)
     runner.on_finish.append(ladder.game_finished)
     chat = ChatDesk(store, outbox, identity, placement.present, settings, stopping, now)
     gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
@@ -204,7 +209,8 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     await levels.open()
     if isinstance(placement, ClusterPlacement):
         await placement.open(ClusterInbox(placement, runner, identity, outbox, store, locks,
-                                          accounts.close_revoked, admin.local_rooms, lobby))
+                                          accounts.close_revoked, admin.local_rooms, lobby,
+                                          [ladder, tournaments]))
     return Server(settings, store, stopping, levels, outbox, lobby, placement, identity, runner,
                   bots, challenges, accounts, ratings, reviews, admin, history, stats, gauge,
                   gateway, http, metrics, pool, cluster, tournaments, ladder, prover)
@@ -263,9 +269,8 @@ async def running(
     restored = await server.placement.start(server.runner)
     if restored:
         log.info("restored %d unfinished games", restored)
-    if cluster is None:
-        await server.tournaments.restore()  # arenas run on a single node only, for now
-        await server.ladder.restore()  # so does the ladder
+    await server.tournaments.restore()  # on a cluster: those no node pairs
+    await server.ladder.restore()
     ws_server = await serve(
         server.gateway.handler, host, port,
         process_request=server.http.respond,

@@ -308,6 +308,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ladder", default=None, metavar="GAME",
                    help="enter GAME's engine ladder (a bot's token needed) and play the games "
                    "it schedules, e.g. --ladder othello")
+    p.add_argument("--arena", default=None, metavar="TOURNAMENT",
+                   help="join the arena (or Swiss, or round-robin) with this id on every "
+                   "(re)connect and play the games it pairs the bot into")
     p.add_argument("--clock", default=None, metavar="TIME_CONTROL",
                    help="with --create or --challenge: timed games, e.g. 3+2 (minutes + "
                    "seconds a move; the server's welcome lists them); default: untimed")

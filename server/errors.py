@@ -390,6 +390,27 @@ class TournamentClosed(ProtocolError):
     has been paired, so entries are closed. ``detail.reason`` says which."""
 
     code = "tournament_closed"
+
+
+class CannotBerserk(ProtocolError):
+    """``berserk`` refused: not an arena's game, an arena that does not allow it, after
+    one's first move, a second time, or a game that is over. ``detail.reason`` says which."""
+
+    code = "cannot_berserk"
+
+
+class EntryRefused(ProtocolError):
+    """The arena's entry conditions keep this player out: ``detail.condition`` names the one
+    that failed (``min_rating``, ``max_rating``, ``min_games``), ``detail.required`` its
+    value and ``detail.yours`` the player's."""
+
+    code = "entry_refused"
+
+
+class UnknownSchedule(ProtocolError):
+    """No arena schedule has this id (never made, or deleted)."""
+
+    code = "unknown_schedule"
 # --- chat ----------------------------------------------------------------------------------
 
 
@@ -459,6 +480,9 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     UnknownTournament,
     NotEntered,
     TournamentClosed,
+    CannotBerserk,
+    EntryRefused,
+    UnknownSchedule,
     Silenced,
     UnknownChatLine,
 )

@@ -20,8 +20,12 @@ before a move does not count.
 
 Kept in the database as a tournament of kind ``ladder`` (its entrants and its games as the
 tournament's entrants and pairings): a restart keeps every entrant and result, and a game
-that ended while the server was down is counted when it comes back. On one node only, as the
-arenas.
+that ended while the server was down is counted when it comes back. On a cluster one node
+runs each game's ladder, as an arena (``server.tournament_desk``): the node holding its lease
+(``Leases``, the placement's) schedules its games and writes its rows under the lease's
+epoch; ``enter_ladder``, ``leave_ladder`` and ``get_ladder`` sent to another node run there
+(who may send them is checked where they arrive); a node taking the lease over brings the
+ladder back from the store (``take_over``, the restart's path).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from pydantic import BaseModel
+
 import games
 from ai.calibrate import OPENINGS, opening_moves
 from server import errors
@@ -43,7 +49,14 @@ from server.connection import Client
 from server.outbox import Outbox
 from server.ratings import Rating
 from server.rooms import Lobby, Outcome, Player, Room, level_key, room_of
-from server.store import EntrantRecord, GameRecord, PairingRecord, Store, TournamentRecord
+from server.store import (
+    EntrantRecord,
+    Fenced,
+    GameRecord,
+    PairingRecord,
+    Store,
+    TournamentRecord,
+)
 from server.tournaments.ladder import (
     LadderGame,
     RatingPoint,
@@ -57,6 +70,25 @@ log = logging.getLogger("discus.ladder")
 
 LEVEL_PREFIX = level_key("")
 """Entrant ids of AI levels: ``level:NAME``."""
+LADDER_PREFIX = "ladder-"
+"""A ladder's tournament id: ``ladder-GAME``."""
+
+
+def ladder_id(game: str) -> str:
+    return LADDER_PREFIX + game
+
+
+class Leases(Protocol):
+    """Which node runs each ladder (``server.placement``): this one, or another."""
+
+    async def hold_tournament(self, tournament_id: str) -> int: ...
+
+    async def tournament_forwarded(self, client: Client, player: Player, tournament_id: str,
+                                   message: BaseModel) -> bool: ...
+
+    def lost_tournament(self, tournament_id: str, epoch: int) -> None: ...
+
+    async def start_tournaments(self, tournaments: Any) -> int: ...
 
 
 class Seating(Protocol):
@@ -112,8 +144,12 @@ class LadderDesk:
     def __init__(self, store: Store, outbox: Outbox, players: Players, lobby: Lobby,
                  seating: Seating, levels: LevelRatings, bots: BotNames,
                  online: Callable[[str], Awaitable[Any]], now: Callable[[], float],
-                 time_control: str, pace_seconds: float, stopping: asyncio.Event) -> None:
+                 time_control: str, pace_seconds: float, stopping: asyncio.Event,
+                 leases: Leases) -> None:
         self.store = store
+        self.leases = leases
+        self.epochs: dict[str, int] = {}
+        """The epoch each game's ladder run here is held at (0 alone): its writes carry it."""
         self.outbox = outbox
         self.players = players
         self.lobby = lobby
@@ -140,28 +176,58 @@ class LadderDesk:
             raise errors.UnknownGame(f"unknown game {message.game!r}; known games: "
                                      f"{', '.join(games.names())}")
         if not isinstance(message, p.GetLadder):
-            entrant_id, name = await self._entrant(client, player, message.game,
+            await self._entrant(client, player, message.game, message.entrant)  # may it?
+        if message.game not in self.ladders and await self.leases.tournament_forwarded(
+                client, player, ladder_id(message.game), message):
+            return
+        self.outbox.send([client], await self._run(player, message))
+
+    commands = p.LADDER_MESSAGES
+
+    def pairs(self, tournament_id: str) -> bool:
+        return tournament_id.startswith(LADDER_PREFIX)
+
+    async def run_forwarded(self, player: Player, message: BaseModel) -> str:
+        """A ladder message from a player on another node, which checked who may send it:
+        its answer, encoded."""
+        assert isinstance(message, p.LADDER_MESSAGES)
+        return p.encode(await self._run(player, message))
+
+    async def _run(self, player: Player, message: Message) -> p.LadderMessage:
+        """Enter, leave or show the ladder here (who may send it was checked where it was
+        sent)."""
+        if not isinstance(message, p.GetLadder):
+            entrant_id, name = await self._entrant(None, player, message.game,
                                                    message.entrant)
-            async with self.lock:
-                ladder = await self._ladder(message.game)
-                known = ladder.entrants.get(entrant_id)
-                if isinstance(message, p.EnterLadder):
-                    row = EntrantRecord(ladder.record.id, entrant_id, name, 0.0, "active",
-                                        known.joined_at if known else self.now())
-                elif known is None:
-                    raise errors.NotEntered(f"{name} is not on the {message.game} ladder")
-                else:
-                    row = dataclasses.replace(known, status="withdrawn")
-                await self.store.save_entrant(row)
-                ladder.entrants[entrant_id] = row
-        self.outbox.send([client], await self.view(message.game))
+            try:
+                async with self.lock:
+                    ladder = await self._ladder(message.game)
+                    known = ladder.entrants.get(entrant_id)
+                    if isinstance(message, p.EnterLadder):
+                        row = EntrantRecord(ladder.record.id, entrant_id, name, 0.0, "active",
+                                            known.joined_at if known else self.now())
+                    elif known is None:
+                        raise errors.NotEntered(f"{name} is not on the {message.game} ladder")
+                    else:
+                        row = dataclasses.replace(known, status="withdrawn")
+                    await self.store.save_entrant(row, epoch=self.epochs.get(message.game, 0))
+                    ladder.entrants[entrant_id] = row
+            except Fenced as exc:
+                self._fenced(message.game)
+                raise errors.InternalError("the ladder is run by another server now; send "
+                                           "that again") from exc
+        return await self.view(message.game)
 
     async def game_finished(self, record: GameRecord) -> None:
         """Count a finished ladder game (an aborted one not); others are ignored."""
-        if record.id not in self.by_game:
+        found = self.by_game.get(record.id)
+        if found is None:
             return
-        async with self.lock:
-            await self._count(record)
+        try:
+            async with self.lock:
+                await self._count(record)
+        except Fenced:
+            self._fenced(found[0])
 
     async def _count(self, record: GameRecord) -> None:
         """``game_finished``'s work (the caller holds the lock)."""
@@ -180,26 +246,59 @@ class LadderDesk:
                 score = 0.5 if record.result == 0 else (1.0 if record.result > 0 else 0.0)
                 done = dataclasses.replace(row, result=score, finished_at=ended)
             ladder.games[k] = done
-            await self.store.save_pairing(done)
+            await self.store.save_pairing(done, epoch=self.epochs.get(game, 0))
 
     async def restore(self) -> None:
-        """Rebuild the ladders from the store, count their games that ended meanwhile, and
-        start the schedule. Call once at start-up, after the rooms' restore."""
-        for record in await self.store.list_tournaments(["running"], limit=1000):
-            if record.kind != "ladder":
-                continue
-            entrants = await self.store.tournament_entrants(record.id)
-            pairings = await self.store.tournament_pairings(record.id)
-            ladder = Ladder(record, {e.player_id: e for e in entrants}, list(pairings))
-            self.ladders[record.game] = ladder
-            for row in ladder.under_way():
-                if row.game_id is None:
-                    continue
-                self.by_game[row.game_id] = (record.game, row.pairing_id)
-                stored = await self.store.load_game(row.game_id)
-                if stored is not None and stored[0].status in ("finished", "aborted"):
-                    await self.game_finished(stored[0])
+        """Bring back the ladders this node is to run (alone: all; on a cluster: those no
+        node holds), each through ``take_over``, and start the schedule. Call once at
+        start-up, after the rooms' restore."""
+        await self.leases.start_tournaments(self)
         self.ticker = asyncio.ensure_future(self._tick_forever())
+
+    async def unfinished(self) -> list[str]:
+        return [record.id for record in await self.store.list_tournaments(["running"],
+                                                                         limit=1000)
+                if record.kind == "ladder"]
+
+    async def take_over(self, tournament_id: str, epoch: int) -> bool:
+        """Run the ladder here from the store (at start-up, or after the node running it
+        died), fenced at ``epoch`` first; its games that ended meanwhile are counted. False
+        if the store has no such ladder."""
+        async with self.lock:
+            return await self._load(tournament_id, epoch)
+
+    async def _load(self, tournament_id: str, epoch: int) -> bool:
+        """``take_over``'s work (the caller holds the lock)."""
+        await self.store.fence_tournament(tournament_id, epoch)
+        record = await self.store.load_tournament(tournament_id)
+        if record is None or record.kind != "ladder":
+            return False
+        entrants = await self.store.tournament_entrants(record.id)
+        pairings = await self.store.tournament_pairings(record.id)
+        ladder = Ladder(record, {e.player_id: e for e in entrants}, list(pairings))
+        self.ladders[record.game] = ladder
+        self.epochs[record.game] = epoch
+        for row in ladder.under_way():
+            if row.game_id is None:
+                continue
+            self.by_game[row.game_id] = (record.game, row.pairing_id)
+            stored = await self.store.load_game(row.game_id)
+            if stored is not None and stored[0].status in ("finished", "aborted"):
+                await self._count(stored[0])
+        return True
+
+    def let_go(self, tournament_id: str) -> None:
+        """Another node runs the ladder now: forget it here, writing nothing."""
+        game = tournament_id.removeprefix(LADDER_PREFIX)
+        self.ladders.pop(game, None)
+        self.epochs.pop(game, None)
+        for game_id in [g for g, (of, _) in self.by_game.items() if of == game]:
+            del self.by_game[game_id]
+
+    def _fenced(self, game: str) -> None:
+        """A write of the ladder was refused: another node runs it now."""
+        self.leases.lost_tournament(ladder_id(game), self.epochs.get(game, 0))
+        self.let_go(ladder_id(game))
 
     async def close(self, timeout: float) -> None:
         """Once ``stopping`` is set: let a schedule under way finish (it writes to the
@@ -258,16 +357,16 @@ class LadderDesk:
 
     # --- inside ----------------------------------------------------------------------------
 
-    async def _entrant(self, client: Client, player: Player, game: str,
+    async def _entrant(self, client: Client | None, player: Player, game: str,
                        named: str | None) -> tuple[str, str]:
         """Who an enter or leave is about: the sending bot, or (an admin's) a named bot or
-        level. ``forbidden`` for anyone else."""
+        level. ``forbidden`` for anyone else (``client`` None: checked where it was sent)."""
         if named is None:
             if not player.bot:
                 raise errors.Forbidden("only a bot enters the ladder itself (an admin may "
                                        "enter a bot or an AI level by name)")
             return player.id, player.name
-        if client.admin is None:
+        if client is not None and client.admin is None:
             raise errors.Forbidden("only an admin enters another bot or an AI level")
         level = named.removeprefix(LEVEL_PREFIX)
         if level in self.lobby.levels.get(game, ()):
@@ -280,13 +379,19 @@ class LadderDesk:
         raise errors.UnknownPlayer(f"no bot or {game} AI level is called {named!r}")
 
     async def _ladder(self, game: str) -> Ladder:
+        """The game's ladder, run here from now on if no node ran it (the caller holds the
+        lock): the one the store has, or a new one."""
         ladder = self.ladders.get(game)
         if ladder is None:
+            epoch = await self.leases.hold_tournament(ladder_id(game))
+            if await self._load(ladder_id(game), epoch):
+                return self.ladders[game]
             now = self.now()
-            record = TournamentRecord(f"ladder-{game}", "ladder", game, f"{game} ladder",
+            record = TournamentRecord(ladder_id(game), "ladder", game, f"{game} ladder",
                                       self.time_control, True, None, now, now,
                                       status="running")
-            await self.store.save_tournament(record)
+            self.epochs[game] = epoch
+            await self.store.save_tournament(record, epoch=epoch)
             ladder = self.ladders[game] = Ladder(record, {}, [])
         return ladder
 
@@ -295,12 +400,16 @@ class LadderDesk:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), self.pace)
                 return
-            try:
-                async with self.lock:
-                    for game in list(self.ladders):
-                        await self._schedule(game)
-            except Exception:
-                log.exception("the ladder's schedule failed")
+            for game in list(self.ladders):
+                try:
+                    async with self.lock:
+                        if game in self.ladders:
+                            await self._schedule(game)
+                except Fenced:
+                    log.warning("the %s ladder is run by another node now", game)
+                    self._fenced(game)
+                except Exception:
+                    log.exception("the ladder's schedule failed")
 
     async def _schedule(self, game: str) -> None:
         """Start the games ``next_games`` pairs among the free entrants (the caller holds
@@ -334,7 +443,7 @@ class LadderDesk:
         self.by_game.pop(row.game_id, None)
         dropped = dataclasses.replace(row, forfeit=True, finished_at=self.now())
         ladder.games[ladder.games.index(row)] = dropped
-        await self.store.save_pairing(dropped)
+        await self.store.save_pairing(dropped, epoch=self.epochs.get(ladder.record.game, 0))
 
     async def _start(self, ladder: Ladder, first_id: str, second_id: str,
                      opening: str) -> None:
@@ -373,7 +482,7 @@ class LadderDesk:
         ladder.games.append(row)
         self.openings[row.pairing_id] = opening
         self.by_game[room.game_id] = (game, row.pairing_id)
-        await self.store.save_pairing(row)
+        await self.store.save_pairing(row, epoch=self.epochs.get(game, 0))
         out = Outcome(sends=[room.state_for(b.id) for b in bots], save_game=True,
                       ai=after.ai if records else made.ai)
         for bot in bots:

@@ -5,6 +5,12 @@ a command for it runs, who is online anywhere) from ``server.cluster``'s leases,
 presence in Redis. ``ClusterInbox`` is what the cluster calls back (``cluster.Node``):
 commands forwarded by other nodes, presence changes, takeovers, lost leases, questions.
 
+Tournaments take the rooms' road: each one is paired by the node holding its lease
+(``tournament_lease``: a name in the rooms' lease space, registered with the tournament's id
+where a room's entry has its game), so leases, renewals, takeovers after a death and the
+store's fencing are the rooms' own; messages about it go to that node's inbox as room
+commands do, and the answer comes back in the reply.
+
 Draining (SIGTERM): the node stops running forwarded commands, lets the commands under way
 finish, publishes every event they made, and only then gives its leases up and closes its
 connections (1012), so every stored move is announced and the other nodes take the rooms over
@@ -29,7 +35,7 @@ from server.cluster import Cluster, OwnerGone
 from server.connection import Client
 from server.locks import RoomLocks
 from server.outbox import Outbox
-from server.placement import unfinished_limit
+from server.placement import Tournaments, unfinished_limit
 from server.rooms import Lobby, Player, Room, pick_open, room_of
 from server.settings import Settings
 from server.shared_challenges import SharedChallengeBook
@@ -40,6 +46,15 @@ log = logging.getLogger("discus.node")
 
 RECONNECT_CLOSE = 1012
 """Service restart: another node runs this node's rooms now; the page reconnects at once."""
+
+
+TOURNAMENT_LEASE = "tournament:"
+"""What a tournament's lease name starts with (room codes never have a colon)."""
+
+
+def tournament_lease(tournament_id: str) -> str:
+    """The name a tournament's lease and registry entry go under, beside the rooms'."""
+    return TOURNAMENT_LEASE + tournament_id
 
 
 MAX_ROUNDS_LOOKED_UP = 1000
@@ -178,6 +193,64 @@ class ClusterPlacement:
         """Take the room over if it is registered and nobody holds it."""
         return await self.cluster.take_if_ownerless(room_id)
 
+    async def hold_tournament(self, tournament_id: str) -> int:
+        lease = tournament_lease(tournament_id)
+        epoch = await self.cluster.claim(lease)
+        if epoch is None:
+            raise errors.InternalError("this server is stopping; make the tournament again "
+                                       "in a moment")
+        await self.cluster.adopt(lease, tournament_id)
+        return epoch
+
+    async def tournament_forwarded(self, client: Client, player: Player, tournament_id: str,
+                                   message: BaseModel) -> bool:
+        """As ``forwarded`` for a room: a tournament nobody pairs (its node died) is taken
+        over here first; one paired elsewhere gets the message in its node's inbox, and the
+        client the answer."""
+        lease = tournament_lease(tournament_id)
+        if self.cluster.holds(lease):
+            return False
+        owner = await self.cluster.owner(lease)
+        if owner is None and self.draining:
+            raise errors.InternalError("this server is stopping; send that again in a moment")
+        if owner is None:
+            await self.cluster.take_if_ownerless(lease)
+            owner = await self.cluster.owner(lease)
+        if owner is None or owner == self.cluster.node:
+            return False
+        try:
+            answer = await self.cluster.forward(owner, lease,
+                                                (player.id, player.name, player.bot),
+                                                p.encode(message))
+        except OwnerGone:
+            await self.cluster.take_if_ownerless(lease)
+            return await self.tournament_forwarded(client, player, tournament_id, message)
+        except TimeoutError:
+            raise errors.InternalError("the server pairing this tournament did not answer; "
+                                       "send that again") from None
+        if answer is not None:
+            self._outbox.write([client.ws], answer)
+        return True
+
+    async def drop_tournament(self, tournament_id: str) -> None:
+        await self.cluster.forget(tournament_lease(tournament_id))
+
+    def lost_tournament(self, tournament_id: str, epoch: int) -> None:
+        lease = tournament_lease(tournament_id)
+        if self.cluster.owned.get(lease) == epoch:
+            self.cluster.owned.pop(lease, None)
+
+    async def start_tournaments(self, tournaments: Tournaments) -> int:
+        """Register every unfinished tournament the registry lacks (a first start, or Redis
+        lost it) and pair here those no node holds; the others stay with their nodes."""
+        taken = 0
+        for tournament_id in await tournaments.unfinished():
+            lease = tournament_lease(tournament_id)
+            await self.cluster.adopt(lease, tournament_id)
+            if not self.cluster.holds(lease) and await self.cluster.take_if_ownerless(lease):
+                taken += 1
+        return taken
+
     async def settled(self, code: str) -> None:
         """Wait while this node is taking the room ``code`` names over (it holds the lease,
         the room is not running yet): a command for it then finds it."""
@@ -265,8 +338,11 @@ class ClusterInbox:
     def __init__(self, placement: ClusterPlacement, runner: Runner, players: Remembering,
                  outbox: Outbox, store: Store, locks: RoomLocks,
                  close_revoked: Callable[[str, str | None, str | None], None],
-                 local_rooms: Callable[[str | None], p.AdminRooms], lobby: Lobby) -> None:
+                 local_rooms: Callable[[str | None], p.AdminRooms], lobby: Lobby,
+                 tournaments: Sequence[Tournaments]) -> None:
         self._lobby = lobby
+        self._tournaments = tournaments
+        """The desks that pair tournaments: a tournament is the first's that ``pairs`` it."""
         self._placement = placement
         self._cluster = placement.cluster
         self._runner = runner
@@ -291,14 +367,19 @@ class ClusterInbox:
         return p.encode(self._local_rooms(self._cluster.node))
 
     async def run_forwarded(self, who: tuple[str, str, bool], data: str) -> str | None:
-        """A client's room command from another node: run as one of this node's; the error
-        message for the client, or None. A draining node runs none (the client sends it
-        again once another node runs the room)."""
+        """A client's room command (or message about a tournament paired here) from another
+        node: run as one of this node's; the message for the client (an error, or a
+        tournament's answer), or None. A draining node runs none (the client sends it again
+        once another node runs the room)."""
         player_id, name, bot = who
         player = self._players.remember(Player(player_id, name, bot=bot), replace=True)
         message: BaseModel | None = None
         try:
             message = p.parse_client(data)
+            desk = next((d for d in self._tournaments if isinstance(message, d.commands)),
+                        None)
+            if desk is not None:
+                return await desk.run_forwarded(player, message)
             if not isinstance(message, p.ROOM_COMMANDS):
                 raise errors.UnknownType(f"{type(message).__name__} is not a room command")
             if self._placement.draining:
@@ -322,7 +403,16 @@ class ClusterInbox:
                         watchers: list[str]) -> bool:
         """Run a room whose owner is gone, from its stored game: fenced first, so the former
         owner can no longer write, then read. Its people still connected somewhere get its
-        state again; its spectators watch on. False if the game is over (nothing to run)."""
+        state again; its spectators watch on. False if the game is over (nothing to run).
+        A tournament's lease: the tournament desk pairs it here from the store, fenced the
+        same way (``game_id`` is then the tournament's id)."""
+        if room_id.startswith(TOURNAMENT_LEASE):
+            try:
+                return await self._desk_of(game_id).take_over(game_id, epoch)
+            except Fenced as exc:
+                if exc.held is not None:
+                    await self._cluster.catch_up(room_id, exc.held)
+                raise
         async with self._locks(room_id):  # commands for the room wait until it runs here
             try:
                 await self._store.fence(game_id, epoch)
@@ -340,10 +430,18 @@ class ClusterInbox:
                                               watchers=watchers)
             return room is not None
 
+    def _desk_of(self, tournament_id: str) -> Tournaments:
+        return next(d for d in self._tournaments if d.pairs(tournament_id))
+
     def let_go(self, room_id: str) -> str | None:
         """Another node owns the room now: forget it here without writing anything (its AI
-        move under way, if any, finds itself stale and is dropped)."""
+        move under way, if any, finds itself stale and is dropped). A tournament's lease:
+        the desk forgets the tournament; its id is returned."""
         self._cluster.owned.pop(room_id, None)
+        if room_id.startswith(TOURNAMENT_LEASE):
+            tournament_id = room_id.removeprefix(TOURNAMENT_LEASE)
+            self._desk_of(tournament_id).let_go(tournament_id)
+            return tournament_id
         self._placement.forget(room_id)
         room = self._lobby.rooms.get(room_id)
         self._runner.forget(room_id)

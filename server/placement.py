@@ -14,6 +14,8 @@ import time
 from collections.abc import Sequence
 from typing import Protocol
 
+from pydantic import BaseModel
+
 from server import errors
 from server import protocol as p
 from server.connection import Client
@@ -31,8 +33,43 @@ class Restoring(Protocol):
                       epoch: int) -> Room | None: ...
 
 
+class Tournaments(Protocol):
+    """A desk that pairs tournaments (``server.tournament_desk``, ``server.ladder_desk``), as
+    the placement brings them back, hands them over and runs other nodes' messages for
+    them."""
+
+    @property
+    def commands(self) -> tuple[type[BaseModel], ...]:
+        """The messages about one of its tournaments, run where the tournament is paired."""
+        ...
+
+    def pairs(self, tournament_id: str) -> bool:
+        """Whether the tournament ``tournament_id`` is one of this desk's kind."""
+        ...
+
+    async def unfinished(self) -> list[str]:
+        """The tournaments upcoming or running in the store, by id."""
+        ...
+
+    async def take_over(self, tournament_id: str, epoch: int) -> bool:
+        """Pair the tournament here from the store, fenced at ``epoch`` first; False if it
+        is over (nothing to pair)."""
+        ...
+
+    def let_go(self, tournament_id: str) -> None:
+        """Another node pairs it now: forget it here without writing anything."""
+        ...
+
+    async def run_forwarded(self, player: Player, message: BaseModel) -> str:
+        """A message about a tournament paired here (one of ``commands``), from a player on
+        another node, who was let send it there: the answer, encoded
+        (``errors.ProtocolError`` as for a local player)."""
+        ...
+
+
 class Placement(Protocol):
-    """What the core asks of "where rooms run"."""
+    """What the core asks of "where rooms run", and of where tournaments are paired: one
+    node at a time pairs each tournament, under a lease and an epoch as a room is run."""
 
     node: str | None
     """This node's name in a cluster (None alone)."""
@@ -84,6 +121,26 @@ class Placement(Protocol):
 
     async def start(self, runner: Restoring) -> int:
         """Bring back the unfinished games this node is to run (at start-up); how many."""
+
+    async def hold_tournament(self, tournament_id: str) -> int:
+        """Pair a new tournament here: before its first write; its epoch (0 alone)."""
+
+    async def tournament_forwarded(self, client: Client, player: Player, tournament_id: str,
+                                   message: BaseModel) -> bool:
+        """Run the message on the node that pairs ``tournament_id``, if that is another one
+        (True); False if it is to run here (this node pairs it, took it over just now, or
+        no node pairs it: over, or unknown)."""
+
+    async def drop_tournament(self, tournament_id: str) -> None:
+        """The tournament is over: nobody is to pair it any more."""
+
+    def lost_tournament(self, tournament_id: str, epoch: int) -> None:
+        """A write of the tournament at ``epoch`` was fenced: another node pairs it now, so
+        this one gives its lease up here, writing nothing (as ``let_go`` for a room)."""
+
+    async def start_tournaments(self, tournaments: Tournaments) -> int:
+        """Bring back the unfinished tournaments this node is to pair (at start-up, after
+        the rooms); how many."""
 
     async def drain(self) -> None:
         """Stop running commands other nodes forward (at shutdown)."""
@@ -154,6 +211,27 @@ class SingleNode:
             async with runner.lock(room_of(record.id)[0]):
                 if await runner.restore(record, moves, 0) is not None:
                     count += 1
+        return count
+
+    async def hold_tournament(self, tournament_id: str) -> int:
+        return 0
+
+    async def tournament_forwarded(self, client: Client, player: Player, tournament_id: str,
+                                   message: BaseModel) -> bool:
+        return False
+
+    async def drop_tournament(self, tournament_id: str) -> None:
+        """Nobody else would pair it."""
+
+    def lost_tournament(self, tournament_id: str, epoch: int) -> None:
+        """Alone, nobody takes a tournament over."""
+
+    async def start_tournaments(self, tournaments: Tournaments) -> int:
+        """Every unfinished tournament of the store (after a restart)."""
+        count = 0
+        for tournament_id in await tournaments.unfinished():
+            if await tournaments.take_over(tournament_id, 0):
+                count += 1
         return count
 
     async def drain(self) -> None:

@@ -89,6 +89,9 @@ ErrorCode = Literal[
     "unknown_tournament",
     "not_entered",
     "tournament_closed",
+    "cannot_berserk",
+    "entry_refused",
+    "unknown_schedule",
     "silenced",
     "unknown_chat_line",
 ]
@@ -486,6 +489,15 @@ class CreateTournament(_ClientMessage):
     berserk: bool = Field(default=True, description="Whether players may berserk.")
     private: bool = Field(default=False, description="Not listed by `list_tournaments`: "
                           "joined by its id, shared as a link.")
+    min_rating: int | None = Field(default=None, ge=0, le=4000,
+                                   description="Entry condition: at least this rating in "
+                                               "`game`.")
+    max_rating: int | None = Field(default=None, ge=0, le=4000,
+                                   description="Entry condition: at most this rating in "
+                                               "`game`.")
+    min_games: int | None = Field(default=None, ge=0, le=10_000,
+                                  description="Entry condition: at least this many rated "
+                                              "games of `game` played.")
 
 
 class JoinTournament(_ClientMessage):
@@ -510,6 +522,15 @@ class WithdrawTournament(_ClientMessage):
 
     type: Literal["withdraw_tournament"] = "withdraw_tournament"
     tournament: str = Field(max_length=64)
+
+
+class Berserk(_ClientMessage):
+    """In an arena's game, before your first move: halve your own clock (half the initial
+    time is taken off) for a bonus point if you win. Everyone in the room hears of it as a
+    ``room_event`` ``berserk`` (the answer too); ``cannot_berserk`` otherwise."""
+
+    type: Literal["berserk"] = "berserk"
+    room: RoomId
 
 
 class GetTournament(_ClientMessage):
@@ -558,6 +579,13 @@ class StartTournament(_ClientMessage):
     tournament: str = Field(max_length=64)
 
 
+TournamentCommand = (JoinTournament | PauseTournament | WithdrawTournament | GetTournament
+                     | StartTournament)
+TOURNAMENT_COMMANDS = (JoinTournament, PauseTournament, WithdrawTournament, GetTournament,
+                       StartTournament)
+"""The messages about one tournament: on a cluster, run by the node that pairs it."""
+
+
 # The engine ladder (``server.ladder_desk``): one standing ladder per game.
 
 LadderEntrant = Annotated[str | None, Field(
@@ -591,8 +619,47 @@ class GetLadder(_ClientMessage):
     game: str = Field(max_length=32)
 
 
+class AdminCreateSchedule(_ClientMessage):
+    """An admin makes a recurring arena: one every ``every_minutes`` from ``first_start``
+    (epoch seconds; default: the next whole multiple of ``every_minutes`` since the epoch,
+    so "every hour" starts on the hour), each with the settings of ``create_tournament``.
+    The server makes each arena ahead of time (listed as upcoming). Answered by
+    ``schedules``."""
+
+    type: Literal["admin_create_schedule"] = "admin_create_schedule"
+    game: str = Field(max_length=32, description="A game name from `welcome.games`.")
+    name: str = Field(min_length=1, max_length=60)
+    time_control: str = Field(max_length=32,
+                              description="A name from `welcome.time_controls`.")
+    minutes: int = Field(ge=5, le=720, description="How long each arena pairs.")
+    every_minutes: int = Field(ge=5, le=7 * 24 * 60,
+                               description="Minutes from one arena's start to the next's.")
+    first_start: float | None = Field(default=None, ge=0,
+                                      description="The first arena's start (epoch seconds).")
+    berserk: bool = True
+    private: bool = False
+    min_rating: int | None = Field(default=None, ge=0, le=4000)
+    max_rating: int | None = Field(default=None, ge=0, le=4000)
+    min_games: int | None = Field(default=None, ge=0, le=10_000)
+
+
+class AdminListSchedules(_ClientMessage):
+    """An admin asks for the arena schedules; answered by ``schedules``."""
+
+    type: Literal["admin_list_schedules"] = "admin_list_schedules"
+
+
+class AdminDeleteSchedule(_ClientMessage):
+    """An admin deletes a schedule: no more arenas are made from it (those made already
+    stay). Answered by ``schedules``; ``unknown_schedule`` for an id there is not."""
+
+    type: Literal["admin_delete_schedule"] = "admin_delete_schedule"
+    schedule: str = Field(max_length=64)
+
+
 TOURNAMENT_MESSAGES = (CreateTournament, JoinTournament, PauseTournament, WithdrawTournament,
-                       GetTournament, ListTournaments, CreateRoundTournament, StartTournament)
+                       GetTournament, ListTournaments, CreateRoundTournament, StartTournament,
+                       Berserk, AdminCreateSchedule, AdminListSchedules, AdminDeleteSchedule)
 LADDER_MESSAGES = (EnterLadder, LeaveLadder, GetLadder)
 # --- client -> server: chat (``server.chat_desk``) ---------------------------------------------
 
@@ -812,6 +879,10 @@ ClientMessage = Annotated[
     | ListTournaments
     | CreateRoundTournament
     | StartTournament
+    | Berserk
+    | AdminCreateSchedule
+    | AdminListSchedules
+    | AdminDeleteSchedule
     | EnterLadder
     | LeaveLadder
     | GetLadder
@@ -950,6 +1021,10 @@ class RoomView(_Message):
     round: int = Field(description="1 for the first game in this room, +1 per rematch.")
     clock: ClockView | None = Field(
         default=None, description="The clocks of a timed game; null when untimed.")
+    berserk_allowed: bool = Field(
+        default=False, description="An arena's game whose arena allows `berserk`.")
+    berserk: list[Seat] = Field(
+        default_factory=list, description="The seats that went berserk in this game.")
 
 
 class RoomSummary(_Message):
@@ -1163,6 +1238,7 @@ RoomEventKind = Literal[
     "took_back",
     "draw_offered",
     "draw_declined",
+    "berserk",
 ]
 
 
@@ -1180,7 +1256,8 @@ class RoomEvent(_Message):
     )
     clock: ClockView | None = Field(
         default=None, description="For `joined` in a timed room: the clocks, the first "
-        "mover's now running; null otherwise.")
+        "mover's now running; for `berserk`: the clocks with `seat`'s halved; null "
+        "otherwise.")
 
 
 class AiThought(_Message):
@@ -1792,6 +1869,12 @@ class TournamentView(_Message):
     status: Literal["upcoming", "running", "finished"]
     berserk: bool
     players: int = Field(description="How many have joined (paused and withdrawn included).")
+    min_rating: int | None = Field(default=None, description="Entry condition, if any.")
+    max_rating: int | None = Field(default=None, description="Entry condition, if any.")
+    min_games: int | None = Field(default=None,
+                                  description="Entry condition (rated games played), if any.")
+    schedule: str | None = Field(default=None,
+                                 description="The schedule it was made from, if any.")
     rounds: int | None = Field(default=None,
                                description="A Swiss's or round-robin's rounds (a round-robin"
                                            "'s once round 1 is paired); null for an arena.")
@@ -1956,6 +2039,31 @@ class LadderMessage(_Message):
                                                     "first.")
 
 
+class ScheduleView(_Message):
+    """A recurring arena: its settings and the start of the next arena not made yet."""
+
+    id: str
+    game: str
+    name: str
+    time_control: str
+    minutes: int
+    every_minutes: int
+    first_start: float
+    next_start: float = Field(description="The start of the next arena still to be made.")
+    berserk: bool
+    private: bool
+    min_rating: int | None
+    max_rating: int | None
+    min_games: int | None
+
+
+class Schedules(_Message):
+    """Answer to the admin's schedule messages: every arena schedule, oldest first."""
+
+    type: Literal["schedules"] = "schedules"
+    schedules: list[ScheduleView]
+
+
 class Tournaments(_Message):
     """Answer to ``list_tournaments``: upcoming and running arenas, soonest first, then the
     lately finished."""
@@ -2039,6 +2147,7 @@ ServerMessage = Annotated[
     | Profile
     | TournamentMessage
     | Tournaments
+    | Schedules
     | RoundTournamentMessage
     | LadderMessage
     | ChatHistory

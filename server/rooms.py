@@ -193,6 +193,11 @@ class Room:
         """Both clocks of a timed game (None untimed); only a person's clock ever runs."""
         self.clock_log: list[tuple[int | None, int | None]] = []
         """The clocks after each ply, as stored with the moves (for a take-back)."""
+        self.berserk_allowed = False
+        """Whether this game's players may berserk: an arena's game whose arena allows it
+        (the tournament desk says so after making the room; a rematch is no arena game)."""
+        self.berserked: set[int] = set()
+        """The seats that halved their own clock in this game (``berserk``)."""
         self._run_clock(now)
 
     # --- queries -------------------------------------------------------------------------
@@ -356,6 +361,8 @@ class Room:
             draw_offered_by=self.draw_offered_by,  # type: ignore[arg-type]
             round=self.round,
             clock=self.clock_view(now),
+            berserk_allowed=self.berserk_allowed,
+            berserk=sorted(self.berserked),  # type: ignore[arg-type]
         )
 
     def summary(self) -> p.RoomSummary:
@@ -406,6 +413,7 @@ class Room:
             clock_initial_ms=None if self.time_control is None else self.time_control.initial_ms,
             clock_increment_ms=None if self.time_control is None
             else self.time_control.increment_ms,
+            berserk=tuple(sorted(self.berserked)),
         )
 
     def _event(self, kind: p.RoomEventKind, seat: int | None = None,
@@ -829,6 +837,42 @@ class Room:
         self.draw_offered_by = seat
         return Outcome(sends=[self._event("draw_offered", seat)])
 
+    def berserk(self, player_id: str, game_id: str, now: float) -> Outcome:
+        """``player_id`` halves its own clock in game ``game_id`` (an arena's, for a bonus
+        point on a win): half the initial time is taken off what it has left, before its
+        first move only, once. Everyone in the room hears of it (``berserk``, with the
+        clocks); the game row is saved, so a restored room keeps the halved clock. The
+        caller has checked the game belongs to an arena that allows it."""
+        seat = self._seated(player_id)
+        if self.game_id != game_id:
+            raise errors.CannotBerserk("that game is over; this room plays another now",
+                                       reason="other_game")
+        self._require_active()
+        if self.clocks is None or self.time_control is None:
+            raise errors.CannotBerserk("only a timed game has a clock to halve",
+                                       reason="untimed")
+        if seat in self.berserked:
+            raise errors.CannotBerserk("you have already gone berserk in this game",
+                                       reason="already")
+        if self._has_moved(seat):
+            raise errors.CannotBerserk("berserk only before your first move",
+                                       reason="moved")
+        self.clocks.run(self.clocks.running, now)  # charge the running clock up to now
+        self.berserked.add(seat)
+        self._halve(seat)
+        return Outcome(sends=[self._event("berserk", seat, clock=self.clock_view(now))],
+                       save_game=True)
+
+    def _has_moved(self, seat: int) -> bool:
+        """Whether ``seat`` has played a move in this game (plies alternate, a pass being a
+        move: seat 0 plays plies 0, 2, ..., seat 1 plies 1, 3, ...)."""
+        return len(self.moves) > seat
+
+    def _halve(self, seat: int) -> None:
+        assert self.clocks is not None and self.time_control is not None
+        self.clocks.remaining_ms[seat] = max(
+            0, self.clocks.remaining_ms[seat] - self.time_control.initial_ms // 2)
+
     def answer_draw(self, player_id: str, accept: bool, now: float) -> Outcome:
         seat = self._seated(player_id)
         self._require_active()
@@ -1106,6 +1150,14 @@ class Lobby:
         for stored in played:
             room._play(game.parse_move(room.state, stored.move))
             room._set_clocks((stored.clock0_ms, stored.clock1_ms), now)
+        if room.clocks is not None and control is not None:
+            for seat in record.berserk:
+                room.berserked.add(seat)
+                if not room._has_moved(seat):  # else a stored clock of its own is halved
+                    # The other's first move may have stored it halved already, or not.
+                    room.clocks.remaining_ms[seat] = min(
+                        room.clocks.remaining_ms[seat],
+                        control.initial_ms - control.initial_ms // 2)
         room.last_move_at = now
         room._run_clock(now)
         self.rooms[room_id] = room

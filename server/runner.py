@@ -148,6 +148,21 @@ class RoomRunner:
         if room_id not in self.lobby.rooms:
             self.lock.drop(room_id)
 
+    async def berserk(self, player: Player, room_id: str, game_id: str) -> None:
+        """``player`` halves its own clock in ``room_id``'s game ``game_id`` (an arena's:
+        the tournament desk checked that it may), under the room's lock like any room
+        command: stored, then announced, the flag timer following the new time."""
+        if self.stopping.is_set():
+            raise errors.InternalError("this server is stopping; reconnect and send that again")
+        room_id = self.lobby.room(room_id).id
+        async with self.lock(room_id):
+            room = self.lobby.room(room_id)
+            now = self.now()
+            flagged = room.check_flag(now)  # a flag that fell first ends the game first
+            if flagged.sends:
+                await self.carry(room, flagged)
+            await self.carry(room, room.berserk(player.id, game_id, now))
+
     async def _run(self, room: Room, player: Player, message: p.RoomCommand,
                    now: float) -> Outcome:
         if isinstance(message, p.Move):

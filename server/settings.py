@@ -136,6 +136,9 @@ class Settings:
     standings_push_seconds: float = 0.5
     """At most one arena standings push per player in this many seconds: the events in
     between are coalesced into the next push (0: a push on every event)."""
+    schedule_lead_seconds: float = 3600.0
+    """How far ahead an admin's arena schedule makes its arenas: each arena starting
+    within this many seconds exists (listed as upcoming)."""
     store_retry_seconds: tuple[float, ...] = (0.1, 0.5, 2.0)
     """Pauses before each new attempt to store an AI move the store refused; when the last
     attempt fails too, the move is not played and the room is told (the sweeper asks the AI

@@ -53,6 +53,9 @@ class GameRecord:
     are kept beside it, so a restored game keeps its clocks even if the name is retired."""
     clock_initial_ms: int | None = None
     clock_increment_ms: int | None = None
+    berserk: tuple[int, ...] = ()
+    """The seats that halved their own clock (an arena's ``berserk``): a restored game keeps
+    the halved clock, and the arena the bonus point."""
     other_ai_level: str | None = None
     """When both seats are the AI's (two levels playing each other, as on the engine
     ladder): seat 1's level (``ai_seat`` is then 0 and ``ai_level`` seat 0's). None when at
@@ -216,6 +219,45 @@ class TournamentRecord:
     berserk: bool = False
     private: bool = False
     status: TournamentStatus = "upcoming"
+    min_rating: int | None = None
+    """Entry conditions (None: none): the rating in ``game`` at least ``min_rating``, at
+    most ``max_rating``, and at least ``min_games`` rated games of ``game`` played."""
+    max_rating: int | None = None
+    min_games: int | None = None
+    schedule_id: str | None = None
+    """The schedule (``ScheduleRecord``) it was made from, if any."""
+
+
+@dataclass(frozen=True)
+class ScheduleRecord:
+    """A recurring arena an admin made: one arena of ``minutes`` every ``every_minutes``
+    from ``first_start``, each with these settings. ``made`` counts the occurrences already
+    made (or passed over, having ended while no server ran): occurrence ``k`` starts at
+    ``first_start + k * every_minutes * 60`` and is the arena ``arena_id(k)``."""
+
+    id: str
+    game: str
+    name: str
+    time_control: str
+    minutes: int
+    every_minutes: int
+    first_start: float
+    created_by: str
+    created_at: float
+    berserk: bool = True
+    private: bool = False
+    min_rating: int | None = None
+    max_rating: int | None = None
+    min_games: int | None = None
+    made: int = 0
+
+    def start_of(self, k: int) -> float:
+        return self.first_start + k * self.every_minutes * 60
+
+    def arena_id(self, k: int) -> str:
+        """The id of occurrence ``k``'s arena: fixed, so making it twice (a crash between
+        saving the arena and the schedule) finds it made."""
+        return f"{self.id}-{k}"
 
 
 @dataclass(frozen=True)
@@ -276,8 +318,13 @@ class DuplicateMove(ValueError):
 
 
 class Fenced(Exception):
-    """A write with an epoch older than the game's: another node has taken the room over
-    (``server.cluster``), so the writer no longer owns it and must let it go."""
+    """A write with an epoch older than the game's (or the tournament's): another node has
+    taken the room (or the tournament) over (``server.cluster``), so the writer no longer
+    owns it and must let it go. ``held`` is the stored epoch, when the store says."""
+
+    def __init__(self, message: str, held: int | None = None) -> None:
+        super().__init__(message)
+        self.held = held
 
 
 class Store(Protocol):
@@ -425,8 +472,17 @@ class Store(Protocol):
         are left out. Empty if the game was never calibrated."""
         ...
 
-    async def save_tournament(self, tournament: TournamentRecord) -> None:
-        """Insert or replace a tournament (by ``id``)."""
+    async def save_tournament(self, tournament: TournamentRecord, epoch: int = 0) -> None:
+        """Insert or replace a tournament (by ``id``). ``epoch``: the fencing token of the
+        node that pairs it (0 outside a cluster); ``Fenced`` if it is older than the
+        tournament's (``fence_tournament``), as for every tournament write below."""
+        ...
+
+    async def fence_tournament(self, tournament_id: str, epoch: int) -> None:
+        """Raise the tournament's epoch to ``epoch``, as ``fence`` does a game's: from then on
+        its writes (``save_tournament``, ``save_entrant``, ``save_pairing``) carrying an older
+        one are refused. ``Fenced`` if it holds this epoch or a newer one. Call before
+        reading a tournament one takes over."""
         ...
 
     async def load_tournament(self, tournament_id: str) -> TournamentRecord | None: ...
@@ -436,21 +492,35 @@ class Store(Protocol):
         """Tournaments in any of ``statuses``, private ones included, soonest start first."""
         ...
 
-    async def save_entrant(self, entrant: EntrantRecord) -> None:
-        """Insert or replace a tournament's entrant (by tournament and player)."""
+    async def save_entrant(self, entrant: EntrantRecord, epoch: int = 0) -> None:
+        """Insert or replace a tournament's entrant (by tournament and player); ``Fenced``
+        as ``save_tournament``."""
         ...
 
     async def tournament_entrants(self, tournament_id: str) -> list[EntrantRecord]:
         """A tournament's entrants in the order they joined."""
         ...
 
-    async def save_pairing(self, pairing: PairingRecord) -> None:
+    async def save_pairing(self, pairing: PairingRecord, epoch: int = 0) -> None:
         """Insert or replace a pairing (by tournament and ``pairing_id``): written when it is
-        made, again when its game starts and when its result is known."""
+        made, again when its game starts and when its result is known; ``Fenced`` as
+        ``save_tournament``."""
         ...
 
     async def tournament_pairings(self, tournament_id: str) -> list[PairingRecord]:
         """A tournament's pairings in the order they were made (``seq``)."""
+        ...
+
+    async def save_schedule(self, schedule: ScheduleRecord) -> None:
+        """Insert or replace an arena schedule (by ``id``)."""
+        ...
+
+    async def list_schedules(self) -> list[ScheduleRecord]:
+        """Every arena schedule, oldest first."""
+        ...
+
+    async def delete_schedule(self, schedule_id: str) -> bool:
+        """Delete a schedule (its arenas stay); False if there was none."""
         ...
 
 
@@ -489,8 +559,10 @@ class MemoryStore:
         self._ratings: dict[tuple[str, str], RatingRecord] = {}
         self._rating_changes: list[RatingChangeRecord] = []
         self._tournaments: dict[str, TournamentRecord] = {}
+        self._tournament_epochs: dict[str, int] = {}
         self._entrants: dict[tuple[str, str], EntrantRecord] = {}
         self._pairings: dict[tuple[str, str], PairingRecord] = {}
+        self._schedules: dict[str, ScheduleRecord] = {}
         self._chat: dict[int, ChatLineRecord] = {}
         self._silences: dict[str, float] = {}
 
@@ -705,8 +777,23 @@ class MemoryStore:
         return self._silences.get(player_id)
 
 
-    async def save_tournament(self, tournament: TournamentRecord) -> None:
+    async def save_tournament(self, tournament: TournamentRecord, epoch: int = 0) -> None:
+        self._hold_tournament(tournament.id, epoch)
         self._tournaments[tournament.id] = tournament
+
+    async def fence_tournament(self, tournament_id: str, epoch: int) -> None:
+        held = self._tournament_epochs.get(tournament_id, 0)
+        if epoch and held >= epoch:
+            raise Fenced(f"tournament {tournament_id} is held at epoch {held}, not {epoch}",
+                         held)
+        self._hold_tournament(tournament_id, epoch)
+
+    def _hold_tournament(self, tournament_id: str, epoch: int) -> None:
+        held = self._tournament_epochs.get(tournament_id, 0)
+        if epoch and held > epoch:
+            raise Fenced(f"tournament {tournament_id} is held at epoch {held}, not {epoch}",
+                         held)
+        self._tournament_epochs[tournament_id] = max(held, epoch)
 
     async def load_tournament(self, tournament_id: str) -> TournamentRecord | None:
         return self._tournaments.get(tournament_id)
@@ -716,19 +803,30 @@ class MemoryStore:
         found = [t for t in self._tournaments.values() if t.status in statuses]
         return sorted(found, key=lambda t: (t.starts_at, t.id))[:limit]
 
-    async def save_entrant(self, entrant: EntrantRecord) -> None:
+    async def save_entrant(self, entrant: EntrantRecord, epoch: int = 0) -> None:
+        self._hold_tournament(entrant.tournament_id, epoch)
         self._entrants[(entrant.tournament_id, entrant.player_id)] = entrant
 
     async def tournament_entrants(self, tournament_id: str) -> list[EntrantRecord]:
         found = [e for e in self._entrants.values() if e.tournament_id == tournament_id]
         return sorted(found, key=lambda e: (e.joined_at, e.player_id))
 
-    async def save_pairing(self, pairing: PairingRecord) -> None:
+    async def save_pairing(self, pairing: PairingRecord, epoch: int = 0) -> None:
+        self._hold_tournament(pairing.tournament_id, epoch)
         self._pairings[(pairing.tournament_id, pairing.pairing_id)] = pairing
 
     async def tournament_pairings(self, tournament_id: str) -> list[PairingRecord]:
         found = [p for p in self._pairings.values() if p.tournament_id == tournament_id]
         return sorted(found, key=lambda p: p.seq)
+
+    async def save_schedule(self, schedule: ScheduleRecord) -> None:
+        self._schedules[schedule.id] = schedule
+
+    async def list_schedules(self) -> list[ScheduleRecord]:
+        return sorted(self._schedules.values(), key=lambda s: (s.created_at, s.id))
+
+    async def delete_schedule(self, schedule_id: str) -> bool:
+        return self._schedules.pop(schedule_id, None) is not None
 
 
 def new_rating(player_id: str, game: str) -> RatingRecord:

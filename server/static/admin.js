@@ -1,8 +1,12 @@
 // The admin page: log in with an admin token, tune levels, read the audit log, watch rooms,
 // workers and the cache, run calibrations. Speaks the admin messages of docs/PROTOCOL.md
 // ("Admin") over the same /ws as the game page. The token stays in sessionStorage (this tab).
+// Its words go through the page's catalogues (i18n.js, keys under admin.); what the server
+// holds (level names and descriptions, players' and bots' names, chat lines) is shown as sent
+// and marked data-verbatim.
 
 import { setUpAdminChat } from "./admin_chat.js";
+import { errorText, has, lang, languageSwitch, t, tr } from "./i18n.js";
 
 const PROTOCOL_VERSION = 1;
 const TOKEN_KEY = "discus.admin.token";
@@ -28,6 +32,23 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** The server's own text (a level's name, a player's), kept as sent in any language. */
+function verbatim(text, tag = "span") {
+  const node = el(tag, { text });
+  node.dataset.verbatim = "";
+  return node;
+}
+
+/** A game's name in the page's language (the player page's words for it). */
+function gameName(game) {
+  return has(`game.${game}`) ? t(`game.${game}`) : game;
+}
+
+/** A refusal for the toast: the words, and the code for the operator to look up. */
+function refusal(err) {
+  return `${errorText(err)} (${err.code})`;
+}
+
 function toast(text) {
   const t = $("#toast");
   t.textContent = text;
@@ -37,7 +58,7 @@ function toast(text) {
 }
 
 function when(seconds) {
-  return seconds == null ? "—" : new Date(seconds * 1000).toLocaleString();
+  return seconds == null ? "—" : new Date(seconds * 1000).toLocaleString(lang);
 }
 
 // --- connection ----------------------------------------------------------------------------
@@ -61,7 +82,7 @@ function connect() {
 function setConn(s) {
   const c = $("#conn");
   c.dataset.state = s;
-  c.textContent = s === "online" ? "online" : s === "offline" ? "offline — reconnecting" : "connecting…";
+  c.textContent = t(s === "online" ? "conn.online" : s === "offline" ? "conn.reconnecting" : "conn.connecting");
 }
 
 function send(msg, onError) {
@@ -74,7 +95,7 @@ function send(msg, onError) {
 function login(token) {
   send({ type: "admin_login", token }, (err) => {
     sessionStorage.removeItem(TOKEN_KEY);
-    showLogin(err.message);
+    showLogin(errorText(err));
   });
 }
 
@@ -104,13 +125,13 @@ const HANDLERS = {
   error(msg) {
     const onError = state.pending[msg.ref];
     delete state.pending[msg.ref];
-    if (onError) onError(msg); else toast(`${msg.message} (${msg.code})`);
+    if (onError) onError(msg); else toast(refusal(msg));
   },
   admin_levels(msg) { state.levels = msg; renderLevels(); },
   admin_level_edited(msg) {
     const row = document.querySelector(`#levels tr[data-level="${msg.after.name}"]`);
     if (row) { row.classList.add("saved"); setTimeout(() => row.classList.remove("saved"), 1600); }
-    toast(`${msg.after.name}: saved (version ${msg.version}); it counts from the next AI move`);
+    toast(t("admin.saved", { level: msg.after.name, version: msg.version }));
     // Every edit bumps the levels' version: show the new one here and in the figures.
     if (state.levels) state.levels.version = msg.version;
     $("#levels-version").textContent = versionText(msg.version);
@@ -124,25 +145,25 @@ const HANDLERS = {
     $("#cal-status").hidden = false;
     $("#cal-progress").max = msg.total;
     $("#cal-progress").value = 0;
-    $("#cal-text").textContent = `${msg.game}: ${msg.levels.join(", ")} — 0 of ${msg.total} games`;
+    $("#cal-text").textContent = t("admin.cal_started", { game: gameName(msg.game), levels: msg.levels.join(", "), total: msg.total });
     $("#cal-start").disabled = true;
   },
   admin_calibration_progress(msg) {
     $("#cal-status").hidden = false;
     $("#cal-progress").max = msg.total;
     $("#cal-progress").value = msg.done;
-    const outcome = msg.result === 0 ? "draw" : `${msg.result > 0 ? msg.first : msg.second} won`;
-    $("#cal-text").textContent = `${msg.done} of ${msg.total} games — last: ${msg.first} vs ${msg.second}, ${outcome}`;
+    const outcome = msg.result === 0 ? t("admin.cal_draw") : t("admin.cal_won", { level: msg.result > 0 ? msg.first : msg.second });
+    $("#cal-text").textContent = t("admin.cal_progress", { done: msg.done, total: msg.total, first: msg.first, second: msg.second, outcome });
   },
   admin_calibration_finished(msg) {
     $("#cal-start").disabled = false;
-    $("#cal-text").textContent = `finished in ${msg.run.seconds.toFixed(1)} s`;
+    $("#cal-text").textContent = t("admin.cal_finished", { s: msg.run.seconds.toFixed(1) });
     renderRun(msg.run);
     send({ type: "admin_list_calibrations", limit: 20 });
   },
   admin_calibration_failed(msg) {
     $("#cal-start").disabled = false;
-    $("#cal-text").textContent = `failed: ${msg.message}`;
+    $("#cal-text").textContent = t("admin.cal_failed", { why: msg.message });
   },
   admin_calibrations(msg) { renderRuns(msg.runs); },
   admin_bots(msg) { renderBots(msg.bots); },
@@ -156,7 +177,7 @@ const HANDLERS = {
   },
   admin_bot_revoked(msg) {
     const names = msg.bots.map((b) => b.name).join(", ");
-    $("#bots-note").textContent = `revoked ${names}; ${msg.closed} connection${msg.closed === 1 ? "" : "s"} closed`;
+    $("#bots-note").textContent = t("admin.bots_revoked", { names, n: msg.closed });
     send({ type: "admin_list_bots" });
   },
 };
@@ -185,22 +206,22 @@ function refreshAll() {
 
 function buildGamePickers() {
   const seg = $("#levels-game");
-  seg.replaceChildren(el("legend", { class: "sr-only", text: "Game" }));
+  seg.replaceChildren(el("legend", { class: "sr-only", text: t("lobby.game") }));
   for (const g of state.games) {
     const input = el("input", { type: "radio", name: "levels-game", value: g, checked: g === state.game,
       onchange: () => { state.game = g; renderLevels(); } });
-    seg.append(el("label", {}, input, el("span", { text: g === "connect4" ? "Connect Four" : g === "othello" ? "Othello" : g })));
+    seg.append(el("label", {}, input, el("span", { text: gameName(g) })));
   }
   const sel = $("#cal-game");
-  sel.replaceChildren(...state.games.map((g) => el("option", { value: g, text: g })));
+  sel.replaceChildren(...state.games.map((g) => el("option", { value: g, text: gameName(g) })));
 }
 
 function cellInput(field, kind, value) {
-  const attrs = { name: field, "data-field": field, "aria-label": field.replace("_", " ") };
+  const attrs = { name: field, "data-field": field, "aria-label": t(`admin.field.${field}`) };
   if (kind === "bool") return el("input", { ...attrs, type: "checkbox", checked: !!value });
-  if (kind === "text") return el("input", { ...attrs, type: "text", value: value ?? "" });
+  if (kind === "text") return el("input", { ...attrs, type: "text", value: value ?? "", "data-verbatim": true });
   const step = kind === "float" ? "0.01" : "1";
-  return el("input", { ...attrs, type: "number", step, value: value ?? "", placeholder: kind === "int?" ? "none" : "" });
+  return el("input", { ...attrs, type: "number", step, value: value ?? "", placeholder: kind === "int?" ? t("admin.no_limit") : "" });
 }
 
 function readInput(input, kind) {
@@ -213,7 +234,7 @@ function readInput(input, kind) {
 }
 
 function versionText(version) {
-  return version >= 0 ? `version ${version}` : "built-in (no database)";
+  return version >= 0 ? t("admin.version", { version }) : t("admin.built_in");
 }
 
 function renderLevels() {
@@ -225,12 +246,13 @@ function renderLevels() {
   if (!game) return;
   for (const level of game.levels) {
     const row = el("tr", { "data-level": level.name });
-    row.append(el("th", { scope: "row", text: level.name }));
+    row.append(verbatim(level.name, "th"));
+    row.lastChild.setAttribute("scope", "row");
     for (const [field, kind] of FIELDS) {
       row.append(el("td", { class: field === "description" ? "desc" : "" }, cellInput(field, kind, level[field])));
     }
     const problems = el("tr", { class: "problems", hidden: true }, el("td", { colspan: FIELDS.length + 2 }));
-    const save = el("button", { type: "button", text: "Save", "data-save": level.name,
+    const save = el("button", { type: "button", text: t("admin.save"), "data-save": level.name,
       onclick: () => saveLevel(game.game, level, row, problems) });
     row.append(el("td", {}, save));
     body.append(row, problems);
@@ -247,19 +269,24 @@ function saveLevel(game, level, row, problems) {
     if (value !== level[field]) changes[field] = value;
   }
   problems.hidden = true;
-  if (!Object.keys(changes).length) { toast(`${level.name}: nothing changed`); return; }
+  if (!Object.keys(changes).length) { toast(t("admin.unchanged", { level: level.name })); return; }
   send({ type: "admin_edit_level", game, level: level.name, changes }, (err) => {
     const list = el("ul");
     const detail = err.detail || {};
     for (const [field, why] of Object.entries(detail)) {
       const input = row.querySelector(`[data-field="${field}"]`);
       if (input) { input.setAttribute("aria-invalid", "true"); input.title = why; }
-      list.append(el("li", { text: `${field}: ${why}` }));
+      // The reason is the server's sentence (it names the field's bounds), as sent.
+      list.append(el("li", {}, `${fieldName(field)}: `, verbatim(why)));
     }
-    if (!list.children.length) list.append(el("li", { text: err.message }));
-    problems.firstChild.replaceChildren(el("strong", { text: `Not saved (${err.code}):` }), list);
+    if (!list.children.length) list.append(el("li", { text: errorText(err) }));
+    problems.firstChild.replaceChildren(el("strong", { text: t("admin.not_saved", { code: err.code }) }), list);
     problems.hidden = false;
   });
+}
+
+function fieldName(field) {
+  return tr("admin.field.", field);
 }
 
 // --- audit, rooms, stats --------------------------------------------------------------------------
@@ -268,14 +295,18 @@ function renderAudit(entries) {
   const body = $("#audit tbody");
   body.replaceChildren();
   for (const e of entries) {
-    const changes = e.changed.map((f) => `${f}: ${JSON.stringify(e.before?.[f])} → ${JSON.stringify(e.after?.[f])}`);
+    // Each change: the field's name in words, its values (a description too) as stored.
+    const changes = el("td");
+    e.changed.forEach((f, i) => changes.append(i ? "; " : "", `${fieldName(f)}: `,
+      verbatim(`${JSON.stringify(e.before?.[f])} → ${JSON.stringify(e.after?.[f])}`)));
+    if (!e.changed.length) changes.textContent = tr("admin.action.", e.action);
     body.append(el("tr", {},
       el("td", { text: when(e.at) }),
-      el("td", { text: e.actor_name || e.actor }),
-      el("td", { text: `${e.game} ${e.level}` }),
-      el("td", { text: changes.join("; ") || e.action })));
+      el("td", {}, verbatim(e.actor_name || e.actor)),
+      el("td", {}, `${gameName(e.game)} `, verbatim(e.level)),
+      changes));
   }
-  if (!entries.length) body.append(el("tr", {}, el("td", { colspan: 4, class: "muted", text: "No changes yet." })));
+  if (!entries.length) body.append(el("tr", {}, el("td", { colspan: 4, class: "muted", text: t("admin.audit_empty") })));
 }
 
 function renderBots(bots) {
@@ -283,89 +314,95 @@ function renderBots(bots) {
   body.replaceChildren();
   for (const b of bots) {
     const revoke = b.revoked_at === null
-      ? el("button", { type: "button", class: "danger", text: "Revoke", "aria-label": `Revoke bot ${b.name}` })
+      ? el("button", { type: "button", class: "danger", text: t("admin.revoke"), "aria-label": t("admin.revoke_aria", { name: b.name }) })
       : el("span");
     if (b.revoked_at === null) {
       revoke.addEventListener("click", () => {
-        if (confirm(`Revoke ${b.name}? Its connections close now and its token stops working.`)) {
+        if (confirm(t("admin.revoke_confirm", { name: b.name }))) {
           send({ type: "admin_revoke_bot", bot: b.token_id });
         }
       });
     }
     body.append(el("tr", { "data-bot": b.name },
-      el("td", { text: b.name }),
+      el("td", {}, verbatim(b.name)),
       el("td", { text: when(b.created_at) }),
-      el("td", { text: b.last_used_at === null ? "never" : when(b.last_used_at) }),
+      el("td", { text: b.last_used_at === null ? t("admin.bot_never") : when(b.last_used_at) }),
       el("td", { text: String(b.connections) }),
-      el("td", { text: b.revoked_at === null ? "live" : `revoked ${when(b.revoked_at)}` }),
+      el("td", { text: b.revoked_at === null ? t("admin.bot_live") : t("admin.bot_revoked", { when: when(b.revoked_at) }) }),
       el("td", {}, revoke)));
   }
-  if (!bots.length) body.append(el("tr", {}, el("td", { colspan: 6, class: "muted", text: "No bots yet." })));
+  if (!bots.length) body.append(el("tr", {}, el("td", { colspan: 6, class: "muted", text: t("admin.bots_empty") })));
 }
 
-function seatText(seat) {
-  if (seat.kind === "ai") return `AI (${seat.level})`;
-  if (seat.kind === "empty") return "—";
-  return `${seat.player?.name ?? "?"}${seat.connected ? "" : " (away)"}`;
+/** A seat's cell: the computer and its level, or the player's name as sent (and whether away). */
+function seatCell(seat) {
+  if (seat.kind === "ai") return el("td", {}, `${t("seat.computer")} (`, verbatim(seat.level), ")");
+  if (seat.kind === "empty") return el("td", { text: "—" });
+  const cell = el("td", {}, verbatim(seat.player?.name ?? "?"));
+  if (!seat.connected) cell.append(` ${t("admin.away")}`);
+  return cell;
 }
 
 function renderRooms(msg) {
-  $("#online").textContent = `${msg.players_online} online`;
+  $("#online").textContent = t("admin.online", { n: msg.players_online });
   const body = $("#rooms tbody");
   body.replaceChildren();
   for (const r of msg.rooms) {
     body.append(el("tr", {},
-      el("td", {}, el("a", { href: `/#${r.id}`, text: r.id })),
-      el("td", { text: r.game }),
-      el("td", { text: r.status + (r.ai_thinking ? " · AI thinking" : "")
-                       + (r.node ? ` · node ${r.node}` : "") }),
+      el("td", {}, el("a", { href: `/#${r.id}`, text: r.id, "data-verbatim": true })),
+      el("td", { text: gameName(r.game) }),
+      el("td", {}, tr("admin.room_status.", r.status), r.ai_thinking ? ` · ${t("admin.ai_thinking")}` : "",
+        ...(r.node ? [` · ${t("admin.node")} `, verbatim(r.node)] : [])),
       el("td", { class: "num", text: String(r.ply) }),
-      el("td", { text: seatText(r.seats[0]) }),
-      el("td", { text: seatText(r.seats[1]) }),
+      seatCell(r.seats[0]),
+      seatCell(r.seats[1]),
       el("td", { class: "num", text: String(r.spectators) }),
       el("td", { text: when(r.last_move_at) })));
   }
-  if (!msg.rooms.length) body.append(el("tr", {}, el("td", { colspan: 8, class: "muted", text: "No rooms." })));
+  if (!msg.rooms.length) body.append(el("tr", {}, el("td", { colspan: 8, class: "muted", text: t("admin.rooms_empty") })));
 }
 
 function pct(x) { return x == null ? "—" : `${(100 * x).toFixed(1)} %`; }
-function secs(x) { return x == null ? "—" : `${x.toFixed(3)} s`; }
+function secs(x) { return x == null ? "—" : t("common.seconds", { s: x.toFixed(3) }); }
 
 function renderStats(msg) {
   const dl = $("#stats");
   dl.replaceChildren();
-  const add = (k, v) => dl.append(el("dt", { text: k }), el("dd", { text: v }));
+  const add = (k, v) => dl.append(el("dt", { text: t(`admin.stats.${k}`) }), el("dd", { text: v }));
   const pool = msg.stats.pool;
   if (pool) {
-    add("Workers", `${pool.busy} busy of ${pool.workers} (${pool.ready} ready)`);
-    add("Queue", String(pool.queued));
-    add("AI moves", `${pool.jobs} (${pool.fallbacks} fallback, ${pool.from_cache} from cache)`);
-    add("Move time p50 / p99", `${secs(pool.move_seconds_p50)} / ${secs(pool.move_seconds_p99)}`);
-    add("Worker restarts", String(pool.restarts));
+    add("workers", t("admin.stats.workers_busy", { busy: pool.busy, workers: pool.workers, ready: pool.ready }));
+    add("queue", String(pool.queued));
+    add("ai_moves", t("admin.stats.ai_moves_of", { jobs: pool.jobs, fallbacks: pool.fallbacks, cached: pool.from_cache }));
+    add("move_time", `${secs(pool.move_seconds_p50)} / ${secs(pool.move_seconds_p99)}`);
+    add("restarts", String(pool.restarts));
   } else {
-    add("Workers", "none (quick moves only)");
+    add("workers", t("admin.stats.no_workers"));
   }
-  for (const [label, cache] of [["Cache (this server)", msg.stats.cache], ["Cache (all servers)", msg.stats.shared_cache]]) {
+  for (const [label, cache] of [["cache_here", msg.stats.cache], ["cache_all", msg.stats.shared_cache]]) {
     if (!cache) continue;
-    add(label, `${pct(cache.hit_rate)} of ${cache.lookups} lookups`);
-    for (const t of cache.tiers) add(`· ${t.tier}`, `${pct(t.hit_rate)} (${t.hits} hits)`);
+    add(label, t("admin.stats.lookups", { rate: pct(cache.hit_rate), n: cache.lookups }));
+    for (const tier of cache.tiers) {
+      dl.append(el("dt", { text: `· ${tr("admin.tier.", tier.tier)}` }),
+        el("dd", { text: t("admin.stats.tier_hits", { rate: pct(tier.hit_rate), n: tier.hits }) }));
+    }
   }
-  if (!msg.stats.cache && !msg.stats.shared_cache) add("Cache", "none");
-  add("Rooms", String(msg.rooms));
-  add("Players online", String(msg.players_online));
-  add("Levels version", msg.levels_version >= 0 ? String(msg.levels_version) : "built-in");
+  if (!msg.stats.cache && !msg.stats.shared_cache) add("cache", t("admin.stats.none"));
+  add("rooms", String(msg.rooms));
+  add("players", String(msg.players_online));
+  add("levels_version", msg.levels_version >= 0 ? String(msg.levels_version) : t("admin.built_in"));
 }
 
 // --- calibration ------------------------------------------------------------------------------
 
 function renderRun(run) {
   const box = $("#cal-result");
-  const pairs = el("table", { class: "datatable", id: "cal-pairs" },
-    el("thead", {}, el("tr", {}, ...["Pair", "W", "D", "L", "Score"].map((h) => el("th", { text: h })))),
+  const pairs = el("table", { class: "datatable", id: "cal-results" },
+    el("thead", {}, el("tr", {}, ...["pair", "wins", "draws", "losses", "score"].map((h) => el("th", { text: t(`admin.run.${h}`) })))),
     el("tbody", {}, ...run.pairs.map((p) => {
       const games = p.wins + p.draws + p.losses;
       return el("tr", {},
-        el("td", { text: `${p.a} vs ${p.b}` }),
+        el("td", {}, verbatim(p.a), ` ${t("common.vs")} `, verbatim(p.b)),
         el("td", { class: "num", text: String(p.wins) }), el("td", { class: "num", text: String(p.draws) }),
         el("td", { class: "num", text: String(p.losses) }),
         el("td", { class: "num", text: games ? `${(100 * (p.wins + p.draws / 2) / games).toFixed(0)} %` : "—" }));
@@ -373,16 +410,19 @@ function renderRun(run) {
   const ratings = run.ratings || [];
   const top = Math.max(1, ...ratings.map((r) => r.elo ?? 0));
   const elo = el("table", { class: "datatable", id: "cal-elo" },
-    el("thead", {}, el("tr", {}, ...["Level", "Elo", "± s.e.", "Games", "Score", ""].map((h) => el("th", { text: h })))),
+    el("thead", {}, el("tr", {}, ...["level", "elo", "error", "games", "score", ""].map((h) => el("th", { text: h && t(`admin.run.${h}`) })))),
     el("tbody", {}, ...ratings.map((r) => el("tr", { "data-level": r.level },
-      el("td", { text: r.level }),
+      el("td", {}, verbatim(r.level)),
       el("td", { class: "num", text: r.elo == null ? "—" : r.elo.toFixed(0) }),
       el("td", { class: "num", text: r.error == null ? "—" : r.error.toFixed(0) }),
       el("td", { class: "num", text: String(r.games) }),
       el("td", { class: "num", text: r.score.toFixed(1) }),
       el("td", {}, el("span", { class: "elo-bar", style: `width:${Math.max(2, 160 * Math.max(0, r.elo ?? 0) / top)}px` }))))));
   box.replaceChildren(
-    el("p", { class: "muted small", text: `${run.game}, ${run.games_per_pair} games per pair (${run.pair_mode}), seed ${run.seed}, ${when(run.created_at)} — Elo relative to ${ratings[0]?.level ?? "the weakest"} (0); wins/draws/losses from the first level's side` }),
+    el("p", { class: "muted small" }, t("admin.run.summary", {
+      game: gameName(run.game), n: run.games_per_pair, pairs: t(`admin.pairs.${run.pair_mode}`), seed: run.seed,
+      when: when(run.created_at) }), " ", t("admin.run.elo_from"), " ", ratings[0] ? verbatim(ratings[0].level) : t("admin.run.weakest"),
+      " ", t("admin.run.elo_zero")),
     el("div", { class: "row" }, el("div", { class: "grow scroll" }, pairs), el("div", { class: "grow scroll" }, elo)));
 }
 
@@ -391,11 +431,12 @@ function renderRuns(runs) {
   list.replaceChildren();
   for (const run of runs) {
     const elos = (run.ratings || []).map((r) => `${r.level} ${r.elo == null ? "—" : r.elo.toFixed(0)}`).join(" · ");
+    const small = el("small", {}, `${when(run.created_at)}; `, elos ? verbatim(elos) : t("admin.run.no_ratings"));
     list.append(el("li", {},
-      el("span", { class: "what" }, `${run.game} — ${run.status}`, el("small", { text: `${when(run.created_at)}; ${elos || "no ratings"}` })),
-      el("span", { class: "acts" }, el("button", { type: "button", text: "Show", onclick: () => renderRun(run) }))));
+      el("span", { class: "what" }, `${gameName(run.game)} — ${tr("admin.run_status.", run.status)}`, small),
+      el("span", { class: "acts" }, el("button", { type: "button", text: t("admin.run.show"), onclick: () => renderRun(run) }))));
   }
-  if (!runs.length) list.append(el("li", { class: "muted", text: "No calibration yet." }));
+  if (!runs.length) list.append(el("li", { class: "muted", text: t("admin.run.none") }));
 }
 
 // --- wiring -------------------------------------------------------------------------------------
@@ -419,7 +460,7 @@ $("#bots-refresh").addEventListener("click", () => send({ type: "admin_list_bots
 $("#bot-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   send({ type: "admin_create_bot", name: $("#bot-name").value.trim() },
-    (err) => toast(`${err.message} (${err.code})`));
+    (err) => toast(refusal(err)));
 });
 $("#cal-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
@@ -428,10 +469,11 @@ $("#cal-form").addEventListener("submit", (ev) => {
     type: "admin_start_calibration", game: $("#cal-game").value,
     levels: names.length ? names : null, games_per_pair: Number($("#cal-games").value),
     pairs: $("#cal-pairs").value, time_scale: Number($("#cal-scale").value),
-  }, (err) => { $("#cal-start").disabled = false; toast(`${err.message} (${err.code})`); });
+  }, (err) => { $("#cal-start").disabled = false; toast(refusal(err)); });
 });
 setInterval(() => {
   if (!$("#desk").hidden) { send({ type: "admin_list_rooms" }); send({ type: "admin_get_stats" }); }
 }, 5000);
 
+languageSwitch($("#lang"));
 connect();

@@ -14,7 +14,7 @@ import { clockLabel, setUpChallenges } from "./challenges.js";
 import { setUpChat } from "./chat.js";
 import { setUpTournaments } from "./tournaments.js";
 import { setUpLadder } from "./ladder.js";
-import { has, lang, languageSwitch, t, tr } from "./i18n.js";
+import { errorText, languageSwitch, t, tr } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -35,7 +35,6 @@ const S = {
   exportFor: null,     // game id of the record asked for to show a finished game's export
   reviews: new Map(),  // game id -> GameReview, once the server sent it
   reviewing: new Map(),// game id -> request id of a review asked for that has not come yet
-  flipped: false,      // the board drawn the other way round (the flip button)
   analysis: null,      // the analysis board: {room, game, moves, board, to_move, values} or null
   timeControls: [],    // TimeControlView[] a room may be made with (welcome.time_controls)
   returnTo: new Map(), // room id -> the page (#tournament/<id>, #ladder/<game>) it was opened from
@@ -321,6 +320,11 @@ function onRoomEvent(msg) {
   if (msg.clock) r.clock = clockFrom(msg.clock);
   if (msg.event === "rematch_offered") r.view.rematch_offered_by = msg.seat;
   if (msg.event === "draw_offered") r.view.draw_offered_by = msg.seat;
+  if (msg.event === "berserk") {
+    r.view.berserk = [...new Set([...(r.view.berserk || []), msg.seat])];
+    const who = seatName(r.view.seats[msg.seat]);
+    notify(r, msg.seat === r.you ? t("offer.berserk_you") : t("offer.berserk_other", { who }));
+  }
   if (msg.event === "draw_declined") {
     if (r.view.draw_offered_by === r.you && r.you !== null) notify(r, t("offer.draw_declined"));
     r.view.draw_offered_by = null;
@@ -403,6 +407,25 @@ function onRecord(rec) {
 
 /** The stored game id of a room on screen: a replayed record's, or the live room's round. */
 function gameIdOf(r) { return r.record ? r.record.id : `${r.view.id}-${r.view.round}`; }
+
+// The games drawn the other way round (the flip button), by game id, kept in this tab's
+// sessionStorage: a reload or a reconnect keeps a board as it was turned, another game (a
+// rematch too) starts the usual way round, and nothing outlives the tab to meet a later game
+// that happens to reuse a room code.
+const FLIP_KEY = "discus.flipped";
+
+function flippedGames() {
+  try { return new Set(JSON.parse(sessionStorage.getItem(FLIP_KEY)) || []); } catch { return new Set(); }
+}
+
+function isFlipped(r) { return flippedGames().has(gameIdOf(r)); }
+
+function toggleFlip(r) {
+  const games = flippedGames();
+  const id = gameIdOf(r);
+  if (!games.delete(id)) games.add(id);
+  sessionStorage.setItem(FLIP_KEY, JSON.stringify([...games]));
+}
 
 function onReview(review) {
   S.reviewing.delete(review.game_id);
@@ -556,12 +579,6 @@ function onError(msg) {
   }
   toast(errorText(msg), msg.code);
   if (msg.code === "unknown_room" && roomFromHash()) { location.hash = ""; }
-}
-
-/** A refusal in words: the server's own English (it may carry details), or in another
- * language the catalogue's sentence for its code where it has one. */
-function errorText(msg) {
-  return lang !== "en" && has(`error.${msg.code}`) ? t(`error.${msg.code}`) : msg.message;
 }
 
 // --- past games: history (list_history) and replays (get_game) ------------------------------
@@ -989,8 +1006,9 @@ function renderGame(r) {
       board.querySelector(`.cell[data-square="${focusKey}"], .cell[data-col="${focusKey}"]`);
     if (again) again.focus();
   }
-  board.classList.toggle("flipped", S.flipped);
-  $("flip").setAttribute("aria-pressed", String(S.flipped));
+  const flipped = isFlipped(r);
+  board.classList.toggle("flipped", flipped);
+  $("flip").setAttribute("aria-pressed", String(flipped));
   board.dataset.ply = String(ply);
   board.dataset.status = v.status;
   board.dataset.record = r.record ? "true" : "false";
@@ -1081,6 +1099,8 @@ function renderGame(r) {
   const back = S.returnTo.get(v.id);
   $("tournament-back").hidden = !back;
   $("tournament-back").textContent = t(back?.startsWith("#ladder/") ? "ladder.back" : "tournaments.back");
+  // An arena's game: before your first move you may halve your clock for a bonus point.
+  $("berserk").hidden = !(going && v.berserk_allowed && !moved && !(v.berserk || []).includes(r.you));
 }
 
 /** The export card of a replayed or just finished game: its text in the known formats, and downloads. */
@@ -1272,7 +1292,10 @@ $("lobby-btn").addEventListener("click", goLobby);
 $("tournament-back").addEventListener("click", goBack);
 $("t-lobby").addEventListener("click", goLobby);
 $("l-lobby").addEventListener("click", goLobby);
-$("flip").addEventListener("click", () => { S.flipped = !S.flipped; render(); });
+$("flip").addEventListener("click", () => {
+  const r = S.rooms.get(S.current);
+  if (r) { toggleFlip(r); render(); }
+});
 // Resigning takes two clicks (the button asks once), without a blocking dialog.
 let resignArmed = null;
 $("resign").addEventListener("click", () => {
@@ -1311,6 +1334,7 @@ $("draw").addEventListener("click", () => {
   else client.offerDraw(r.view.id);
 });
 $("draw-decline").addEventListener("click", () => client.answerDraw(S.current, false));
+$("berserk").addEventListener("click", () => client.request({ type: "berserk", room: S.current }));
 initPrefs($("sound"), $("theme"));
 languageSwitch($("lang"));
 $("copy-export").addEventListener("click", async () => {

@@ -50,6 +50,12 @@ export function tr(prefix, text) {
   return has(key) ? t(key) : text;
 }
 
+/** A refusal (an error message) in words: the server's own English (it may carry details), or
+ * in another language the catalogue's sentence for its code where it has one. */
+export function errorText(msg) {
+  return lang !== "en" && has(`error.${msg.code}`) ? t(`error.${msg.code}`) : msg.message;
+}
+
 const ATTRS = ["title", "aria-label", "placeholder"];
 
 /** Translate the marked elements under ``root``: data-i18n sets the text, data-i18n-title,

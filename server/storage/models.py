@@ -70,6 +70,9 @@ class Game(Base):
     clock_increment_ms: Mapped[int | None] = mapped_column(Integer)
     other_ai_level: Mapped[str | None] = mapped_column(String(64))
     """Seat 1's level when both seats are the AI's, ``ai_seat`` then 0 (migration 0013)."""
+    berserk: Mapped[int] = mapped_column(SmallInteger, default=0, server_default=text("0"))
+    """The seats that went berserk (an arena's halved clock), one bit each: 1 seat 0, 2
+    seat 1 (migration 0015)."""
 
     __table_args__ = (
         # "My games, newest first": one index per seat, each already in the order shown.
@@ -364,9 +367,41 @@ class Tournament(Base):
     berserk: Mapped[bool] = mapped_column(Boolean)
     private: Mapped[bool] = mapped_column(Boolean)
     status: Mapped[str] = mapped_column(String(16))
+    epoch: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    """The fencing token of the node that pairs it (``Store.fence_tournament``)."""
+    min_rating: Mapped[int | None] = mapped_column(Integer)
+    """Entry conditions (migration 0015); NULL: none."""
+    max_rating: Mapped[int | None] = mapped_column(Integer)
+    min_games: Mapped[int | None] = mapped_column(Integer)
+    schedule_id: Mapped[str | None] = mapped_column(ID)
+    """The schedule the arena was made from (no foreign key: a deleted schedule's arenas
+    stay)."""
 
     # The lobby's lists: upcoming, running and finished tournaments by start.
     __table_args__ = (Index("ix_tournaments_status_start", "status", "starts_at"),)
+
+
+class TournamentSchedule(Base):
+    """A recurring arena an admin made (``server.store.ScheduleRecord``)."""
+
+    __tablename__ = "tournament_schedules"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    game: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(String(100))
+    time_control: Mapped[str] = mapped_column(String(32))
+    minutes: Mapped[int] = mapped_column(Integer)
+    every_minutes: Mapped[int] = mapped_column(Integer)
+    first_start: Mapped[float] = mapped_column(Double)
+    created_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[float] = mapped_column(Double)
+    berserk: Mapped[bool] = mapped_column(Boolean)
+    private: Mapped[bool] = mapped_column(Boolean)
+    min_rating: Mapped[int | None] = mapped_column(Integer)
+    max_rating: Mapped[int | None] = mapped_column(Integer)
+    min_games: Mapped[int | None] = mapped_column(Integer)
+    made: Mapped[int] = mapped_column(Integer)
+    """Occurrences made (or passed over): the next to make is occurrence ``made``."""
 
 
 class TournamentEntrant(Base):

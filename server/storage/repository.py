@@ -40,6 +40,7 @@ from server.storage.models import (
     Tournament,
     TournamentEntrant,
     TournamentPairing,
+    TournamentSchedule,
 )
 from server.store import (
     AccountRecord,
@@ -56,6 +57,7 @@ from server.store import (
     RatingChangeRecord,
     RatingRecord,
     ReviewRecord,
+    ScheduleRecord,
     SessionRecord,
     TournamentRecord,
     name_key,
@@ -86,6 +88,7 @@ rating_history: Table = RatingChange.__table__  # type: ignore[assignment]
 tournaments: Table = Tournament.__table__  # type: ignore[assignment]
 tournament_entrants: Table = TournamentEntrant.__table__  # type: ignore[assignment]
 tournament_pairings: Table = TournamentPairing.__table__  # type: ignore[assignment]
+tournament_schedules: Table = TournamentSchedule.__table__  # type: ignore[assignment]
 chat_lines: Table = ChatLine.__table__  # type: ignore[assignment]
 chat_silences: Table = ChatSilence.__table__  # type: ignore[assignment]
 
@@ -161,6 +164,7 @@ def _game_values(game: GameRecord) -> dict[str, Any]:
         "time_control": game.time_control,
         "clock_initial_ms": game.clock_initial_ms,
         "clock_increment_ms": game.clock_increment_ms,
+        "berserk": sum(1 << seat for seat in set(game.berserk)),
         # Only a cluster node's write names an epoch; a 0 must never lower the fence.
         **({"epoch": game.epoch} if game.epoch else {}),
     }
@@ -184,6 +188,7 @@ def _game_record(row: Row[Any]) -> GameRecord:
         clock_initial_ms=row.clock_initial_ms,
         clock_increment_ms=row.clock_increment_ms,
         other_ai_level=row.other_ai_level,
+        berserk=tuple(seat for seat in (0, 1) if row.berserk >> seat & 1),
     )
 
 
@@ -1013,12 +1018,41 @@ async def find_calibrated_levels(conn: AsyncConnection,
 # -- tournaments -----------------------------------------------------------------------------
 
 
-async def save_tournament(conn: AsyncConnection, tournament: TournamentRecord) -> None:
+async def save_tournament(conn: AsyncConnection, tournament: TournamentRecord,
+                          epoch: int = 0) -> None:
+    """Insert or update a tournament; ``Fenced`` if ``epoch`` is older than the stored one
+    (a new tournament is stored at ``epoch``)."""
+    await hold_tournament_epoch(conn, tournament.id, epoch)
     await _upsert(conn, tournaments, dataclasses.asdict(tournament), ["id"])
+    if epoch:
+        await conn.execute(update(tournaments).where(tournaments.c.id == tournament.id,
+                                                     tournaments.c.epoch < epoch)
+                           .values(epoch=epoch))
+
+
+async def hold_tournament_epoch(conn: AsyncConnection, tournament_id: str, epoch: int,
+                                newer: bool = False) -> None:
+    """``hold_epoch`` for a tournament: raise its epoch to ``epoch`` (nothing for 0 or for a
+    tournament not stored yet), or ``Fenced`` if it holds a newer one (``newer``: a
+    takeover's fence, one as new too). The row is read ``FOR UPDATE`` on PostgreSQL, so a
+    takeover's fence and a former holder's write are ordered."""
+    if not epoch:
+        return
+    held = (await conn.execute(select(tournaments.c.epoch)
+                               .where(tournaments.c.id == tournament_id)
+                               .with_for_update())).scalar()
+    if held is None:
+        return
+    if held > epoch or (newer and held == epoch):
+        raise Fenced(f"tournament {tournament_id} is held at epoch {held}, not {epoch}", held)
+    if held < epoch:
+        await conn.execute(update(tournaments).where(tournaments.c.id == tournament_id)
+                           .values(epoch=epoch))
 
 
 def _tournament(row: Row[Any]) -> TournamentRecord:
-    return TournamentRecord(**row._mapping)
+    # The fencing epoch is the store's own (``hold_tournament_epoch``), not the record's.
+    return TournamentRecord(**{k: v for k, v in row._mapping.items() if k != "epoch"})
 
 
 async def find_tournament(conn: AsyncConnection, tournament_id: str) -> TournamentRecord | None:
@@ -1058,3 +1092,19 @@ async def list_pairings(conn: AsyncConnection, tournament_id: str) -> list[Pairi
             .order_by(tournament_pairings.c.seq))
     return [PairingRecord(**{**row._mapping, "berserk": tuple(row.berserk)})
             for row in await conn.execute(stmt)]
+
+
+async def save_schedule(conn: AsyncConnection, schedule: ScheduleRecord) -> None:
+    await _upsert(conn, tournament_schedules, dataclasses.asdict(schedule), ["id"])
+
+
+async def list_schedules(conn: AsyncConnection) -> list[ScheduleRecord]:
+    stmt = select(tournament_schedules).order_by(tournament_schedules.c.created_at,
+                                                 tournament_schedules.c.id)
+    return [ScheduleRecord(**row._mapping) for row in await conn.execute(stmt)]
+
+
+async def delete_schedule(conn: AsyncConnection, schedule_id: str) -> bool:
+    gone = await conn.execute(delete(tournament_schedules)
+                              .where(tournament_schedules.c.id == schedule_id))
+    return bool(gone.rowcount)

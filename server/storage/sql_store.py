@@ -42,6 +42,7 @@ from server.store import (
     RatingChangeRecord,
     RatingRecord,
     ReviewRecord,
+    ScheduleRecord,
     SessionRecord,
     TournamentRecord,
     TournamentStatus,
@@ -270,9 +271,13 @@ class SqlStore:
         async with self.engine.connect() as conn:
             return await repo.find_calibrated_levels(conn, game)
 
-    async def save_tournament(self, tournament: TournamentRecord) -> None:
+    async def save_tournament(self, tournament: TournamentRecord, epoch: int = 0) -> None:
         async with self.engine.begin() as conn:
-            await repo.save_tournament(conn, tournament)
+            await repo.save_tournament(conn, tournament, epoch)
+
+    async def fence_tournament(self, tournament_id: str, epoch: int) -> None:
+        async with self.engine.begin() as conn:
+            await repo.hold_tournament_epoch(conn, tournament_id, epoch, newer=True)
 
     async def load_tournament(self, tournament_id: str) -> TournamentRecord | None:
         async with self.engine.connect() as conn:
@@ -283,17 +288,31 @@ class SqlStore:
         async with self.engine.connect() as conn:
             return await repo.list_tournaments(conn, statuses, limit)
 
-    async def save_entrant(self, entrant: EntrantRecord) -> None:
+    async def save_entrant(self, entrant: EntrantRecord, epoch: int = 0) -> None:
         async with self.engine.begin() as conn:
+            await repo.hold_tournament_epoch(conn, entrant.tournament_id, epoch)
             await repo.save_entrant(conn, entrant)
 
     async def tournament_entrants(self, tournament_id: str) -> list[EntrantRecord]:
         async with self.engine.connect() as conn:
             return await repo.list_entrants(conn, tournament_id)
 
-    async def save_pairing(self, pairing: PairingRecord) -> None:
+    async def save_pairing(self, pairing: PairingRecord, epoch: int = 0) -> None:
         async with self.engine.begin() as conn:
+            await repo.hold_tournament_epoch(conn, pairing.tournament_id, epoch)
             await repo.save_pairing(conn, pairing)
+
+    async def save_schedule(self, schedule: ScheduleRecord) -> None:
+        async with self.engine.begin() as conn:
+            await repo.save_schedule(conn, schedule)
+
+    async def list_schedules(self) -> list[ScheduleRecord]:
+        async with self.engine.connect() as conn:
+            return await repo.list_schedules(conn)
+
+    async def delete_schedule(self, schedule_id: str) -> bool:
+        async with self.engine.begin() as conn:
+            return await repo.delete_schedule(conn, schedule_id)
 
     async def tournament_pairings(self, tournament_id: str) -> list[PairingRecord]:
         async with self.engine.connect() as conn:

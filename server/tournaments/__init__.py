@@ -9,6 +9,7 @@ anything, as ``server.rooms`` does.
   free; wins 2, draws 1, streaks and berserk.
 - ``rounds``: events in a fixed number of rounds: ``roundrobin`` (Berger tables) and
   ``swiss`` (FIDE Dutch) pair them; results, byes, tie-breaks and the crosstable are common.
+- ``schedules``: an admin's recurring arenas: which occurrences are due, none twice.
 - ``ladder``: the engine ladder's rating list, a maximum-likelihood fit over all its games
   anchored to the AI levels' calibrated ratings.
 
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from server import errors
+
 
 @dataclass(frozen=True)
 class Entrant:
@@ -29,3 +32,9 @@ class Entrant:
     id: str
     name: str
     rating: float
+
+
+def check_conditions(min_rating: int | None, max_rating: int | None) -> None:
+    """Entry conditions that can be met: no minimum rating above the maximum."""
+    if min_rating is not None and max_rating is not None and min_rating > max_rating:
+        raise errors.BadMessage("the minimum rating is above the maximum", field="min_rating")

@@ -194,8 +194,8 @@ class Arena:
         caller must check the game has no move yet and halve the clock. Berserking twice
         is harmless."""
         if not self.berserk_allowed:
-            raise errors.TournamentClosed("this arena does not allow berserk",
-                                          reason="no_berserk")
+            raise errors.CannotBerserk("this arena does not allow berserk",
+                                       reason="not_allowed")
         game = self.games.get(game_id)
         if game is None or player_id not in game.players() or game.finished:
             raise errors.NotEntered("you are not playing that game of this arena")
@@ -296,16 +296,26 @@ class Arena:
 
     # --- views -----------------------------------------------------------------------------
 
-    def standings(self) -> list[Standing]:
-        """Every player who joined, best first: score, then fewer games (the same score in
-        fewer games), then rating, then id. Paused and withdrawn players keep their rank."""
-        ordered = sorted(self.players.values(), key=lambda p: (
+    def standings(self, limit: int | None = None) -> list[Standing]:
+        """Every player who joined (or the first ``limit``), best first: score, then fewer
+        games (the same score in fewer games), then rating, then id. Paused and withdrawn
+        players keep their rank."""
+        return [self.standing(p.entrant.id, k + 1)
+                for k, p in enumerate(self.ranked()[:limit])]
+
+    def ranked(self) -> list[ArenaPlayer]:
+        """The players in the standings' order: the cheap part of ``standings``, for a
+        caller that shows a few rows of a big arena (a row is dearer than its sort key)."""
+        return sorted(self.players.values(), key=lambda p: (
             -p.score, p.games, -p.entrant.rating, p.entrant.id))
-        return [Standing(rank=k + 1, id=p.entrant.id, name=p.entrant.name,
-                         rating=p.entrant.rating, score=p.score, games=p.games, wins=p.wins,
-                         draws=p.draws, losses=p.losses, sheet=tuple(p.sheet),
-                         on_fire=p.on_fire, status=p.status, playing=p.playing is not None)
-                for k, p in enumerate(ordered)]
+
+    def standing(self, player_id: str, rank: int) -> Standing:
+        """``player_id``'s row, at ``rank`` (from ``ranked``)."""
+        p = self.players[player_id]
+        return Standing(rank=rank, id=p.entrant.id, name=p.entrant.name,
+                        rating=p.entrant.rating, score=p.score, games=p.games, wins=p.wins,
+                        draws=p.draws, losses=p.losses, sheet=tuple(p.sheet),
+                        on_fire=p.on_fire, status=p.status, playing=p.playing is not None)
 
     def under_way(self) -> list[ArenaGame]:
         return [g for g in self.games.values() if not g.finished]

@@ -27,6 +27,7 @@ import asyncpg
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "the cluster tests' fixed secret"
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 
 
 def free_port() -> int:
@@ -134,6 +135,20 @@ class Nodes:
         proc = self.spawn(name, "serve", "--port", str(port), "--lease", str(lease), *args)
         await wait_ready(port, name, proc, self.logs / f"{name}.log")
         return self.url(name)
+
+    async def balance(self, *names: str) -> str:
+        """Start HAProxy (the repository's ``deploy/haproxy.cfg``) in front of the two nodes
+        ``names`` (started with ``--trusted-proxy 127.0.0.1``); its ws URL."""
+        port = self.ports["haproxy"] = free_port()
+        env = dict(os.environ, DISCUS_LB_BIND=f"127.0.0.1:{port}",
+                   DISCUS_NODE1=f"127.0.0.1:{self.ports[names[0]]}",
+                   DISCUS_NODE2=f"127.0.0.1:{self.ports[names[1]]}")
+        with open(self.logs / "haproxy.log", "ab") as log:
+            self.procs["haproxy"] = subprocess.Popen(
+                [HAPROXY, "-db", "-f", str(ROOT / "deploy" / "haproxy.cfg")], env=env,
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        await wait_ready(port, "haproxy", self.procs["haproxy"], self.logs / "haproxy.log")
+        return self.url("haproxy")
 
     def url(self, name: str) -> str:
         return f"ws://127.0.0.1:{self.ports[name]}/ws"

@@ -79,7 +79,7 @@ async def test_an_admin_logs_in_retunes_a_level_sees_the_audit_and_calibrates(
         await expect(lobby.locator("#level-note")).to_have_text("Looks two moves ahead.")
         await expect(lobby.locator("#ai-level")).to_have_value("easy")
         await lobby.close()
-        await expect(page.locator("#audit tbody tr").first).to_contain_text("max_depth: 4 → 2")
+        await expect(page.locator("#audit tbody tr").first).to_contain_text("Max depth: 4 → 2")
         await expect(page.locator("#audit tbody tr").first).to_contain_text("Ann")
         await expect(page.locator("#levels tr.problems:not([hidden])")).to_have_count(0)
         assert server.app.levels.current["connect4"][1].max_depth == 2  # the server plays it now
@@ -94,7 +94,7 @@ async def test_an_admin_logs_in_retunes_a_level_sees_the_audit_and_calibrates(
         await page.click("#cal-start")
         await expect(page.locator("#cal-elo tbody tr")).to_have_count(2, timeout=90_000)
         await expect(page.locator("#cal-progress")).to_have_attribute("value", "2")
-        await expect(page.locator("#cal-pairs tbody")).to_contain_text("beginner vs easy")
+        await expect(page.locator("#cal-results tbody")).to_contain_text("beginner vs easy")
         await expect(page.locator("#cal-runs li")).to_have_count(1)
         await page.click("#stats-refresh")
         await expect(page.locator("#stats")).to_contain_text("busy of 1")

@@ -297,3 +297,16 @@ def test_a_ladder_bot_enters_the_ladder_on_every_connect_and_looks_for_no_other_
         out = core.receive(room_state("R1", ["4", "4"], you=0))
         assert [type(a) for a in out] == [Think]  # the ladder's game, opening played
         core.disconnected()
+
+
+def test_an_arena_bot_joins_its_tournament_on_every_connect_and_plays_what_it_pairs() -> None:
+    core = BotCore(token="t", arena="t0123456789")
+    for _ in range(2):
+        core.connected()
+        assert core.receive(welcome()) == []
+        (join,) = core.receive(p.Pong(id=SYNC_ID))
+        assert isinstance(join, p.JoinTournament) and join.tournament == "t0123456789"
+        assert core.tick() == []  # no list_rooms, no create_room
+        out = core.receive(room_state("R1", [], you=0))
+        assert [type(a) for a in out] == [Think]  # the game the arena paired it into
+        core.disconnected()

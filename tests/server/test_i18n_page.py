@@ -10,48 +10,17 @@ engine, so the computer answers at once; the game ends by the player's resignati
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
-from typing import Any
 
 import pytest
+from catalogues import PLACEHOLDER, catalogue, forms, untranslated_patterns
+from catalogues import english_left as english_in
 from pages import ONLINE, open_page
 from playwright.async_api import Browser, Page, expect
 
 from server.app import running
 from server.engines import AiPool
 from server.store import MemoryStore
-
-CATALOGUES = Path(__file__).resolve().parents[2] / "server" / "static" / "i18n"
-PLACEHOLDER = re.compile(r"\{(\w+)\}")
-
-VISIBLE_TEXT = """() => {
-  // Every visible text node of the page, the visible fields' placeholders, and the title;
-  // what is marked data-verbatim is the server's own data (the levels' names and notes).
-  const out = [document.title];
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    const el = node.parentElement;
-    const text = node.textContent.trim();
-    if (!text || !el || el.closest('[data-verbatim]')) continue;
-    const shown = el.tagName === 'OPTION' ? el.closest('select') : el;
-    if (shown.checkVisibility()) out.push(text);
-  }
-  for (const el of document.querySelectorAll('[placeholder]')) {
-    if (el.checkVisibility()) out.push(el.getAttribute('placeholder'));
-  }
-  return out;
-}"""
-
-
-def catalogue(lang: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((CATALOGUES / f"{lang}.json").read_text(encoding="utf-8"))
-    return data
-
-
-def forms(entry: str | dict[str, str]) -> list[str]:
-    return list(entry.values()) if isinstance(entry, dict) else [entry]
 
 
 def test_english_and_japanese_hold_the_same_keys_with_the_same_placeholders() -> None:
@@ -69,24 +38,6 @@ def test_english_and_japanese_hold_the_same_keys_with_the_same_placeholders() ->
                 assert "other" in lang_entry, f"{key}: a plural needs its 'other' form"
 
 
-def untranslated_patterns() -> list[tuple[str, re.Pattern[str]]]:
-    """The literal parts of every English string whose Japanese differs, as whole-word
-    patterns (fragments of two letters or fewer, like "s" of "{s} s", say nothing)."""
-    en, ja = catalogue("en"), catalogue("ja")
-    patterns: list[tuple[str, re.Pattern[str]]] = []
-    for key, entry in en.items():
-        japanese = set(forms(ja[key]))
-        for text in forms(entry):
-            if text in japanese:
-                continue
-            for part in PLACEHOLDER.split(text)[::2]:
-                part = part.strip(" .,:;·—()…?!“”'")
-                if sum(ch.isalpha() for ch in part) > 2:
-                    word = rf"(?<![A-Za-z]){re.escape(part)}(?![A-Za-z])"
-                    patterns.append((key, re.compile(word)))
-    return patterns
-
-
 NAMES = {"Discus", "Guest", "English", "txt", "ggf", "GGF"}
 """English words a Japanese page still shows: the site's name, a guest's default name,
 English named in itself in the language switch, the export's file types."""
@@ -96,13 +47,8 @@ async def english_left(page: Page, patterns: list[tuple[str, re.Pattern[str]]]) 
     """What the page shows in English: a catalogue string, or any word of three letters or
     more that is not a name (the site's, a guest's, the levels' own names), which catches a
     string that never went into the catalogue at all."""
-    texts: list[str] = await page.evaluate(VISIBLE_TEXT)
     levels = set(await page.eval_on_selector_all("#ai-level option", "os => os.map(o => o.value)"))
-    left = [f"{key}: {text!r}" for text in texts for key, pattern in patterns
-            if pattern.search(text)]
-    left += [f"word {word!r} in {text!r}" for text in texts
-             for word in re.findall(r"[A-Za-z]{3,}", text) if word not in NAMES | levels]
-    return left
+    return await english_in(page, patterns, NAMES | levels)
 
 
 @pytest.mark.browser

@@ -1,8 +1,9 @@
 """What players notice on the page, in Debian's headless Chromium: a challenge with a chosen
 side, names beside clocks on a phone, draw and rematch offers said to both sides, a visible
 focus ring on the Connect Four board, the move keys after a game ended by a click, the flip
-button, the review buttons apart; drawn icons, the Ratings note clear of its buttons, and a
-game left through "Lobby" asked about and ended, not left running."""
+button (kept per game across a reload), the review buttons apart; drawn icons, the Ratings
+note clear of its buttons, and a game left through "Lobby" asked about and ended, not left
+running."""
 
 from __future__ import annotations
 
@@ -186,4 +187,43 @@ async def test_while_the_engines_warm_up_the_lobby_says_so_and_the_computer_answ
             await expect(note).to_be_hidden(timeout=15_000)  # once the worker is ready
     finally:
         await pool.close()
+    assert problems == []
+
+
+async def columns_mirrored(page: Page) -> bool:
+    """Whether the Connect Four board is drawn flipped: column 1 right of column 7."""
+    first, last = await box(page, ".cell[data-col='1']"), await box(page, ".cell[data-col='7']")
+    return first["x"] > last["x"]
+
+
+async def test_a_flipped_board_stays_flipped_after_a_reload_and_the_next_game_is_not(
+    browser: Browser, server: Running
+) -> None:
+    problems: list[str] = []
+    page = await open_page(await browser.new_context(), f"http://127.0.0.1:{server.port}/",
+                           problems)
+    await page.click("#play-ai")
+    await page.click("#board-wrap .cell[data-move='1']")
+    await at_ply(page, 2)
+    assert not await columns_mirrored(page)
+    await page.click("#flip")
+    await expect(page.locator("#flip")).to_have_attribute("aria-pressed", "true")
+    assert await columns_mirrored(page)
+
+    # A reload brings the same game back, still turned round.
+    await page.reload()
+    await page.wait_for_function(ONLINE)
+    await at_ply(page, 2)
+    await expect(page.locator("#flip")).to_have_attribute("aria-pressed", "true")
+    assert await columns_mirrored(page)
+
+    # Another game starts the usual way round.
+    page.once("dialog", lambda d: asyncio.ensure_future(d.accept()))
+    await page.click("#lobby-btn")
+    await expect(page.locator("#lobby")).to_be_visible()
+    await page.click("#play-ai")
+    await page.click("#board-wrap .cell[data-move='1']")
+    await at_ply(page, 2)
+    await expect(page.locator("#flip")).to_have_attribute("aria-pressed", "false")
+    assert not await columns_mirrored(page)
     assert problems == []

@@ -75,7 +75,7 @@ def test_a_berserk_win_earns_one_bonus_point_a_berserk_loss_nothing() -> None:
 def test_berserk_is_refused_where_not_allowed_or_by_someone_not_in_the_game() -> None:
     made = arena("ann", "bob", "cy", berserk=False)
     game = made.pair(START + 1)[0]
-    with pytest.raises(errors.TournamentClosed):
+    with pytest.raises(errors.CannotBerserk):
         made.berserk(game.first, game.game_id)
     allowed = arena("ann", "bob", "cy")
     game = allowed.pair(START + 1)[0]

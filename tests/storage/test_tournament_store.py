@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from server.storage import SqlStore
-from server.store import EntrantRecord, PairingRecord, Store, TournamentRecord
+from server.store import EntrantRecord, Fenced, PairingRecord, Store, TournamentRecord
 from server.tournaments import Entrant
 from server.tournaments.arena import Arena
 from server.tournaments.records import (
@@ -162,3 +164,29 @@ async def test_a_swiss_saved_round_by_round_resumes_from_a_store_opened_anew(
         (b.first, b.second) for b in event.pair_next()]
     assert [(b.first, b.second) for b in back.boards[-1]] == [
         (b.first, b.second) for b in event.boards[-1]]
+
+
+async def test_a_fenced_tournament_refuses_writes_from_an_older_epoch(store: Store) -> None:
+    """A node whose lease on a tournament was taken over can no longer write any of its
+    rows; the new holder can, and an unfenced write (a single node's) never lowers it."""
+    await store.save_tournament(arena_record("t1"), epoch=1)
+    entrant = EntrantRecord("t1", "ann", "Ann", 1500.0, "active", 101.0)
+    await store.save_entrant(entrant, epoch=1)
+    await store.fence_tournament("t1", 2)  # another node took the tournament over
+    pairing = PairingRecord("t1", "p1", 1, 0, "ann", "bob", 120.0)
+    finished = TournamentRecord(**{**arena_record("t1").__dict__, "status": "finished"})
+    for stale in (store.save_tournament(finished, epoch=1),
+                  store.save_entrant(entrant, epoch=1), store.save_pairing(pairing, epoch=1)):
+        with pytest.raises(Fenced) as refused:
+            await stale
+        assert refused.value.held == 2
+    assert await store.load_tournament("t1") == arena_record("t1")
+    assert await store.tournament_pairings("t1") == []
+    await store.save_pairing(pairing, epoch=2)
+    await store.save_pairing(pairing)  # epoch 0: not fenced, and the fence stays
+    assert await store.tournament_pairings("t1") == [pairing]
+    with pytest.raises(Fenced):
+        await store.fence_tournament("t1", 2)  # a takeover under the held epoch
+    await store.fence_tournament("t1", 3)
+    with pytest.raises(Fenced):
+        await store.save_entrant(entrant, epoch=2)
