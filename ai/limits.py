@@ -22,6 +22,10 @@ class Limits:
       game's exact units (see ``games.base.State.result``), from the side to move.
     - ``multipv``: how many best root moves must get exact (not bound) scores in
       ``Iteration.root_scores``; used by weaker levels to pick among good moves.
+    - ``selective``: the engine may prune moves a shallow search predicts to be bad (Othello's
+      Multi-ProbCut), reaching deeper in the same time; a depth-``d`` iteration's score is
+      then no longer the full-width depth-``d`` value (exact solves stay exact). Engines
+      without a selective search ignore it.
     """
 
     depth: int | None = None
@@ -30,6 +34,7 @@ class Limits:
     nodes: int | None = None
     exact: bool = False
     multipv: int = 1
+    selective: bool = False
 
     def __post_init__(self) -> None:
         if self.depth is not None and self.depth < 1:

@@ -1,7 +1,12 @@
 """Othello: the expert level with the learned pattern evaluation against the same search
 with the hand-made one, at the same time per move.
 
-``python -m bench.othello_match [--games 100] [--time 0.1] [--seed 1]``
+``python -m bench.othello_match [--games 100] [--time 0.1] [--seed 1] [--new P] [--old P]
+[--minutes M]``
+
+A player ``P`` is an evaluation (``patterns``, ``classic``), with ``+mpc`` for the selective
+search (Multi-ProbCut, at ``weights.PROBCUT_T`` or at ``+mpc@T``): ``--new patterns+mpc
+--old patterns`` measures what Multi-ProbCut is worth.
 
 Each opening (``--opening`` random legal moves from the start, 8 to 12 by default, seeded) is
 played twice, the colours swapped; both sides search as the expert level does (by the clock
@@ -19,9 +24,10 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from ai.levels import choose_move, find
-from ai.limits import Limits
+from ai.limits import Iteration, Limits
 from ai.othello import engine
 from games.othello import GAME, OthelloState
 
@@ -38,14 +44,35 @@ def opening(rng: random.Random, low: int, high: int) -> OthelloState:
             return state
 
 
+def player(spec: str) -> tuple[str, bool, float | None]:
+    """(evaluation, selective, ProbCut t or None for the default) of a player like
+    ``patterns+mpc@1.5``."""
+    evaluation, _, selective = spec.partition("+")
+    if selective and not selective.startswith("mpc"):
+        raise ValueError(f"unknown player {spec!r}: an evaluation, then +mpc or +mpc@T")
+    _, _, t = selective.partition("@")
+    return evaluation, bool(selective), float(t) if t else None
+
+
+_THREADS: dict[str, ThreadPoolExecutor] = {}
+"""One thread per player: the engine's tables are per thread, so each player keeps its own
+from move to move, as an engine process does, and neither reads what the other stored."""
+
+
+def _think(spec: str, state: OthelloState, seconds: float) -> list[Iteration]:
+    evaluation, selective, t = player(spec)
+    limits = Limits(soft_time=seconds, hard_time=2 * seconds, selective=selective)
+    return list(engine.search(state, limits, evaluation=evaluation, probcut_t=t))
+
+
 def play(start: OthelloState, black: str, white: str, seconds: float, seed: int) -> int:
-    """Black's final disc difference when ``black`` and ``white`` (evaluations) play on."""
+    """Black's final disc difference when ``black`` and ``white`` (players) play on."""
     level = find("othello", "expert")
-    limits = Limits(soft_time=seconds, hard_time=2 * seconds)
     state = start
     while not state.is_over():
-        evaluation = black if state.to_move == 0 else white
-        iterations = list(engine.search(state, limits, evaluation=evaluation))
+        spec = black if state.to_move == 0 else white
+        thread = _THREADS.setdefault(spec, ThreadPoolExecutor(max_workers=1))
+        iterations = thread.submit(_think, spec, state, seconds).result()
         state = state.play(choose_move(state, level, seed + state.ply, iterations[-1:]))
     return state.result()
 
@@ -62,9 +89,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--time", type=float, default=0.1, help="soft seconds a move")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--opening", default="8-12", help="random moves first, e.g. 8-12")
-    parser.add_argument("--new", default="patterns", help="evaluation under test")
-    parser.add_argument("--old", default="classic", help="evaluation it plays against")
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="start no new pair of games after this many minutes")
+    parser.add_argument("--new", default="patterns", help="player under test")
+    parser.add_argument("--old", default="classic", help="player it plays against")
     args = parser.parse_args(argv)
+    for spec in (args.new, args.old):
+        try:
+            player(spec)
+        except ValueError as exc:
+            parser.error(str(exc))
     low, _, high = args.opening.partition("-")
     engine.warm_up()
     rng = random.Random(args.seed)
@@ -75,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{args.new} vs {args.old}, {args.time:g} s a move (hard {2 * args.time:g} s), "
           f"openings of {args.opening} random moves, seed {args.seed}", flush=True)
     for pair in range(args.games // 2):
+        if args.minutes is not None and time.perf_counter() - started > 60 * args.minutes:
+            break
         start = opening(rng, int(low), int(high or low))
         pair_points = 0.0
         for new_is_black in (True, False):

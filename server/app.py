@@ -56,6 +56,7 @@ from server.settings import RECONNECT_REASON, SHUTDOWN_SECONDS, STATIC_DIR, Sett
 from server.stats import StatsDesk
 from server.store import MemoryStore, Store
 from server.tournament_desk import TournamentDesk
+from server.tournament_watchers import Watchers
 
 __all__ = ["Running", "Server", "Settings", "build", "running"]
 
@@ -185,8 +186,9 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     admin = AdminDesk(engine, levels, store, outbox, pool, bots, lobby, stats.stats,
                       placement.elsewhere, placement.node, accounts.guard)
     history = HistoryDesk(store, outbox, identity, settings.max_rooms)
+    watchers = Watchers(outbox, placement.present, settings.tournament_watchers)
     tournaments = TournamentDesk(store, outbox, identity, lobby, runner, ratings,
-                                 placement.is_online, now, leases=placement,
+                                 placement.is_online, now, leases=placement, watchers=watchers,
                                  push_seconds=settings.standings_push_seconds,
                                  schedule_lead=settings.schedule_lead_seconds)
     runner.on_finish.append(tournaments.game_finished)
@@ -198,7 +200,8 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
     arrivals = Arrivals(identity, outbox, runner, placement, levels, bots, challenges,
                         settings, stopping,
-                        forget=[admin.gone, accounts.forget, chat.gone, reviews.forget])
+                        forget=[admin.gone, accounts.forget, chat.gone, reviews.forget,
+                                watchers.unwatch])
     desks = Desks(bots, challenges, accounts, ratings, reviews, admin, history, stats,
                   tournaments, chat, ladder)
     metrics = _metrics(runner, pool, cluster)

@@ -581,6 +581,13 @@ class StartTournament(_ClientMessage):
 
 TournamentCommand = (JoinTournament | PauseTournament | WithdrawTournament | GetTournament
                      | StartTournament)
+class UnwatchTournament(_ClientMessage):
+    """Stop the standings pushes a ``get_tournament`` started (the page was left); not
+    answered. Asking for another tournament, or closing the connection, stops them too."""
+
+    type: Literal["unwatch_tournament"] = "unwatch_tournament"
+
+
 TOURNAMENT_COMMANDS = (JoinTournament, PauseTournament, WithdrawTournament, GetTournament,
                        StartTournament)
 """The messages about one tournament: on a cluster, run by the node that pairs it."""
@@ -659,7 +666,8 @@ class AdminDeleteSchedule(_ClientMessage):
 
 TOURNAMENT_MESSAGES = (CreateTournament, JoinTournament, PauseTournament, WithdrawTournament,
                        GetTournament, ListTournaments, CreateRoundTournament, StartTournament,
-                       Berserk, AdminCreateSchedule, AdminListSchedules, AdminDeleteSchedule)
+                       Berserk, UnwatchTournament, AdminCreateSchedule, AdminListSchedules,
+                       AdminDeleteSchedule)
 LADDER_MESSAGES = (EnterLadder, LeaveLadder, GetLadder)
 # --- client -> server: chat (``server.chat_desk``) ---------------------------------------------
 
@@ -876,6 +884,7 @@ ClientMessage = Annotated[
     | PauseTournament
     | WithdrawTournament
     | GetTournament
+    | UnwatchTournament
     | ListTournaments
     | CreateRoundTournament
     | StartTournament
@@ -1531,6 +1540,10 @@ class LevelSettings(_Message):
     candidates: int = Field(description="How many of the best root moves may be picked.")
     margin: int = Field(description="How far below the best score a picked move may be.")
     rails: bool = Field(description="Always take a win in one and stop a loss in one.")
+    selective: bool = Field(
+        description="Search selectively (Othello's Multi-ProbCut): more depth in the same time, "
+                    "at the risk of missing a move a full-width search would find. On for "
+                    "levels with no max_depth unless set; Connect Four ignores it.")
 
 
 class GameLevels(_Message):

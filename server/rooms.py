@@ -414,6 +414,7 @@ class Room:
             clock_increment_ms=None if self.time_control is None
             else self.time_control.increment_ms,
             berserk=tuple(sorted(self.berserked)),
+            evaluation=self.evaluation,
         )
 
     def _event(self, kind: p.RoomEventKind, seat: int | None = None,
@@ -1137,6 +1138,7 @@ class Lobby:
                                   record.clock_increment_ms or 0)
         room = Room(room_id, game, opponent, record.id, record.created_at, self.grace, control)
         room.round = round
+        room.evaluation = record.evaluation
         for seat, player_id in enumerate(record.players):
             level = record.level_of(seat)
             if level is not None:

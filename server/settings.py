@@ -136,6 +136,9 @@ class Settings:
     standings_push_seconds: float = 0.5
     """At most one arena standings push per player in this many seconds: the events in
     between are coalesced into the next push (0: a push on every event)."""
+    tournament_watchers: int = 1000
+    """Connections on one node that may watch one tournament's standings live without
+    playing in it (``server.tournament_watchers``); more still get answers, not pushes."""
     schedule_lead_seconds: float = 3600.0
     """How far ahead an admin's arena schedule makes its arenas: each arena starting
     within this many seconds exists (listed as upcoming)."""

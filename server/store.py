@@ -56,6 +56,9 @@ class GameRecord:
     berserk: tuple[int, ...] = ()
     """The seats that halved their own clock (an arena's ``berserk``): a restored game keeps
     the halved clock, and the arena the bonus point."""
+    evaluation: bool = False
+    """The creator of a game against the AI asked to see the engine's evaluation (shown only
+    while the game is not rated): a restored game keeps showing it."""
     other_ai_level: str | None = None
     """When both seats are the AI's (two levels playing each other, as on the engine
     ladder): seat 1's level (``ai_seat`` is then 0 and ``ai_level`` seat 0's). None when at

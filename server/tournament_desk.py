@@ -48,6 +48,7 @@ from server.store import (
     Store,
     TournamentRecord,
 )
+from server.tournament_watchers import Watchers, address
 from server.tournaments import Entrant, check_conditions
 from server.tournaments.arena import Arena, Standing
 from server.tournaments.records import (
@@ -108,7 +109,7 @@ class Players(Protocol):
 
 Message = (p.CreateTournament | p.JoinTournament | p.PauseTournament | p.WithdrawTournament
            | p.GetTournament | p.ListTournaments | p.CreateRoundTournament | p.StartTournament)
-Incoming = (Message | p.Berserk | p.AdminCreateSchedule | p.AdminListSchedules
+Incoming = (Message | p.Berserk | p.UnwatchTournament | p.AdminCreateSchedule | p.AdminListSchedules
             | p.AdminDeleteSchedule)
 ROUND_MESSAGES = (p.CreateRoundTournament, p.StartTournament)
 SCHEDULE_MESSAGES = (p.AdminCreateSchedule, p.AdminListSchedules, p.AdminDeleteSchedule)
@@ -119,9 +120,11 @@ class TournamentDesk:
 
     def __init__(self, store: Store, outbox: Outbox, players: Players, lobby: Lobby,
                  seating: Seating, ratings: SeatRatings, online: Callable[[str], Awaitable[Any]],
-                 now: Callable[[], float], leases: Leases,
+                 now: Callable[[], float], leases: Leases, watchers: Watchers,
                  push_seconds: float = 0.0, schedule_lead: float = 3600.0) -> None:
         self.store = store
+        self.watchers = watchers
+        """The connections here that watch a tournament's page (``get_tournament``)."""
         self.schedules = ArenaSchedules(store, lobby, self.open_arena, now, schedule_lead)
         """Admins' recurring arenas, made here ahead of time."""
         self.push_seconds = push_seconds
@@ -158,6 +161,11 @@ class TournamentDesk:
         if isinstance(message, p.Berserk):
             await self._berserk(player, message.room)
             return
+        if isinstance(message, p.UnwatchTournament):
+            self.watchers.unwatch(client)
+            return
+        if isinstance(message, p.GetTournament):  # here: the watcher's node, before forwarding
+            await self.watchers.watch(client, message.tournament)
         if isinstance(message, SCHEDULE_MESSAGES):
             self.outbox.send([client], await self.schedules.handle(client, message))
             return
@@ -461,7 +469,10 @@ class TournamentDesk:
         self.pushed_at[tid] = self.now()
         top = self.state(tid)
         # One frame made once, each player's own row spliced in where ``you`` is null.
-        head, mark, tail = p.encode(top).partition('"you":null,')
+        encoded = p.encode(top)
+        # Watchers first: an entrant who also watches ends on the frame with its own row.
+        self.outbox.to_players_encoded([address(tid)], encoded)
+        head, mark, tail = encoded.partition('"you":null,')
         assert mark, "a tournament message has a you field"
         for row in self.arenas[tid].standings():
             self.outbox.to_players_encoded(
@@ -755,7 +766,8 @@ class TournamentDesk:
         return None if stored is None else room_of(stored)[0]
 
     def _push_rounds(self, tid: str) -> None:
-        self.outbox.to_players(list(self.events[tid].entrants), self.round_state(tid))
+        self.outbox.to_players([address(tid), *self.events[tid].entrants],
+                               self.round_state(tid))
 
     async def _next_round(self, tid: str) -> None:
         """Pair and start rounds until one has a game to play, or finish the event (the

@@ -4,7 +4,9 @@ Modules: ``weights`` (every tunable), ``patterns`` (the learned static score, it
 ``patterns.npz``), ``evaluation`` (the hand-made one, kept for comparison, and the scores of
 finished games), ``alphabeta`` (the compiled midgame PVS and endgame solver), ``engine``
 (iterative deepening, the solve and the opening ``book``), ``train`` (makes the training data
-and fits the patterns), ``book_build`` (makes the book).
+and fits the patterns), ``book_build`` (makes the book), ``probcut`` (the Multi-ProbCut table
+of the selective midgame search, in ``probcut.json``) and ``probcut_fit`` (measures and fits
+it).
 """
 
 from ai.othello.engine import search, warm_up

@@ -22,10 +22,22 @@ Control array ``ctl`` (int64): ``[NODES]`` nodes so far, ``[MAX_NODES]`` budget,
 set once the stop flag or the budget ended the search (its results are then meaningless),
 ``[USE_TT]`` 0 to search without either table (reference comparisons: the endgame table only
 turns on at ``END_TT`` empties, so its tests need a table-free solve of bigger endgames),
-``[GENERATION]``.
+``[GENERATION]``, ``[SELECTIVE]`` 1 to let the midgame prune by Multi-ProbCut.
+
+Multi-ProbCut (Buro's selective search, midgame only): at a null-window node whose depth
+left ``D`` has a row in the ``probcut`` table (``ai.othello.probcut``: the shallow depth
+``d``, and the fit ``deep = a * shallow + b`` with its error ``sigma`` for that ``D`` and the
+node's empties), a null-window search to ``d`` around ``(beta + t * sigma - b) / a`` (and
+likewise below ``alpha``) that fails predicts that the full search would fail too, with a
+confidence set by ``t``, and the node returns that bound at once. Never at a principal-
+variation node (its window is wider than one), never in the endgame solver. Its shallow
+searches are full-width, and a selective search keys its table entries apart (``_MPC_SALT``)
+so a full-width search sharing the table never reads a selective bound as its own.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
@@ -34,6 +46,7 @@ from ai import jitcache, tt
 from ai.othello import evaluation, patterns, weights
 from ai.othello.evaluation import evaluate, terminal
 from ai.othello.weights import (
+    DISC,
     END_ETC,
     END_FIRST,
     END_SHALLOW,
@@ -41,6 +54,7 @@ from ai.othello.weights import (
     END_TT,
     INF,
     ORDER_SORT_DEPTH,
+    WIN,
 )
 from games.othello import kernels as rules
 from games.othello.kernels import (
@@ -59,7 +73,7 @@ from games.othello.kernels import (
 jitcache.drop_stale(__file__, tt.__file__, evaluation.__file__, patterns.__file__,
                     weights.__file__, rules.__file__)
 
-NODES, MAX_NODES, ABORTED, USE_TT, GENERATION = 0, 1, 2, 3, 4
+NODES, MAX_NODES, ABORTED, USE_TT, GENERATION, SELECTIVE = 0, 1, 2, 3, 4, 5
 POLL = 4095
 """The stop flag and the node budget are checked when ``nodes & POLL == 0``."""
 MAX_PLY = 128
@@ -72,17 +86,26 @@ _S1, _S7, _S8, _S9, _S29, _S32 = _U(1), _U(7), _U(8), _U(9), _U(29), _U(32)
 _NOT_A = _U(0xFEFEFEFEFEFEFEFE)
 _NOT_H = _U(0x7F7F7F7F7F7F7F7F)
 _END_SALT = _U(0x5851F42D4C957F2D)
+_MPC_SALT = _U(0x2545F4914F6CDD1D)
 _QUADRANTS = (_U(0x000000000F0F0F0F), _U(0x00000000F0F0F0F0),
               _U(0x0F0F0F0F00000000), _U(0xF0F0F0F000000000))
 
 
-def new_control(max_nodes: int | None = None, use_tt: bool = True, generation: int = 0
-                ) -> np.ndarray:
-    ctl = np.zeros(5, dtype=np.int64)
+def new_control(max_nodes: int | None = None, use_tt: bool = True, generation: int = 0,
+                selective: bool = False) -> np.ndarray:
+    ctl = np.zeros(6, dtype=np.int64)
     ctl[MAX_NODES] = max_nodes if max_nodes is not None else np.iinfo(np.int64).max
     ctl[USE_TT] = int(use_tt)
     ctl[GENERATION] = generation & 0xFF
+    ctl[SELECTIVE] = int(selective)
     return ctl
+
+
+NO_PROBCUT = np.zeros((0, 0, 4), dtype=np.float64)
+"""A ``probcut`` table with no rows: the midgame never prunes selectively with it."""
+PROBCUT_MARGIN = WIN - 64 * DISC
+"""Windows beyond this (a finished game's scores) get no ProbCut: the fits are of
+evaluations, not of won or lost games."""
 
 
 def new_buffers() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -171,13 +194,14 @@ def _order_mid(
 # types differ from the outer call's (an int literal, say) reloads broken (numba #6713).
 @njit(
     "int64(uint64, uint64, int64, int64, int64, int64, uint64[:, ::1], int64[::1], int64[::1],"
-    " int64[:, ::1], int64[:, ::1], int64[::1], int16[:, ::1])",
+    " int64[:, ::1], int64[:, ::1], int64[::1], int16[:, ::1], float64[:, :, ::1])",
     cache=True, nogil=True,
 )
 def _pvs(
     P: np.uint64, O: np.uint64, depth: int, alpha: int, beta: int, ply: int,
     table: np.ndarray, ctl: np.ndarray, stop: np.ndarray,
     buf: np.ndarray, killers: np.ndarray, history: np.ndarray, pattern_table: np.ndarray,
+    probcut: np.ndarray,
 ) -> int:
     if _tick(ctl, stop):
         return 0
@@ -188,9 +212,11 @@ def _pvs(
         if legal_moves(O, P) == ZERO:
             return terminal(P, O)
         return -_pvs(O, P, depth - 1, -beta, -alpha, ply + 1, table, ctl, stop, buf, killers,
-                     history, pattern_table)
+                     history, pattern_table, probcut)
     use_tt = ctl[USE_TT] != 0 and depth >= 2
     key = hash_key(P, O)
+    if ctl[SELECTIVE] != 0:
+        key ^= _MPC_SALT
     tt_move = -1
     alpha0 = alpha
     if use_tt:
@@ -206,6 +232,40 @@ def _pvs(
                     return score
                 if bound == tt.UPPER and score <= alpha:
                     return score
+    if (
+        ctl[SELECTIVE] != 0 and beta - alpha == 1 and depth < probcut.shape[1]
+        and -PROBCUT_MARGIN < alpha and beta < PROBCUT_MARGIN
+    ):
+        # Multi-ProbCut; ``probcut[empties, depth]`` holds ``(d, a, b, t * sigma)``. The
+        # shallow searches run with SELECTIVE off: full-width as the fit was measured, and
+        # keyed as full-width results in the table.
+        empties = 64 - popcount(P | O)
+        d = int(probcut[empties, depth, 0])
+        if d > 0:
+            a = probcut[empties, depth, 1]
+            b = probcut[empties, depth, 2]
+            margin = probcut[empties, depth, 3]
+            cut = 0
+            ctl[SELECTIVE] = 0
+            high = int(math.ceil((beta + margin - b) / a))
+            if high < PROBCUT_MARGIN:
+                score = _pvs(P, O, d, high - 1, high, ply, table, ctl, stop, buf, killers,
+                             history, pattern_table, probcut)
+                if score >= high:
+                    cut = 1
+            low = int(math.floor((alpha - margin - b) / a))
+            if cut == 0 and ctl[ABORTED] == 0 and low > -PROBCUT_MARGIN:
+                score = _pvs(P, O, d, low, low + 1, ply, table, ctl, stop, buf, killers,
+                             history, pattern_table, probcut)
+                if score <= low:
+                    cut = -1
+            ctl[SELECTIVE] = 1
+            if ctl[ABORTED] != 0:
+                return 0
+            if cut > 0:
+                return beta
+            if cut < 0:
+                return alpha
     keys = np.empty(40, dtype=np.int64)
     n = _order_mid(P, O, moves, depth, ply, tt_move, buf, killers, history, keys)
     best = -INF
@@ -217,13 +277,13 @@ def _pvs(
         nO = P | f | (ONE << _U(sq))
         if i == 0:
             score = -_pvs(nP, nO, depth - 1, -beta, -alpha, ply + 1, table, ctl, stop, buf,
-                          killers, history, pattern_table)
+                          killers, history, pattern_table, probcut)
         else:
             score = -_pvs(nP, nO, depth - 1, -alpha - 1, -alpha, ply + 1, table, ctl, stop,
-                          buf, killers, history, pattern_table)
+                          buf, killers, history, pattern_table, probcut)
             if alpha < score < beta:
                 score = -_pvs(nP, nO, depth - 1, -beta, -score, ply + 1, table, ctl, stop,
-                              buf, killers, history, pattern_table)
+                              buf, killers, history, pattern_table, probcut)
         if ctl[ABORTED] != 0:
             return 0
         if score > best:
@@ -253,12 +313,15 @@ def mid_root(
     P: np.uint64, O: np.uint64, depth: int, root_moves: np.ndarray, scores: np.ndarray,
     multipv: int, table: np.ndarray, ctl: np.ndarray, stop: np.ndarray,
     buf: np.ndarray, killers: np.ndarray, history: np.ndarray, pattern_table: np.ndarray,
+    probcut: np.ndarray,
 ) -> int:
     """Search ``root_moves`` (in that order) to ``depth``; fills ``scores``, returns the best.
 
-    Leaves are scored by ``leaf`` with ``pattern_table``. The best ``multipv`` moves get exact
-    scores; the others' scores may be upper bounds. A root with no legal move must be given
-    ``[PASS]``. The result is meaningless if ``ctl[ABORTED]`` is set.
+    Leaves are scored by ``leaf`` with ``pattern_table``; with ``ctl[SELECTIVE]`` set, nodes
+    with a row in ``probcut`` may be cut by Multi-ProbCut (``NO_PROBCUT``: never). The best
+    ``multipv`` moves get exact scores; the others' scores may be upper bounds. A root with
+    no legal move must be given ``[PASS]``. The result is meaningless if ``ctl[ABORTED]`` is
+    set.
     """
     n = root_moves.shape[0]
     best = -INF
@@ -277,13 +340,13 @@ def mid_root(
             nP, nO = O ^ f, P | f | (ONE << _U(sq))
         if i < multipv:
             score = -_pvs(nP, nO, depth - 1, -INF, INF, 1, table, ctl, stop, buf, killers,
-                          history, pattern_table)
+                          history, pattern_table, probcut)
         else:
             score = -_pvs(nP, nO, depth - 1, -bar - 1, -bar, 1, table, ctl, stop, buf,
-                          killers, history, pattern_table)
+                          killers, history, pattern_table, probcut)
             if score > bar:
                 score = -_pvs(nP, nO, depth - 1, -INF, -bar, 1, table, ctl, stop, buf,
-                              killers, history, pattern_table)
+                              killers, history, pattern_table, probcut)
         if ctl[ABORTED] != 0:
             return best_i
         scores[i] = score
@@ -291,8 +354,10 @@ def mid_root(
             best = score
             best_i = i
     if ctl[USE_TT] != 0:
-        tt.store(table, hash_key(P, O), best, depth, tt.EXACT, root_moves[best_i],
-                 ctl[GENERATION])
+        key = hash_key(P, O)
+        if ctl[SELECTIVE] != 0:
+            key ^= _MPC_SALT
+        tt.store(table, key, best, depth, tt.EXACT, root_moves[best_i], ctl[GENERATION])
     return best_i
 
 

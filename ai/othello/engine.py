@@ -28,6 +28,11 @@ position is solved, a last exact one. How it decides:
 - a forced move (one legal move or a pass) with more than ``AUTO_SOLVE_EMPTIES`` empties,
   unless a depth or the exact solve is asked for: the first iteration alone, at once.
 
+With ``limits.selective`` (the levels bounded by time alone) the midgame iterations prune by
+Multi-ProbCut (``ai.othello.probcut``, ``weights.PROBCUT_T``): a depth is reached with a
+fraction of the nodes, and its score is the selective search's, not the full-width value. The
+exact and win/loss/draw solves never prune.
+
 The first iteration runs without the clock or the node budget (depth 1 costs a few dozen
 nodes), so a move always comes back even when the deadline has passed. The clock starts when
 ``search`` is called, and the kernels are stopped ``weights.HARD_TIME_MARGIN`` before the
@@ -47,7 +52,7 @@ from ai import tt
 from ai.clock import StopFlag
 from ai.limits import Iteration, Limits
 from ai.othello import alphabeta as kernels
-from ai.othello import book, patterns
+from ai.othello import book, patterns, probcut
 from ai.othello.evaluation import to_discs
 from ai.othello.weights import (
     AUTO_SOLVE_EMPTIES,
@@ -56,6 +61,7 @@ from ai.othello.weights import (
     EVALUATIONS,
     HARD_TIME_MARGIN,
     INF,
+    PROBCUT_T,
     SOLVE_SECONDS,
     SOLVE_TIME_SHARE,
     TT_BITS,
@@ -143,12 +149,13 @@ def _pv(table: np.ndarray, P: int, O: int, first: int, salt: int, length: int) -
     return tuple(pv)
 
 
-def search(state: OthelloState, limits: Limits, evaluation: str | None = None
-           ) -> Iterator[Iteration]:
+def search(state: OthelloState, limits: Limits, evaluation: str | None = None,
+           probcut_t: float | None = None) -> Iterator[Iteration]:
     """Yield each finished iteration of a search of ``state``; see the module docstring.
 
     ``evaluation`` picks the midgame's static score (``weights.EVALUATIONS``; default
-    ``weights.EVALUATION``): comparison matches set it, the server never does."""
+    ``weights.EVALUATION``) and ``probcut_t`` a selective search's confidence (default
+    ``weights.PROBCUT_T``): comparison benchmarks set them, the server never does."""
     started = time.perf_counter()  # the caller's clock starts at its call, not at our tables
     legal = state.legal_moves()
     if not legal:
@@ -170,7 +177,14 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
     forced = (len(legal) == 1 and not limits.exact and limits.depth is None
               and empties > AUTO_SOLVE_EMPTIES)
     mid_table, end_table, generation = _TABLES.get(evaluation or EVALUATION)
-    ctl = kernels.new_control(limits.nodes, use_tt=True, generation=generation)
+    # Selective (Multi-ProbCut) midgame iterations, when the limits allow them; the exact
+    # solve never prunes. Their table entries are keyed apart (``kernels._MPC_SALT``).
+    cuts = kernels.NO_PROBCUT
+    if limits.selective:
+        cuts = probcut.kernel_table(PROBCUT_T if probcut_t is None else probcut_t)
+    salt = int(kernels._MPC_SALT) if limits.selective else 0
+    ctl = kernels.new_control(limits.nodes, use_tt=True, generation=generation,
+                              selective=limits.selective)
     buf, killers, history = kernels.new_buffers()
     never = np.zeros(1, dtype=np.int64)
     multipv = min(limits.multipv, len(legal))
@@ -207,7 +221,7 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
             stop = never if depth == 1 else flag.array
             best_i = kernels.mid_root(
                 _U(P), _U(O), depth, order, scores, multipv, mid_table, ctl, stop, buf,
-                killers, history, leaves,
+                killers, history, leaves, cuts,
             )
             if ctl[kernels.ABORTED]:
                 break
@@ -217,7 +231,7 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
                 depth=depth,
                 score=to_discs(int(scores[0])),
                 move=int(order[0]),
-                pv=_pv(mid_table, P, O, int(order[0]), 0, depth),
+                pv=_pv(mid_table, P, O, int(order[0]), salt, depth),
                 nodes=int(ctl[kernels.NODES]),
                 seconds=time.perf_counter() - started,
                 exact=False,
@@ -259,7 +273,7 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
         low, high = -INF, INF
         if wld:
             answer = _wld(P, O, order, mid_scores, mid_depth, end_table, ctl, flag, started,
-                          mid_table)
+                          mid_table, salt)
             yield answer
             if answer.outcome is None or answer.outcome == 0 or not exact_after:
                 return  # cut by the deadline, a draw (already exact), or no time for more
@@ -286,7 +300,7 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None
 
 def _wld(P: int, O: int, order: np.ndarray, mid_scores: np.ndarray, mid_depth: int,
          end_table: np.ndarray, ctl: np.ndarray, flag: StopFlag, started: float,
-         mid_table: np.ndarray) -> Iteration:
+         mid_table: np.ndarray, salt: int = 0) -> Iteration:
     """The win/loss/draw solve of the root (``order``: the moves, the midgame's best first,
     with ``mid_scores`` from its last iteration at ``mid_depth``) as the search's answer.
 
@@ -310,7 +324,7 @@ def _wld(P: int, O: int, order: np.ndarray, mid_scores: np.ndarray, mid_depth: i
                          nodes=nodes, seconds=seconds, exact=True, root_scores=((move, 0),),
                          outcome=0)
     score = to_discs(int(mid_scores[best_i]))
-    pv = _pv(mid_table, P, O, move, 0, mid_depth) if best_i == 0 else (move,)
+    pv = _pv(mid_table, P, O, move, salt, mid_depth) if best_i == 0 else (move,)
     return Iteration(depth=mid_depth, score=score, move=move, pv=pv, nodes=nodes,
                      seconds=seconds, exact=False, root_scores=((move, score),),
                      outcome=outcome)
@@ -335,7 +349,8 @@ def solve_outcome(state: OthelloState, evaluation: str | None = None) -> Iterati
         for depth in range(1, max(1, min(PRE_SOLVE_DEPTH, empties - 10)) + 1):
             scores = np.full(len(order), -INF, dtype=np.int64)
             best_i = kernels.mid_root(_U(P), _U(O), depth, order, scores, 1, mid_table, ctl,
-                                      flag.array, buf, killers, history, leaves)
+                                      flag.array, buf, killers, history, leaves,
+                                      kernels.NO_PROBCUT)
             order, scores = _best_first(order, scores, best_i)
         return _wld(P, O, order, scores, depth, end_table, ctl, flag, started, mid_table)
 
@@ -379,6 +394,8 @@ def warm_up() -> float:
     for _ in search(state, Limits(depth=3)):
         pass
     for _ in search(state, Limits(depth=3), evaluation="classic"):
+        pass
+    for _ in search(state, Limits(depth=4, selective=True)):
         pass
     for _ in search(state, Limits(exact=True)):
         pass
@@ -427,7 +444,7 @@ def fixed_depth_value(state: OthelloState, depth: int, use_tt: bool = False,
     scores = np.full(len(order), -INF, dtype=np.int64)
     stop = np.zeros(1, dtype=np.int64)
     best_i = kernels.mid_root(_U(P), _U(O), depth, order, scores, 1, table, ctl, stop, buf,
-                              killers, history, leaves)
+                              killers, history, leaves, kernels.NO_PROBCUT)
     return int(scores[best_i])
 
 

@@ -14,7 +14,7 @@ const FIELDS = [
   // [field, kind]: how a level's knob is edited and sent.
   ["order", "int"], ["description", "text"], ["max_depth", "int?"], ["soft_time", "float"],
   ["hard_time", "float"], ["nodes", "int?"], ["candidates", "int"], ["margin", "int"],
-  ["rails", "bool"],
+  ["rails", "bool"], ["selective", "bool"],
 ];
 
 const $ = (sel) => document.querySelector(sel);

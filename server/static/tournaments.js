@@ -172,16 +172,28 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     if (location.hash !== hash) location.hash = hash; // app.js routes here again on hashchange
   }
 
+  let watching = null;      // the tournament this connection asked for: the server pushes it here
+
   /** Show ``id``'s page (app.js calls this when the link names it). Its state is asked for
-   * unless this player is in it: the server pushes every change to its players. */
+   * once unless this player is in it: the server then pushes every change of it to this
+   * connection (as to its players) until another is asked for or the page is left. */
   function show(id) {
     if (shown !== id && (!known.has(id) || mine(known.get(id)) === null)) {
-      client.request({ type: "get_tournament", tournament: id });
+      // Not greeted yet: the welcome asks (once, so the server is not asked twice).
+      if (client.ready) client.request({ type: "get_tournament", tournament: id });
+      watching = id;
     }
     shown = id;
   }
 
-  function hide() { shown = null; }
+  /** The page is left: its pushes are no longer wanted. */
+  function hide() {
+    shown = null;
+    if (watching !== null) {
+      watching = null;
+      client.request({ type: "unwatch_tournament" });
+    }
+  }
 
   /** This player's row of a message, as the server sent it (an arena) or found by id. */
   function mine(msg) {
@@ -194,6 +206,10 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
   function onMessage(msg) {
     const id = msg.tournament.id;
     const fresh = !known.has(id);
+    // A player who also watches gets the watchers' frame (no own row) as well as its own.
+    const before = known.get(id);
+    if (msg.type === "tournament" && msg.you === null && before?.you
+        && before.you.player.id === me()?.id) msg = { ...msg, you: before.you };
     known.set(id, msg);
     const i = listed.findIndex((v) => v.id === id);
     if (i >= 0) listed[i] = msg.tournament;
@@ -219,9 +235,6 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
   $("t-pause").addEventListener("click", () => act("pause_tournament"));
   $("t-withdraw").addEventListener("click", () => act("withdraw_tournament"));
   $("t-start").addEventListener("click", () => act("start_tournament"));
-  $("t-refresh").addEventListener("click", () => {
-    if (shown) client.request({ type: "get_tournament", tournament: shown });
-  });
   $("t-copy").addEventListener("click", async () => {
     const link = `${location.origin}${location.pathname}#tournament/${shown}`;
     try { await navigator.clipboard.writeText(link); toast(t("common.copied")); } catch { toast(link); }
@@ -415,7 +428,6 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     renderActions(msg, you);
     renderPodium(msg);
     renderStandings(msg, you);
-    $("t-push-note").hidden = you !== null;
     renderGames(msg);
     renderCrosstable(msg);
   }
@@ -430,7 +442,10 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
       fillForm();
       kindChanged();
       client.request({ type: "list_tournaments" });
-      if (shown) client.request({ type: "get_tournament", tournament: shown });
+      if (shown) {
+        client.request({ type: "get_tournament", tournament: shown });
+        watching = shown;
+      }
     },
     onList(msg) { listed = msg.tournaments; listedAt = performance.now(); renderList(); },
     onTournament: onMessage,

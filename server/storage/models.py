@@ -73,6 +73,9 @@ class Game(Base):
     berserk: Mapped[int] = mapped_column(SmallInteger, default=0, server_default=text("0"))
     """The seats that went berserk (an arena's halved clock), one bit each: 1 seat 0, 2
     seat 1 (migration 0015)."""
+    evaluation: Mapped[bool] = mapped_column(Boolean, default=False,
+                                             server_default=text("false"))
+    """The creator asked to see the engine's evaluation (migration 0016)."""
 
     __table_args__ = (
         # "My games, newest first": one index per seat, each already in the order shown.

@@ -212,3 +212,19 @@ def test_a_forced_move_is_played_without_looking_at_the_search() -> None:
     state = C4.parse_moves("4427612253772523425455634741753716666313")
     assert state.legal_moves() == [0]
     assert choose_move(state, level(), 3, [iteration(5, [(5, 9)])]) == 0
+
+
+def test_selective_search_follows_the_depth_unless_an_admin_sets_it() -> None:
+    """Left out, the knob is on exactly for the levels bounded by time alone; set, it wins;
+    a level stored before the knob existed gets the rule."""
+    for game in ("othello", "connect4"):
+        for level in DEFAULT_LEVELS[game]:
+            assert level.selective is (level.max_depth is None), level.name
+            assert level.limits().selective is (level.max_depth is None)
+    expert = DEFAULT_LEVELS["othello"][-1]
+    stored = {k: v for k, v in expert.to_dict().items() if k != "selective"}
+    assert Level.from_dict(stored).selective is True
+    full_width = Level.from_dict({**expert.to_dict(), "selective": False})
+    assert full_width.limits().selective is False
+    hard = DEFAULT_LEVELS["othello"][-2]
+    assert Level.from_dict({**hard.to_dict(), "selective": True}).limits().selective is True

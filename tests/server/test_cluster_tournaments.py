@@ -100,7 +100,17 @@ async def test_an_arena_on_one_node_is_joined_played_and_pushed_on_the_other(
     (listed,) = (await cy.request("list_tournaments"))["tournaments"]
     assert listed["id"] == tid and listed["players"] == 2  # counted from the store there
     assert tid not in two.app.tournaments.records  # node two never paired it
-    for client in (ann, bob, cy):
+    # Cy, who asked on node two and never joined, is pushed Dee's join on node one.
+    dee = await Client.open(one.url, "Dee")
+    await dee.send(type="join_tournament", tournament=tid)
+    await dee.expect("tournament")
+    while True:
+        watched = await cy.expect("tournament", timeout=10)
+        if watched["tournament"]["players"] == 3:
+            break
+    assert watched["you"] is None and cy.player_id not in [
+        r["player"]["id"] for r in watched["standings"]]
+    for client in (ann, bob, cy, dee):
         await client.close()
 
 

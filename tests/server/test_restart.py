@@ -69,3 +69,33 @@ async def test_a_token_signed_with_another_secret_is_refused() -> None:
         client = await Client.open(server.url, hello=False)
         error = await client.request("hello", version=1, resume=forged)
         assert error["code"] == "bad_resume_token"
+
+
+async def test_a_casual_game_showing_the_evaluation_still_shows_it_after_a_restart() -> None:
+    """The creator's wish to see the engine's evaluation is stored with the game: after a
+    restart the AI's thinking still carries its score (the scripted engine scores 0)."""
+    from server.engines import AiPool
+
+    async def scripted() -> AiPool:
+        pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:unhurried",
+                      warm_up="scripted_engines:warm_up")
+        await pool.start(wait_ready=True, timeout=60)
+        return pool
+
+    store = MemoryStore()
+    async with running(port=0, store=store, secret=SECRET, pool=await scripted()) as first:
+        ann = await Client.open(first.url, "Ann")
+        await ann.send(type="create_room", game="connect4", seat=1, opponent={
+            "kind": "ai", "level": "easy", "evaluation": True})
+        made = await ann.expect("move_made", ply=0, timeout=30)
+        assert made["thought"]["score"] == 0
+        token = ann.welcome["resume"]
+    async with running(port=0, store=store, secret=SECRET, pool=await scripted()) as second:
+        ann = await Client.open(second.url, None, resume=token)
+        await ann.expect("room_state")
+        ann.seen.clear()
+        await ann.send(type="move", room=made["room"], ply=1, move="1")
+        reply = await ann.expect("move_made", ply=2, timeout=30)
+        thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
+        assert thinking and all(m["score"] == 0 for m in thinking)
+        assert reply["thought"]["score"] == 0

@@ -3,6 +3,7 @@ scored when a game ends, standings pushed; bad requests refused; a restart keeps
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -244,3 +245,68 @@ async def test_a_private_arena_is_not_listed_but_joined_by_its_link(server: Runn
     assert joined["tournament"]["id"] == hidden and joined["you"]["status"] == "active"
     for client in (ann, bob):
         await client.close()
+
+
+async def pushes_so_far(client: Client) -> list[dict[str, Any]]:
+    """The ``tournament`` messages that reached ``client`` before the pong to a ping now."""
+    mark = len(client.seen)
+    await client.send(type="ping", id=99)
+    await client.expect("pong")
+    return [m for m in client.seen[mark:] if m["type"] == "tournament"]
+
+
+async def test_watchers_are_pushed_the_standings_within_a_cap_until_they_unwatch() -> None:
+    """A connection that asks for an arena it has not joined is pushed its changes; past the
+    cap (one here) another is only answered; ``unwatch_tournament``, asking for another
+    arena or closing frees the place."""
+    from server.app import Settings
+
+    async with running(settings=Settings(tournament_watchers=1, standings_push_seconds=0.0)) as srv:
+        srv.app.accounts.hasher = CHEAP_HASHER
+        ann = await Client.open(srv.url, "Ann")
+        await sign_up(ann, "Ann")
+        tid = await make_arena(ann, starts_in=3600)
+        other = await make_arena(ann, starts_in=3600)
+        wes = await Client.open(srv.url, "Wes")
+        xi = await Client.open(srv.url, "Xi")
+        for watcher in (wes, xi):
+            answer = await watcher.request("get_tournament", tournament=tid)
+            assert answer["type"] == "tournament" and answer["you"] is None
+
+        async def join(name: str) -> None:
+            one = await Client.open(srv.url, name)
+            await one.send(type="join_tournament", tournament=tid)
+            await one.expect("tournament")  # pushes are written before the answer
+
+        await join("Bob")
+        (pushed,) = await pushes_so_far(wes)
+        assert pushed["tournament"]["players"] == 1 and pushed["you"] is None
+        assert pushed["standings"][0]["player"]["name"] == "Bob"
+        assert await pushes_so_far(xi) == []  # over the cap: answered, not pushed
+
+        await wes.send(type="unwatch_tournament")
+        assert await pushes_so_far(wes) == []  # (its unwatch is done by the pong)
+        assert (await xi.request("get_tournament", tournament=tid))["type"] == "tournament"
+        await join("Cy")
+        assert await pushes_so_far(wes) == []
+        assert [m["tournament"]["players"] for m in await pushes_so_far(xi)] == [2]
+
+        # Asking for another arena moves the one watch a connection has; closing ends it.
+        await xi.request("get_tournament", tournament=other)
+        assert (await wes.request("get_tournament", tournament=tid))["type"] == "tournament"
+        await join("Dan")
+        assert await pushes_so_far(xi) == []
+        assert len(await pushes_so_far(wes)) == 1
+        await wes.close()
+        zed = await Client.open(srv.url, "Zed")
+        while srv.app.tournaments.watchers.counts.get(tid):
+            await asyncio.sleep(0.01)  # the server notices the close
+        await zed.request("get_tournament", tournament=tid)
+        await join("Eve")
+        assert [m["tournament"]["players"] for m in await pushes_so_far(zed)] == [4]
+        # Bad input changes nothing: an unwatch with nothing watched is not an error.
+        await zed.send(type="unwatch_tournament")
+        await zed.send(type="unwatch_tournament")
+        assert await pushes_so_far(zed) == []
+        for client in (ann, xi, zed):
+            await client.close()

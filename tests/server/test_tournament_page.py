@@ -2,9 +2,10 @@
 server: a person makes an arena from the lobby, a second (another browser) finds it in the
 list and joins, both are taken into the game they are paired in, a third watches it in one
 click from the tournament's page; when the game ends the standings the server pushes show the
-score (the players' pages never ask for them again), and when the arena ends the podium
-shows. The ladder's page shows the rating list with error bars, the chart of the ratings
-over time and an entrant's head-to-head scores, for a ladder restored from the store.
+score (the players' pages never ask for them again, nor does a fourth who only keeps the
+tournament's page open), and when the arena ends the podium shows. The ladder's page shows
+the rating list with error bars, the chart of the ratings over time and an entrant's
+head-to-head scores, for a ladder restored from the store.
 Screenshots are left in the test's tmp_path."""
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ async def test_an_arena_made_on_the_page_pairs_two_people_pushes_standings_and_e
         await expect(listed).to_contain_text("1 player · Ends in")
         await listed.get_by_role("button", name="Open the tournament Quick arena").click()
         await expect(bob.locator("#t-name")).to_have_text("Quick arena")
-        await expect(bob.locator("#t-push-note")).to_be_visible()
+        await expect(bob.locator("#t-refresh")).to_have_count(0)  # pushed: nothing to ask
         joined_at = len(bob_sent)
         await bob.click("#t-join")
         for page in (ann, bob):
@@ -122,6 +123,13 @@ async def test_an_arena_made_on_the_page_pairs_two_people_pushes_standings_and_e
         await game.get_by_role("button", name="Watch").click()
         await expect(cy.locator("#watching")).to_be_visible()
         assert await cy.evaluate("location.hash") == room
+
+        # Dee never joins: it keeps the tournament's page open and is pushed its changes.
+        dee_sent: list[str] = []
+        dee = await open_watched(await browser.new_context(), f"{base}#tournament/{tid[1]}",
+                                 problems, dee_sent)
+        await expect(dee.locator("#t-standings tr[data-player]")).to_have_count(2)
+        await expect(dee.locator("#t-standings td.score").first).to_have_text("0")
 
         # Two moves, then the second player resigns: the first wins.
         legal = "#board-wrap .cell[data-move]"
@@ -146,10 +154,14 @@ async def test_an_arena_made_on_the_page_pairs_two_people_pushes_standings_and_e
         await expect(first.locator("#t-you")).to_have_text("You: #1, 2 points after 1 game")
         await expect(second.locator("#t-you")).to_have_text("You: #2, 0 points after 1 game")
         await expect(ann.locator("#t-podium")).to_be_hidden()
+        dee_top = dee.locator("#t-standings tr[data-player]").first
+        await expect(dee_top).to_contain_text(winner)
+        await expect(dee_top.locator("td.score")).to_have_text("2")
+        await expect(dee.locator("#t-you")).to_have_text("")
 
         # The arena ends: the podium comes to both, pushed.
         end_soon(srv, tid[1], 0.5)
-        for page in (ann, bob):
+        for page in (ann, bob, dee):
             await expect(page.locator("#t-podium")).to_be_visible()
             await expect(page.locator("#t-countdown")).to_have_text("Finished")
             await expect(page.locator("#t-podium .p1")).to_contain_text(winner)
@@ -164,6 +176,7 @@ async def test_an_arena_made_on_the_page_pairs_two_people_pushes_standings_and_e
         assert "join_tournament" in ann_sent[ann_joined_at:]
         assert "get_tournament" not in ann_sent[ann_joined_at:]
         assert "get_tournament" not in bob_sent[joined_at:]
+        assert dee_sent.count("get_tournament") == 1 and "join_tournament" not in dee_sent
     assert problems == []
 
 

@@ -101,6 +101,14 @@ async def test_a_game_between_two_levels_loads_back_with_both(store: Store) -> N
     assert (one.level_of(0), one.level_of(1)) == (None, "level-3")
 
 
+async def test_a_game_showing_the_engines_evaluation_loads_back_showing_it(store: Store) -> None:
+    shown, hidden = a_game("g1", evaluation=True), a_game("g2")
+    for game in (shown, hidden):
+        await store.save_game(game)
+    assert [(await store.load_game(g))[0].evaluation for g in ("g1", "g2")] == [  # type: ignore[index]
+        True, False]
+
+
 async def test_saving_a_game_again_records_its_result_and_keeps_its_moves(store: Store) -> None:
     await store.save_game(a_game("g1"))
     await store.append_move(a_move("g1", 0))
