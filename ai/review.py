@@ -140,15 +140,22 @@ def use_store(store: ProvenStore | None) -> None:
 
 
 class _Proven:
-    """The proven values a review or an analysis found in the store, and the ones it proved
-    (kept at the end, in one call)."""
+    """The proven values a review or an analysis found without a proof (the ``solver``
+    module's ``known_value``, the shipped book, then the store), and the ones it proved (kept
+    at the end, in one call)."""
 
-    def __init__(self, states: Sequence[State]) -> None:
+    def __init__(self, states: Sequence[State], solver: str | None = None) -> None:
         self.found: dict[State, _Valued] = {}
         self.learned: list[tuple[State, CachedResult]] = []
+        known = getattr(importlib.import_module(solver), "known_value", None) if solver else None
+        if known is not None:
+            for state in states:
+                hit = None if state.is_over() else known(state)
+                if hit is not None:
+                    self.found[state] = _Valued(hit[0], hit[1], True)
         if _store is None:
             return
-        wanted = [s for s in states if not s.is_over()]
+        wanted = [s for s in states if not s.is_over() and s not in self.found]
         try:
             hits = _store.lookup(wanted) if wanted else []
         except Exception:  # a store that fails is a store that holds nothing
@@ -238,7 +245,8 @@ def review(game_name: str, moves: Sequence[int], solve_seconds: float = C4_SOLVE
     states = [game.initial()]
     for move in moves:
         states.append(states[-1].play(move))
-    proven = _Proven(states if rules_of(game_name).solver is not None else [])
+    solver = rules_of(game_name).solver
+    proven = _Proven(states if solver is not None else [], solver)
     valued: list[_Valued] = [_terminal(states[-1])] if states[-1].is_over() else []
     last = len(states) - (1 if valued else 0)
     for ply in range(last - 1, -1, -1):  # valued[0] is the value of states[ply + 1]
@@ -277,7 +285,7 @@ def analyse(state: State, check: Check = _no_check, stop: np.ndarray | None = No
     rules = rules_of(state.game_name)
     if rules.solver is not None:
         children = [state.play(move) for move in legal]
-        proven = _Proven(children)
+        proven = _Proven(children, rules.solver)
         found = []
         for move, child in zip(legal, children, strict=True):
             known = proven.get(child)
@@ -293,8 +301,88 @@ def analyse(state: State, check: Check = _no_check, stop: np.ndarray | None = No
         proven.keep()
     else:
         found = _searched_moves(rules, state, legal)
+    return _best_first(found, legal)
+
+
+def analyse_known(state: State) -> list[MoveValue] | None:
+    """``analyse``'s answer where it needs no proof and no store: every move's value known
+    to the game's solver module without a search (``known_value``: Connect Four's shipped
+    book, which holds every position of the first plies), best first; None if one is not
+    known (or the game has no such module). Cheap enough for the server's own process, so the
+    first plies of any game are answered without waiting for a worker."""
+    legal = state.legal_moves()
+    solver = rules_of(state.game_name).solver if legal else None
+    known = getattr(importlib.import_module(solver), "known_value", None) if solver else None
+    if known is None:
+        return None
+    found = []
+    for move in legal:
+        child = state.play(move)
+        if child.is_over():
+            done = _terminal(child).value
+            assert done is not None
+            found.append(MoveValue(move, -done, True))
+            continue
+        hit = known(child)
+        if hit is None:
+            return None
+        found.append(MoveValue(move, -hit[0], True))
+    return _best_first(found, legal)
+
+
+def _best_first(found: list[MoveValue], legal: list[int]) -> list[MoveValue]:
+    """Valued moves first, best first; ties in the order of ``legal``."""
     order = {m: i for i, m in enumerate(legal)}
     return sorted(found, key=lambda mv: (mv.value is None, -(mv.value or 0), order[mv.move]))
+
+
+@dataclass(frozen=True)
+class Proved:
+    """What ``prove_positions`` did with each position it was given (indices into them):
+    ``proved`` now (and kept in the store), ``known`` already (the book, the store, or a
+    finished game), ``unproved`` within its budget."""
+
+    proved: tuple[int, ...]
+    known: tuple[int, ...]
+    unproved: tuple[int, ...]
+
+
+def prove_positions(game_name: str, positions: Sequence[Sequence[int]],
+                    seconds: float = C4_SOLVE_SECONDS, check: Check = _no_check,
+                    stop: np.ndarray | None = None) -> Proved:
+    """Prove the positions reached by each of ``positions`` (moves from the start), in order,
+    each within ``seconds``, keeping each proof in the store as soon as it is made (so a task
+    given back part way loses nothing it proved). An idle worker's task: the server hands it
+    the positions people reach most that it has not seen proven. ``check`` and ``stop`` as for
+    ``review``. ``ValueError`` for a game without a solver."""
+    solver = rules_of(game_name).solver
+    if solver is None:
+        raise ValueError(f"{game_name} has no solver to prove positions with")
+    engine = importlib.import_module(solver)
+    game = games.load(game_name)
+    states = []
+    for moves in positions:
+        state = game.initial()
+        for move in moves:
+            state = state.play(move)
+        states.append(state)
+    proven = _Proven(states, solver)
+    proved, known, unproved = [], [], []
+    for index, state in enumerate(states):
+        if state.is_over() or proven.get(state) is not None:
+            known.append(index)
+            continue
+        _ready(check, stop)
+        found = engine.exact_value(state, seconds, stop)
+        if found is None:
+            unproved.append(index)
+            continue
+        proven.learn(state, _Valued(found[0], found[1], True))
+        proven.keep()
+        proven.learned.clear()
+        proved.append(index)
+    check()  # a proof stopped from outside is no position too hard: give the task up
+    return Proved(tuple(proved), tuple(known), tuple(unproved))
 
 
 def label(game_name: str, ply: int, value: int | None, exact: bool, mover: bool = True) -> str:

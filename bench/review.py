@@ -1,14 +1,20 @@
 """How long a full game review takes: a 42-ply Connect Four game and a 60-ply Othello game.
 
-``python -m bench.review [--runs N] [--no-book] [--cached]``: reviews each game N times in
+``python -m bench.review [--runs N] [--no-book] [--book-only] [--cached] [--connect4 MOVES]``:
+reviews each game N times in
 this process, each run on empty engine tables (as a fresh worker would), and prints the
 median and the fastest run's seconds, with how many moves got each verdict. ``--no-book``
 reviews the Connect Four game with the opening book turned off (every early position is
-then the solver's), to see what the book saves. ``--cached`` reviews the Connect Four game
+then the solver's), to see what the book saves; ``--book-only`` with ``book.txt`` alone (its
+second file, every position of the first plies, left out: the book as it was before it).
+``--connect4 MOVES`` reviews that game (columns 1-7) instead, say one that leaves the
+book's lines early. ``--cached`` reviews the Connect Four game
 three times through the position cache on a fresh SQLite database, as the server's workers
 do: the first review proves and keeps what it can, each later one (new process-local tiers,
-so only the durable table remembers) reads it back and proves only what is left. The
-engines are warmed up first; that time is not counted.
+so only the durable table remembers) reads it back and proves only what is left; with
+``--idle SECONDS``, between the first review and the second the game's positions are proved
+as the server's idle workers would (``ai.review.prove_positions``, each within SECONDS),
+and that time is shown apart. The engines are warmed up first; that time is not counted.
 """
 
 from __future__ import annotations
@@ -78,8 +84,9 @@ def report(name: str, seconds: list[float], found: review.Review) -> None:
           + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())))
 
 
-def cached(moves: list[int]) -> None:
-    """Review ``moves`` twice through the position cache of a new SQLite database."""
+def cached(moves: list[int], idle: float | None = None) -> None:
+    """Review ``moves`` three times through the position cache of a new SQLite database
+    (after the first, with ``idle``, the idle workers' proofs of its positions)."""
     from server.engines.engine_process import use_proven_cache
     from server.engines.pool import CacheSettings
     from server.storage import SqlStore
@@ -97,6 +104,13 @@ def cached(moves: list[int]) -> None:
             cache = use_proven_cache(CacheSettings(None, url))
             try:
                 report(f"connect4, {name}", *timed("connect4", moves, 1))
+                if idle is not None and name == "first review":
+                    started = time.perf_counter()
+                    done = review.prove_positions(
+                        "connect4", [moves[:n] for n in range(len(moves), -1, -1)], idle)
+                    print(f"connect4, idle workers: {len(done.proved)} positions proved, "
+                          f"{len(done.known)} known, {len(done.unproved)} not within {idle} s,"
+                          f" in {time.perf_counter() - started:.2f} s")
             finally:
                 review.use_store(None)
                 cache.close()
@@ -107,20 +121,32 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-book", action="store_true",
                         help="review the Connect Four game without the opening book")
+    parser.add_argument("--book-only", action="store_true",
+                        help="the Connect Four book without its second file (book_every.txt)")
+    parser.add_argument("--connect4", default=CONNECT4_GAME, metavar="MOVES",
+                        help="the Connect Four game to review (columns 1-7)")
+    parser.add_argument("--idle", type=float, default=None, metavar="SECONDS",
+                        help="with --cached: the idle workers' proofs after the first review")
     parser.add_argument("--cached", action="store_true",
                         help="review the Connect Four game three times through the position cache")
     args = parser.parse_args(argv)
     for name in ("connect4", "othello"):
         ai.warm_up(name)
-    c4 = moves_of("connect4", CONNECT4_GAME)
+    c4 = moves_of("connect4", args.connect4)
+    if args.book_only:
+        only = c4_engine.book.load(c4_engine.book.BOOK_FILE)
+        c4_engine.book._shipped.cache_clear()
+        mock.patch.object(c4_engine.book, "_shipped", return_value=only).start()
     if args.cached:
-        cached(c4)
+        cached(c4, args.idle)
         return
     if args.no_book:
         with mock.patch.object(c4_engine.book, "lookup", return_value=None):
             report("connect4 (no book)", *timed("connect4", c4, args.runs))
     else:
         report("connect4", *timed("connect4", c4, args.runs))
+    if args.connect4 != CONNECT4_GAME:
+        return
     report("othello", *timed("othello", moves_of("othello", OTHELLO_GAME), args.runs))
 
 

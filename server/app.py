@@ -38,6 +38,7 @@ from server.gateway import Gateway
 from server.history_desk import HistoryDesk
 from server.http import HttpSide
 from server.identity import Identity
+from server.idle_proving import IdleProver
 from server.ladder_desk import LadderDesk
 from server.live_levels import LiveLevels
 from server.locks import RoomLocks
@@ -97,6 +98,7 @@ class Server:
     cluster: Cluster | None
     tournaments: TournamentDesk
     ladder: LadderDesk
+    prover: IdleProver
 
     async def sweep_forever(self) -> None:
         """Every few seconds until ``stopping``: the rooms' housekeeping, then connections
@@ -180,6 +182,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     reviews = ReviewDesk(store, outbox, pool, settings.analysis_seconds, stopping,
                          settings.analyses)
     stats = StatsDesk(outbox, pool, cache)
+    prover = IdleProver(store, pool, settings.idle_proving, stopping)
     admin = AdminDesk(engine, levels, store, outbox, pool, bots, lobby, stats.stats,
                       placement.elsewhere, placement.node, accounts.guard)
     history = HistoryDesk(store, outbox, identity, settings.max_rooms)
@@ -213,7 +216,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                                           [ladder, tournaments]))
     return Server(settings, store, stopping, levels, outbox, lobby, placement, identity, runner,
                   bots, challenges, accounts, ratings, reviews, admin, history, stats, gauge,
-                  gateway, http, metrics, pool, cluster, tournaments, ladder)
+                  gateway, http, metrics, pool, cluster, tournaments, ladder, prover)
 
 
 def _metrics(runner: RoomRunner, pool: Pool | None, cluster: Cluster | None) -> Metrics:
@@ -282,6 +285,7 @@ async def running(
         **server_options,
     )
     sweeper = asyncio.create_task(server.sweep_forever())
+    proving = asyncio.create_task(server.prover.run())
     gauging = asyncio.create_task(overload.watch(server.gauge))
     warming = None if pool is None else asyncio.create_task(
         overload.watch_warm_up(server.gauge, pool))
@@ -293,6 +297,8 @@ async def running(
         if warming is not None:
             warming.cancel()
         await server.shut_down(ws_server, sweeper)
+        proving.cancel()  # by now it has seen ``stopping``, or waits for a pool that closed
+        await asyncio.gather(proving, return_exceptions=True)
         if cache is not None:
             await cache.close()
         await store.close()

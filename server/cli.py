@@ -49,7 +49,7 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     run(host=args.host, port=args.port, database_url=args.database_url, redis_url=args.redis_url,
         workers=args.workers, bot_registration=args.bot_registration, lease=args.lease,
-        chat_guests=args.chat_guests,
+        chat_guests=args.chat_guests, idle_proving=not args.no_idle_proving,
         trusted_proxies=tuple(args.trusted_proxy), allowed_origins=tuple(args.allowed_origin),
         sources=SourceLimits(connections=args.connections_per_address,
                              hellos_per_minute=args.hellos_per_minute,
@@ -207,6 +207,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--chat-guests", action="store_true",
                    help="let guests write in the lobby chat too (default: accounts and bots "
                    "only; guests always chat in their games)")
+    p.add_argument("--no-idle-proving", action="store_true",
+                   help="do not let idle AI workers prove the positions of stored Connect "
+                   "Four games, most played first (default: they do, giving way at once to "
+                   "any move, review or analysis)")
     p.add_argument("--lease", type=float, default=None, metavar="SECONDS",
                    help="with Redis and a database shared by several nodes: how long a "
                    "silent node keeps its rooms before others take them over (default 3)")

@@ -158,6 +158,10 @@ class ReviewDesk:
                     board=p.board_text(game.cells(state)), to_move=None, values=[],
                     result=state.result()))
                 return
+            known = engine_review.analyse_known(state)
+            if known is not None:  # the shipped book's values: no proof, so nothing to ration
+                self.outbox.send([client], _analysis(game, state, played, known))
+                return
             holds = self._ration(client, message.type)
             self._spawn(client, message, self._analyse(game, state, played), holds)
 
@@ -291,17 +295,23 @@ class ReviewDesk:
 
     async def _analyse(self, game: games.Game, state: games.State, played: list[int]
                        ) -> p.Analysis:
-        board = p.board_text(game.cells(state))
         found: list[engine_review.MoveValue] = await self.run(
             ANALYSIS_TASK, game.name, tuple(played), self.analysis_seconds)
-        values = [
-            p.MoveValueView(move=game.format_move(v.move), value=v.value, exact=v.exact,
-                            label=engine_review.label(game.name, state.ply, v.value, v.exact))
-            for v in found
-        ]
-        return p.Analysis(game=game.name, moves=[game.format_move(m) for m in played],
-                          board=board, to_move=state.to_move,  # type: ignore[arg-type]
-                          values=values)
+        return _analysis(game, state, played, found)
+
+
+def _analysis(game: games.Game, state: games.State, played: list[int],
+              found: list[engine_review.MoveValue]) -> p.Analysis:
+    """The ``analysis`` message of a position not over, from its moves' values."""
+    values = [
+        p.MoveValueView(move=game.format_move(v.move), value=v.value, exact=v.exact,
+                        label=engine_review.label(game.name, state.ply, v.value, v.exact))
+        for v in found
+    ]
+    return p.Analysis(game=game.name, moves=[game.format_move(m) for m in played],
+                      board=p.board_text(game.cells(state)),
+                      to_move=state.to_move,  # type: ignore[arg-type]
+                      values=values)
 
 
 def _position(game_name: str, texts: list[str]) -> tuple[games.Game, games.State, list[int]]:

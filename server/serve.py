@@ -21,7 +21,7 @@ from server.cluster import Cluster
 from server.engines import AiPool, Pool
 from server.gc_policy import Collector
 from server.overload import LoadGauge
-from server.settings import MIN_AI_MOVE_SECONDS, Settings
+from server.settings import MIN_AI_MOVE_SECONDS, IdleProving, Settings
 from server.sources import DEFAULT_SOURCE_LIMITS, SourceLimits
 from server.store import MemoryStore, Store
 
@@ -141,7 +141,8 @@ def run_loop(main: Coroutine[Any, Any, None], loop: str | None = None) -> None:
 def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = None,
         redis_url: str | None = None, workers: int | None = None,
         bot_registration: bool = False, lease: float | None = None,
-        chat_guests: bool = False, trusted_proxies: tuple[str, ...] = (),
+        chat_guests: bool = False, idle_proving: bool = True,
+        trusted_proxies: tuple[str, ...] = (),
         allowed_origins: tuple[str, ...] = (),
         sources: SourceLimits = DEFAULT_SOURCE_LIMITS) -> None:
     """``discus serve``: the whole server in this process plus its AI worker processes.
@@ -152,6 +153,8 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     tier, else an LRU per process, over the database's ``position_cache`` table.
     ``bot_registration`` lets connections make bot accounts (``Settings.bot_registration``);
     ``chat_guests`` lets guests write in the lobby chat (``Settings.chat_guests_in_lobby``);
+    ``idle_proving`` lets idle AI workers prove stored games' positions
+    (``Settings.idle_proving``);
     ``trusted_proxies``, ``allowed_origins`` and ``sources`` are ``Settings``'
     (docs/SECURITY.md).
     """
@@ -164,7 +167,7 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     settings = Settings(bot_registration=bot_registration, chat_guests_in_lobby=chat_guests,
                         min_ai_move_seconds=MIN_AI_MOVE_SECONDS,
                         trusted_proxies=trusted_proxies, allowed_origins=allowed_origins,
-                        sources=sources)
+                        sources=sources, idle_proving=IdleProving(enabled=idle_proving))
     run_loop(serve_forever(host, port, store=open_store(database_url), workers=workers,
                               secret=persistent_secret(), redis_url=redis_url,
                               settings=settings, lease=lease))

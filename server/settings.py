@@ -60,6 +60,26 @@ DEFAULT_ANALYSIS_LIMITS = AnalysisLimits()
 
 
 @dataclass(frozen=True)
+class IdleProving:
+    """Idle AI workers proving the positions people reach (``server.idle_proving``):
+    ``Settings.idle_proving``. Off by default (tests turn it on where they test it);
+    ``discus serve`` turns it on unless ``--no-idle-proving``."""
+
+    enabled: bool = False
+    pause_seconds: float = 30.0
+    """Seconds between two rounds (each reads the stored games again, then proves at most
+    ``batch`` positions while the pool stays idle)."""
+    games: int = 1000
+    """The newest stored games of each game whose positions are counted."""
+    batch: int = 40
+    """Positions handed to a worker in one background task, most visited first."""
+    seconds: float = 60.0
+    """Most one position's proof may take; a position past it is not tried again until the
+    server restarts. Longer than a review's (``ai.review.C4_SOLVE_SECONDS``): the idle
+    workers are there to prove what a review gives up on."""
+
+
+@dataclass(frozen=True)
 class Settings:
     """Published limits (``welcome.limits``) and server knobs, named in one place."""
 
@@ -108,6 +128,8 @@ class Settings:
     analyses: AnalysisLimits = DEFAULT_ANALYSIS_LIMITS
     """Reviews and analyses in flight per player, per address and in all
     (``server.reviews.AnalysisLimits``)."""
+    idle_proving: IdleProving = IdleProving()
+    """Whether and how idle AI workers extend the proven positions (``IdleProving``)."""
     time_controls: Mapping[str, TimeControl] = field(default_factory=lambda: dict(TIME_CONTROLS))
     """The time controls rooms may be made with, by name (``server.clocks``); tests add a
     quick one here rather than through the protocol."""

@@ -375,6 +375,12 @@ class Store(Protocol):
         """How many moves each game has (0 for an unknown id), in one query."""
         ...
 
+    async def recent_games(self, game: str, limit: int
+                           ) -> list[tuple[GameRecord, list[MoveRecord]]]:
+        """The newest ``limit`` stored games of ``game`` (any status), newest first, with
+        their moves in ply order: the positions people reach (``server.idle_proving``)."""
+        ...
+
     async def take_back(self, game_id: str, plies: int, epoch: int = 0) -> None:
         """Delete the game's moves from ply ``plies`` on (a take-back): durable when it
         returns. ``Fenced`` if ``epoch`` (when not 0) is older than the game's."""
@@ -624,6 +630,12 @@ class MemoryStore:
 
     async def count_moves(self, game_ids: Sequence[str]) -> dict[str, int]:
         return {game_id: len(self._moves.get(game_id, ())) for game_id in game_ids}
+
+    async def recent_games(self, game: str, limit: int
+                           ) -> list[tuple[GameRecord, list[MoveRecord]]]:
+        found = sorted((g for g in self._games.values() if g.game == game),
+                       key=lambda g: (g.created_at, g.id), reverse=True)[:limit]
+        return [(g, sorted(self._moves[g.id], key=lambda m: m.ply)) for g in found]
 
     async def take_back(self, game_id: str, plies: int, epoch: int = 0) -> None:
         await self._hold(game_id, epoch)

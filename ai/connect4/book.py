@@ -21,6 +21,14 @@ from games.connect4 import kernels
 from games.connect4.rules import Connect4State
 
 BOOK_FILE = Path(__file__).with_name("book.txt")
+EVERY_FILE = Path(__file__).with_name("book_every.txt")
+"""The book's second file: every position up to ``EVERY_PLY`` plies (``book_build
+--every-ply``) that ``book.txt`` does not hold, in the same format. Kept apart because
+``book.txt`` holds what the book's side faces on its own lines (what ``build``, ``verify`` and
+``stats`` walk), while this one holds every early position whoever plays it: with both, every
+move of every position before ``EVERY_PLY`` has a proven value, so the analysis board answers
+the first plies of any game at once."""
+EVERY_PLY = 3
 PLIES = (10, 9)
 """How far the shipped book reaches (``book_build --first-plies --second-plies``): positions
 the first player faces before ply 10 and the second player before ply 9. From ply 8 the
@@ -73,11 +81,17 @@ def load(path: Path = BOOK_FILE) -> dict[int, tuple[int, int]]:
     return entries
 
 
-def lookup(state: Connect4State, path: Path = BOOK_FILE) -> tuple[int, int] | None:
+@functools.lru_cache(maxsize=1)
+def _shipped() -> dict[int, tuple[int, int]]:
+    """Both shipped files as one table (the second only adds positions)."""
+    return {**load.__wrapped__(EVERY_FILE), **load(BOOK_FILE)}
+
+
+def lookup(state: Connect4State, path: Path | None = None) -> tuple[int, int] | None:
     """(best column, exact score from the side to move) of ``state``, or None if the book does
-    not hold it."""
+    not hold it; ``path`` reads that one file instead of both shipped ones."""
     key, mirrored = canonical(state)
-    entry = load(path).get(key)
+    entry = (_shipped() if path is None else load(path)).get(key)
     if entry is None:
         return None
     column, score = entry

@@ -13,6 +13,18 @@ Positions are solved ply by ply from the start, each ply's in parallel on worker
 proofs of earlier plies speed up the later ones. A progress bar says how far the ply is and
 the time it has left (from the mean time per position so far).
 
+``--every-ply P`` instead fills the book's second file (``book.EVERY_FILE``) with every
+position up to ply P (one of each pair of mirror images) that ``book.txt`` does not hold, so
+every move of every position before ply P has a proven value (what the analysis board shows
+at once). Shallowest ply first: the values of a ply's positions are the values of every move
+of the ply before, so a build cut short still answers the earliest plies in full (solving a
+ply-2 position outright costs about what one of its ply-3 children does, and leaves its
+proof in the table for them). Each position is solved in turn in this one process (the
+solver's table kept from one to the next, siblings one after another), or taken from its
+children's values (negamax: no search) where they are all held; a last pass, deepest ply
+first, derives what the later plies completed. Resumable like ``build``; a line a position
+with the seconds it took.
+
 ``--verify N`` instead solves N entries of the file again, chosen at random, and fails if any
 differs; ``--stats`` says what it holds. ``discus book build|verify|stats`` runs the same.
 """
@@ -30,10 +42,12 @@ from pathlib import Path
 from typing import TextIO
 
 import ai
-from ai.connect4 import book
+from ai.connect4 import book, engine
 from ai.connect4.engine import clear
+from ai.connect4.solver import CENTRE_FIRST
 from ai.limits import Limits
 from games.connect4 import GAME
+from games.connect4.kernels import CELLS
 from games.connect4.rules import Connect4State
 
 Solved = dict[int, tuple[int, int]]
@@ -155,6 +169,83 @@ def build(out: Path, first_plies: int, second_plies: int, processes: int | None 
     return written
 
 
+def every_position(plies: int) -> list[list[Connect4State]]:
+    """Every position at each ply up to ``plies`` (index = ply), one of each pair of mirror
+    images, games already over left out; siblings stay next to each other, and the centre
+    comes first (where people play most: what a build cut short should hold first)."""
+    layers = [[GAME.initial()]]
+    for _ in range(plies):
+        seen: set[int] = set()
+        layer = []
+        for state in layers[-1]:
+            legal = state.legal_moves()
+            for col in (c for c in CENTRE_FIRST if c in legal):
+                child = state.play(col)
+                key, _ = book.canonical(child)
+                if key not in seen and not child.is_over():
+                    seen.add(key)
+                    layer.append(child)
+        layers.append(layer)
+    return layers
+
+
+def from_children(state: Connect4State, solved: Solved) -> tuple[int, int] | None:
+    """(best column, exact score) of ``state`` from its children's entries in ``solved``
+    (a win or a full board scored by the rules), ties to the centre; None if one is missing."""
+    best: tuple[int, int] | None = None
+    legal = state.legal_moves()
+    for col in (c for c in CENTRE_FIRST if c in legal):
+        child = state.play(col)
+        if child.winner() is not None:
+            value = (CELLS + 1 - state.ply) // 2
+        elif child.is_over():
+            value = 0
+        else:
+            key, _ = book.canonical(child)
+            if key not in solved:
+                return None
+            value = -solved[key][1]
+        if best is None or value > best[1]:
+            best = (col, value)
+    return best
+
+
+def build_every(out: Path, plies: int, report: TextIO = sys.stdout,
+                held: Solved | None = None, solve: bool = True) -> int:
+    """Write to ``out`` every position up to ``plies`` that neither ``held`` (default: the
+    shipped ``book.txt``) nor ``out`` holds; returns the number of entries written. Without
+    ``solve``, only what follows from the children already held (a build cut short)."""
+    solved: Solved = dict(book.load.__wrapped__(book.BOOK_FILE) if held is None else held)
+    if out.exists():
+        solved.update(book.load.__wrapped__(out))
+    layers = every_position(plies)
+    written = 0
+    order = [*range(1, plies + 1), *range(plies - 1, -1, -1)]
+    with out.open("a") as file:
+        for pass_, ply in enumerate(order):
+            todo = [s for s in layers[ply] if book.canonical(s)[0] not in solved]
+            for n, state in enumerate(todo, 1):
+                started = time.perf_counter()
+                found = from_children(state, solved)
+                how = "children"
+                if found is None and (not solve or pass_ >= plies):
+                    continue
+                if found is None:
+                    found, how = _solve(state), "solved"
+                seconds = time.perf_counter() - started
+                column, score = found
+                key, mirrored = book.canonical(state)
+                canonical_column = 6 - column if mirrored else column
+                solved[key] = (canonical_column, score)
+                file.write(book.format_entry(key, canonical_column, score) + "\n")
+                file.flush()
+                written += 1
+                report.write(f"ply {ply} {n}/{len(todo)} {GAME.format_moves(state.moves) or '-'}"
+                             f" -> {column + 1} {score:+d} {how} in {seconds:.1f}s\n")
+                report.flush()
+    return written
+
+
 def _warm_worker() -> None:
     ai.warm_up("connect4")
 
@@ -194,6 +285,22 @@ def stats(path: Path, first_plies: int, second_plies: int) -> list[str]:
         lines.append(f"ply {ply:2d}: {len(scores):5d} positions ({wins} won, "
                      f"{scores.count(0)} drawn, {len(scores) - wins - scores.count(0)} lost "
                      "for the side to move)")
+    return lines + every_stats(book.EVERY_PLY)
+
+
+def every_stats(plies: int, path: Path | None = None) -> list[str]:
+    """Lines saying how much of every position up to ``plies`` the two files hold (the
+    second one, ``--every-ply``, may be a build cut short), and at which plies every move is
+    valued (what the analysis board answers at once)."""
+    path = book.EVERY_FILE if path is None else path
+    extra = book.load.__wrapped__(path)
+    held = {**extra, **book.load.__wrapped__(book.BOOK_FILE)}
+    lines = [f"second file {path.name}: {len(extra)} entries"]
+    for ply, layer in enumerate(every_position(plies)):
+        keys = [book.canonical(s)[0] for s in layer]
+        valued = sum(from_children(s, held) is not None for s in layer)
+        lines.append(f"ply {ply:2d}: {sum(k in held for k in keys)}/{len(layer)} positions "
+                     f"held, every move valued at {valued}")
     return lines
 
 
@@ -206,6 +313,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=None,
                         help="worker processes solving at once (default: one a core)")
     parser.add_argument("--verify", type=int, default=None, metavar="N")
+    parser.add_argument("--every-ply", type=int, default=None, metavar="P",
+                        help="solve every position up to ply P into the second file")
+    parser.add_argument("--table-bits", type=int, default=None, metavar="B",
+                        help="with --every-ply: a solver table of 2**B entries (16 bytes "
+                             "each; a larger one proves the first plies sooner)")
+    parser.add_argument("--no-solve", action="store_true",
+                        help="with --every-ply: only what follows from held children")
     parser.add_argument("--stats", action="store_true", help="say what the book holds")
     args = parser.parse_args(argv)
     if args.stats:
@@ -216,6 +330,14 @@ def main(argv: list[str] | None = None) -> int:
         wrong = verify(args.out, args.verify, args.first_plies, args.second_plies)
         print(f"{args.verify} entries solved again: {wrong} differ")
         return 1 if wrong else 0
+    if args.every_ply is not None:
+        ai.warm_up("connect4")
+        if args.table_bits is not None:
+            engine.use_exact_table(args.table_bits)
+        out = book.EVERY_FILE if args.out == book.BOOK_FILE else args.out
+        written = build_every(out, args.every_ply, solve=not args.no_solve)
+        print(f"{written} entries written to {out}")
+        return 0
     written = build(args.out, args.first_plies, args.second_plies, args.processes)
     print(f"{written} entries written to {args.out}")
     return 0

@@ -654,6 +654,12 @@ def warm_up() -> float:
     return time.perf_counter() - started
 
 
+def use_exact_table(bits: int) -> None:
+    """Give this thread's solver a fresh table of ``2**bits`` entries: a long proof (the
+    book's first plies) runs faster in a larger one than a move's share of memory allows."""
+    _workspace().exact_table = tt.new_table(bits)
+
+
 def clear() -> None:
     """Forget everything this thread's tables and move-ordering counters have learnt."""
     ws = _workspace()
@@ -703,6 +709,14 @@ def fixed_depth_value(state: Connect4State, depth: int, use_table: bool) -> int:
             root,
         )
     )
+
+
+def known_value(state: Connect4State) -> tuple[int, int] | None:
+    """(exact score, a move achieving it) of ``state`` from the shipped book, without any
+    search; None where the book does not hold it. A review or analysis takes these before it
+    proves anything, so the first plies of any game cost no proof and no yield point."""
+    hit = book.lookup(state)
+    return None if hit is None else (hit[1], hit[0])
 
 
 def exact_value(state: Connect4State, hard_time: float | None = None,

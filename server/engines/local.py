@@ -28,7 +28,9 @@ when no move waits and another ready process stays idle, so a live game's move f
 once; and when moves come in faster than the idle processes take them, a task is told to give
 its process back (``GiveBack``): a Connect Four proof under way stops within milliseconds
 (the task's stop array), any other step at its end, and the task goes back to the head of
-the tasks' queue. See ``AiPool.run_task``.
+the tasks' queue. See ``AiPool.run_task``. A background task (``run_background``: the idle
+workers' proofs) is lower still: it starts only when the whole pool is idle and is given up
+as soon as a move or another task comes.
 """
 
 from __future__ import annotations
@@ -108,10 +110,16 @@ class _Task:
     path: str
     args: tuple[Any, ...]
     future: asyncio.Future[Any]
+    background: bool = False
 
 
 class TaskFailed(RuntimeError):
     """A low-priority task raised in its worker, or its worker died or was stopped."""
+
+
+class BackgroundYielded(TaskFailed):
+    """A background task gave its worker back to a move or a task that came: not run
+    again (its caller decides what to do next)."""
 
 
 @dataclass
@@ -161,6 +169,7 @@ class AiPool:
         self._workers: list[_Worker] = []
         self._queue: collections.deque[_Job] = collections.deque()
         self._tasks: collections.deque[_Task] = collections.deque()
+        self._background: collections.deque[_Task] = collections.deque()
         self._quick_pending: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
         self._closing = False
@@ -228,7 +237,11 @@ class AiPool:
             if task is None or message.task_id != task.id:
                 return
             self._finish_worker(worker)
-            if isinstance(message, TaskGivenBack):
+            if isinstance(message, TaskGivenBack) and task.background:
+                if not task.future.done():
+                    task.future.set_exception(BackgroundYielded(
+                        "the background task gave its worker back"))
+            elif isinstance(message, TaskGivenBack):
                 self._tasks.appendleft(task)  # first again once two workers are idle
             elif not task.future.done():
                 if isinstance(message, TaskDone):
@@ -360,6 +373,14 @@ class AiPool:
         while self._queue and (warming or now - self._queue[0].queued_at > self.queue_timeout):
             job = self._queue.popleft()
             self._answer_quickly(job)
+        # Any move or task at all: background tasks give their workers back at once.
+        if self._queue or self._tasks or any(
+                w.job is not None or (w.task is not None and not w.task.background)
+                for w in self._workers):
+            for worker in self._workers:
+                if worker.task is not None and worker.task.background and not worker.yielding:
+                    worker.yielding = True
+                    worker.send(GiveBack(worker.task.id))
         # Moves still waiting: workers running tasks give them back, one per waiting move.
         wanted = len(self._queue) - sum(w.yielding for w in self._workers)
         for worker in self._workers:
@@ -390,6 +411,28 @@ class AiPool:
             )
             while self._tasks and self._tasks[0].future.done():
                 self._tasks.popleft()
+        self._dispatch_background()
+
+    def _dispatch_background(self) -> None:
+        """Start a background task only on a pool wholly idle: no move or task waiting or
+        running, every worker ready, and at least two of them (one stays free for a move)."""
+        assert self._loop is not None
+        while self._background and self._background[0].future.done():
+            self._background.popleft()
+        if not self._background or self._queue or self._tasks or self._closing:
+            return
+        if any(w.job is not None or w.task is not None for w in self._workers):
+            return
+        idle = [w for w in self._workers if w.ready]
+        if len(idle) < 2 or len(idle) < len(self._workers):
+            return
+        task = self._background.popleft()
+        worker = idle[-1]
+        worker.task = task
+        worker.send(RunTask(task.id, task.path, task.args))
+        worker.watchdog = self._loop.call_later(
+            TASK_SECONDS, self._replace, worker, f"no task answer within {TASK_SECONDS:.0f}s"
+        )
 
     @property
     def runs_tasks(self) -> bool:
@@ -415,6 +458,22 @@ class AiPool:
             raise RuntimeError("the AI pool is closed")
         future: asyncio.Future[Any] = self._loop.create_future()
         self._tasks.append(_Task(str(next(self._ids)), path, tuple(args), future))
+        self._dispatch()
+        return await future
+
+    async def run_background(self, path: str, *args: Any) -> Any:
+        """Run ``module:function(*args)`` as ``run_task`` does, but lower than any task: it
+        waits until no move or task waits or runs (and every worker is ready, two at least),
+        and once started is given back at the first move or task that comes, raising
+        ``BackgroundYielded`` (it is not run again: the caller asks again later; the function
+        must keep what it did as it goes). For work that only uses idle time, such as
+        proving the positions people reach (``server.idle_proving``). Cancelling the await
+        drops a task not yet started."""
+        assert self._loop is not None, "call start() first"
+        if self._closing:
+            raise RuntimeError("the AI pool is closed")
+        future: asyncio.Future[Any] = self._loop.create_future()
+        self._background.append(_Task(str(next(self._ids)), path, tuple(args), future, True))
         self._dispatch()
         return await future
 
@@ -451,8 +510,8 @@ class AiPool:
         while self._queue:
             job = self._queue.popleft()
             self._answer_quickly(job)
-        while self._tasks:
-            waiting = self._tasks.popleft()
+        while self._tasks or self._background:
+            waiting = (self._tasks or self._background).popleft()
             if not waiting.future.done():
                 waiting.future.set_exception(TaskFailed("the AI pool is closing"))
         for worker in list(self._workers):

@@ -2,20 +2,34 @@
 
 Every position a review, an analysis or a move proved is a row of ``position_cache`` with
 ``exact`` set. The report counts them by stones on the board (a canonical key is the two
-sides' bitboards, so its bit count is the stones), and how many were last saved within the
-last day and week: how the proven set grows.
+sides' bitboards, so its bit count is the stones), how many were last saved on each of the
+last seven days (how the proven set grows: reviews, analyses, the expert and the idle
+workers, ``server.idle_proving``), and how much of what people play it covers: of the
+positions the newest stored games reach, how many are proven (in the cache or the shipped
+book), and of the most reached ones.
 """
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections import Counter
 from dataclasses import dataclass
 
+import games
+from ai import review
 from server.storage import repository as repo
 from server.storage.sql_store import SqlStore
+from server.storage.symmetry import canonical
+from server.store import GameRecord, MoveRecord
 
 DAY = 86_400.0
+DAYS = 7
+"""Days of growth the report shows, one count each."""
+GAMES = 1000
+"""The newest stored games whose positions the coverage counts."""
+TOP = 100
+"""The most reached positions whose coverage is counted apart."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +38,14 @@ class ProvenReport:
     by_stones: dict[int, int]
     last_day: int
     last_week: int
+    by_day: tuple[int, ...] = ()
+    """Saved on each of the last ``DAYS`` days, today's (the last 24 hours) first."""
+    reached: int = 0
+    """Positions the newest ``GAMES`` stored games reach (mirror images as one)."""
+    reached_proven: int = 0
+    top: int = 0
+    """The most reached of them counted apart (at most ``TOP``), and how many are proven."""
+    top_proven: int = 0
 
     @property
     def total(self) -> int:
@@ -32,9 +54,52 @@ class ProvenReport:
     def lines(self) -> list[str]:
         out = [f"{self.game}: {self.total} positions proven in the position cache "
                f"({self.last_day} saved in the last day, {self.last_week} in the last week)"]
+        if self.by_day:
+            out.append("  saved a day, the last 24 hours first: "
+                       + " ".join(str(n) for n in self.by_day))
+        if self.reached:
+            out.append(f"  of the {self.reached} positions the newest {GAMES} stored games "
+                       f"reach, {self.reached_proven} are proven (cache or book); of the "
+                       f"{self.top} reached most, {self.top_proven}")
         out += [f"  {stones:2d} stones: {count}" for stones, count in sorted(
             self.by_stones.items())]
         return out
+
+
+def visited(game: games.Game, played: list[tuple[GameRecord, list[MoveRecord]]]
+            ) -> list[tuple[str, tuple[int, ...], int]]:
+    """(canonical key, moves from the start, visits) of each position not over that the
+    games reach, most visited first, then deepest first (a deeper position proves sooner and
+    its proof helps the shallower ones'). Games that start elsewhere than the initial
+    position are left out (a position is handed to a worker as moves from the start)."""
+    start = game.format_position(game.initial())
+    counts: Counter[str] = Counter()
+    lines: dict[str, tuple[int, ...]] = {}
+    for record, moves in played:
+        if record.start_position and record.start_position != start:
+            continue
+        state = game.initial()
+        numbers: list[int] = []
+        seen: set[str] = set()
+        try:
+            for move in moves:
+                key = canonical(game.name, game.cells(state), state.to_move).key
+                if key not in seen:
+                    seen.add(key)
+                    counts[key] += 1
+                    lines.setdefault(key, tuple(numbers))
+                number = game.parse_move(state, move.move)
+                numbers.append(number)
+                state = state.play(number)
+        except (games.InvalidNotation, games.IllegalMove):
+            continue  # a stored game the rules refuse is no position anybody reaches
+        if not state.is_over():
+            key = canonical(game.name, game.cells(state), state.to_move).key
+            if key not in seen:
+                counts[key] += 1
+                lines.setdefault(key, tuple(numbers))
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], -len(lines[kv[0]]), kv[0]))
+    return [(key, lines[key], n) for key, n in ranked]
 
 
 def stones(key: str) -> int:
@@ -51,12 +116,39 @@ async def proven_report(database_url: str | None, game: str,
     try:
         async with store.engine.connect() as conn:
             rows = await repo.proven_positions(conn, game)
+        played = await store.recent_games(game, GAMES)
     finally:
         await store.close()
     now = time.time() if now is None else now
+    by_day = [0] * DAYS
+    for _, saved in rows:
+        day = int((now - saved) // DAY)
+        if 0 <= day < DAYS:
+            by_day[day] += 1
+    reached = _reached(game, played, {key for key, _ in rows})
+    top = reached[:TOP]
     return ProvenReport(
         game,
         dict(Counter(stones(key) for key, _ in rows)),
         sum(1 for _, saved in rows if now - saved <= DAY),
         sum(1 for _, saved in rows if now - saved <= 7 * DAY),
+        tuple(by_day), len(reached), sum(reached), len(top), sum(top),
     )
+
+
+def _reached(game_name: str, played: list[tuple[GameRecord, list[MoveRecord]]],
+             proven: set[str]) -> list[bool]:
+    """Whether each position the games reach is proven, most reached first."""
+    game = games.load(game_name)
+    try:
+        solver = review.rules_of(game_name).solver
+    except ValueError:
+        solver = None
+    known = getattr(importlib.import_module(solver), "known_value", None) if solver else None
+    found = []
+    for key, line, _ in visited(game, played):
+        state = game.initial()
+        for move in line:
+            state = state.play(move)
+        found.append(key in proven or (known is not None and known(state) is not None))
+    return found

@@ -303,6 +303,17 @@ async def list_unfinished_games(conn: AsyncConnection) -> list[GameRecord]:
     return [_game_record(row) for row in await conn.execute(stmt)]
 
 
+async def list_recent_games(conn: AsyncConnection, game: str, limit: int) -> list[GameRecord]:
+    """The newest ``limit`` games of ``game``, newest first."""
+    stmt = (
+        select(games)
+        .where(games.c.game == game)
+        .order_by(games.c.created_at.desc(), games.c.id.desc())
+        .limit(limit)
+    )
+    return [_game_record(row) for row in await conn.execute(stmt)]
+
+
 async def list_games_of_player(
     conn: AsyncConnection, player_id: str, limit: int
 ) -> list[GameRecord]:

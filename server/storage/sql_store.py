@@ -368,6 +368,13 @@ class SqlStore:
         async with self.engine.connect() as conn:
             return await repo.count_moves(conn, game_ids)
 
+    async def recent_games(self, game: str, limit: int
+                           ) -> list[tuple[GameRecord, list[MoveRecord]]]:
+        async with self.engine.connect() as conn:
+            found = await repo.list_recent_games(conn, game, limit)
+            by_game = await repo.list_moves(conn, [g.id for g in found])
+        return [(g, by_game[g.id]) for g in found]
+
 
 FENCED_MESSAGE = "discus_fenced"
 """What the ``moves_fence`` trigger (migration 0005) says when it refuses a move."""

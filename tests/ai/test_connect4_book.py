@@ -94,7 +94,12 @@ def test_discus_book_stats_says_how_many_entries_and_what_each_ply_holds(
     assert main(["book", "stats"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"{len(book.load())} entries")
-    plies = [int(line.split()[1].rstrip(":")) for line in out.splitlines()[1:]]
+    lines = out.splitlines()
+    second_file = next(n for n, line in enumerate(lines) if line.startswith("second file"))
+    plies = [int(line.split()[1].rstrip(":")) for line in lines[1:second_file]]
+    # Then the second file: how much of every position up to its last ply is held.
+    assert [line.split()[1] for line in lines[second_file + 1:]] == [
+        f"{ply}:" for ply in range(book.EVERY_PLY + 1)]
     first = range(0, FIRST_PLIES, 2)  # the first player moves at even plies
     second = range(1, SECOND_PLIES, 2)
     assert plies == sorted([*first, *second])  # every ply the book's sides move at

@@ -22,6 +22,10 @@ from server.store import MemoryStore, Store
 
 GAME = ["4", "4", "3", "3", "5", "7", "2"]
 """Red wins on the bottom row (columns 2-5): Yellow did not block its three in time."""
+DEEP = list("4444443215155617537")
+"""Off the book from ply 9: its positions from ply 14 on are analysed by a worker, each
+move's proof in about a second (the book's are answered by the server at once, without a
+worker: see below)."""
 SLOW = 60.0
 """Seconds a review or an analysis may take here: the first starts the engine process."""
 
@@ -139,22 +143,22 @@ async def test_a_player_may_have_one_analysis_under_way_and_a_second_is_refused_
     server: Running,
 ) -> None:
     ann = await Client.open(server.url, "Ann")
-    for ref, moves in (("a", ["4"]), ("b", ["4", "4"])):
+    for ref, moves in (("a", DEEP[:14]), ("b", DEEP[:15])):
         await ann.send(type="analyse", game="connect4", moves=moves, id=ref)
     error = await ann.expect("error", timeout=SLOW)
     assert (error["code"], error["ref"], error["detail"]["limit"]) == (
         "rate_limited", "b", "analyses_per_player")
     assert error["detail"]["retry_after"] > 0
-    assert (await ann.expect("analysis", timeout=SLOW))["moves"] == ["4"]
-    await ann.send(type="analyse", game="connect4", moves=["4", "4", "4"], id="d")
-    assert (await ann.expect("analysis", timeout=SLOW))["moves"] == ["4", "4", "4"]
+    assert (await ann.expect("analysis", timeout=SLOW))["moves"] == DEEP[:14]
+    await ann.send(type="analyse", game="connect4", moves=DEEP[:16], id="d")
+    assert (await ann.expect("analysis", timeout=SLOW))["moves"] == DEEP[:16]
 
 
 async def test_sixteen_analyses_from_one_address_are_mostly_refused_and_another_is_answered(
     server: Running,
 ) -> None:
     flood = [await Client.open(server.url, f"Flood {n}", source="127.0.0.2") for n in range(16)]
-    await asyncio.gather(*(c.send(type="analyse", game="connect4", moves=["4"] * (n % 5 + 1),
+    await asyncio.gather(*(c.send(type="analyse", game="connect4", moves=DEEP[:14 + n % 5],
                                   id=n) for n, c in enumerate(flood)))
     answers = await asyncio.gather(*(c.recv(timeout=SLOW) for c in flood))
     refused = [a for a in answers if a["type"] == "error"]
@@ -164,16 +168,16 @@ async def test_sixteen_analyses_from_one_address_are_mostly_refused_and_another_
     assert all(a["detail"]["retry_after"] > 0 for a in refused)
     ann = await Client.open(server.url, "Ann", source="127.0.0.3")
     started = time.perf_counter()
-    await ann.send(type="analyse", game="connect4", moves=["4", "4"], id="mine")
+    await ann.send(type="analyse", game="connect4", moves=DEEP, id="mine")
     answer = await ann.expect("analysis", timeout=SLOW)
-    assert answer["moves"] == ["4", "4"]
+    assert answer["moves"] == DEEP
     assert time.perf_counter() - started < 10.0
     assert server.app.reviews._held.get(("source", "127.0.0.2"), 0) == 0
 
 
 async def test_an_analysis_is_cancelled_when_its_connection_closes(server: Running) -> None:
     ann = await Client.open(server.url, "Ann", source="127.0.0.2")
-    await ann.send(type="analyse", game="connect4", moves=["4"], id="a")
+    await ann.send(type="analyse", game="connect4", moves=DEEP[:14], id="a")
     for _ in range(100):
         if server.app.reviews.tasks:
             break
@@ -199,3 +203,34 @@ async def test_with_two_ai_workers_the_review_is_computed_on_the_pool() -> None:
             assert not server.app.reviews.local.started, "no process of its own was started"
     finally:
         await pool.close()
+
+
+def test_the_positions_these_tests_analyse_on_a_worker_are_not_the_books() -> None:
+    game = games.load("connect4")
+    for plies in range(14, len(DEEP) + 1):
+        assert review.analyse_known(game.parse_moves("".join(DEEP[:plies]))) is None
+
+
+async def test_every_move_of_the_first_plies_is_answered_from_the_book_by_the_server_itself(
+    server: Running,
+) -> None:
+    # No worker and no process of the review desk's own: the shipped book's values, at once,
+    # and not rationed (answers in a row from one connection). The first five are in
+    # book.txt's lines; the others where the book's second file holds them.
+    ann = await Client.open(server.url, "Ann")
+    game = games.load("connect4")
+    asked = 0
+    for moves in ([], ["4"], ["4", "4"], ["3", "4"], ["4", "4", "4"], ["1"], ["3", "3"],
+                  ["7", "1"], ["2", "6"]):
+        state = game.parse_moves("".join(moves))
+        known = review.analyse_known(state)
+        if known is None:
+            continue
+        await ann.send(type="analyse", game="connect4", moves=moves, id="k")
+        answer = await ann.expect("analysis")
+        assert [v["value"] for v in answer["values"]] == [v.value for v in known]
+        assert [v["move"] for v in answer["values"]] == [str(v.move + 1) for v in known]
+        assert all(v["exact"] for v in answer["values"])
+        asked += 1
+    assert asked >= 5
+    assert not server.app.reviews.local.started and not server.app.reviews.tasks

@@ -1,0 +1,143 @@
+"""Idle AI workers prove the positions of stored games, most visited first, and give their
+worker back the moment a live move comes.
+
+A real server with real AI worker processes on a real SQLite database (the proofs kept in its
+``position_cache`` table), the games stored as a server stores them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from wsclient import Client
+
+import games
+from ai.review import Review
+from server.app import running
+from server.engines import AiPool, CacheSettings
+from server.idle_proving import IdleProver
+from server.reviews import REVIEW_TASK
+from server.settings import IdleProving, Settings
+from server.storage import SqlStore
+from server.storage.proven import proven_report, visited
+from server.storage.symmetry import canonical
+from server.store import GameRecord, MemoryStore, MoveRecord, Store
+from tests.storage.conftest import sqlite_url  # noqa: F401 - fixture
+
+C4 = games.load("connect4")
+GAME = (3, 3, 3, 3, 3, 3, 2, 1, 0, 4, 0, 4, 4, 5, 0, 6, 4, 2, 6, 1)
+"""Twenty plies: the book's opening, then positions the solver proves in about a second."""
+OTHER = (*GAME[:16], 5, 2, 1)
+"""Another game leaving the first at ply 16."""
+HARD = (0, 6, 0, 6, 1)
+"""A game whose deepest position (off the book at ply 5) takes the solver minutes."""
+NO_TIME = 1e-4
+"""A proof budget in which the solver proves none of these positions."""
+
+
+async def _store_game(store: Store, game_id: str, moves: tuple[int, ...], at: float) -> None:
+    await store.save_game(GameRecord(
+        id=game_id, game="connect4", players=(None, None), ai_level=None, ai_seat=None,
+        status="finished", start_position=C4.format_position(C4.initial()), created_at=at))
+    for ply, move in enumerate(moves):
+        await store.append_move(MoveRecord(game_id, ply, C4.format_move(move), ply % 2, 1.0,
+                                           at + ply))
+
+
+async def _until(condition: object, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.1)
+
+
+def _key(line: tuple[int, ...]) -> str:
+    state = C4.parse_moves("".join(C4.format_move(m) for m in line))
+    return canonical("connect4", C4.cells(state), state.to_move).key
+
+
+async def test_positions_are_ranked_by_games_reaching_them_then_deepest_first() -> None:
+    store = MemoryStore()
+    await _store_game(store, "a", GAME, 1.0)
+    await _store_game(store, "b", OTHER, 2.0)
+    mirrored = tuple(6 - m for m in GAME[:9])  # GAME's first nine plies read right to left
+    await _store_game(store, "c", mirrored, 3.0)
+    recent = await store.recent_games("connect4", 2)
+    assert [record.id for record, _ in recent] == ["c", "b"], "newest first"
+    ranked = visited(C4, await store.recent_games("connect4", 10))
+    order = [key for key, _, _ in ranked]
+    counts = {key: n for key, _, n in ranked}
+    assert counts[_key(())] == 3 and counts[_key(GAME[:9])] == 3, "mirror images are one"
+    assert counts[_key(GAME[:16])] == 2 and counts[_key(GAME[:17])] == 1
+    assert len(order) == len(set(order)) == 20 + 3
+    assert (order.index(_key(GAME[:9])) < order.index(_key(())) < order.index(_key(GAME[:16]))
+            < order.index(_key(GAME[:19]))), "most visited first, then deepest first"
+    for key, line, _ in ranked:
+        assert _key(line) == key
+
+
+async def test_off_unless_turned_on_and_only_with_a_pool_that_runs_tasks() -> None:
+    stopping = asyncio.Event()
+    assert not IdleProver(MemoryStore(), AiPool(processes=2), IdleProving(), stopping).active
+    on = IdleProving(enabled=True)
+    assert IdleProver(MemoryStore(), AiPool(processes=2), on, stopping).active
+    assert not IdleProver(MemoryStore(), AiPool(processes=1), on, stopping).active
+    assert not IdleProver(MemoryStore(), None, on, stopping).active
+    assert not Settings().idle_proving.enabled
+
+
+async def _server_parts(url: str, *lines: tuple[int, ...]) -> tuple[SqlStore, AiPool]:
+    store = SqlStore(url)
+    await store.open()
+    for n, moves in enumerate(lines):
+        await _store_game(store, f"g{n}", moves, 1000.0 + n)
+    pool = AiPool(processes=2, games=("connect4",), cache=CacheSettings(None, url))
+    await pool.start(wait_ready=True, timeout=120)
+    return store, pool
+
+
+@pytest.mark.slow
+async def test_stored_games_positions_become_proven_while_the_workers_are_idle(
+    sqlite_url: str,  # noqa: F811
+) -> None:
+    store, pool = await _server_parts(sqlite_url, GAME, OTHER)
+    proving = IdleProving(enabled=True, pause_seconds=0.1, seconds=120.0)
+    ranked = visited(C4, await store.recent_games("connect4", 10))
+    async with running(store=store, pool=pool, settings=Settings(idle_proving=proving)) as srv:
+        counts = srv.app.prover.counts
+        await _until(lambda: counts.proved + counts.known + counts.unproved == len(ranked),
+                     240, f"idle workers settled {counts} of {len(ranked)} positions")
+        assert counts.proved >= len(ranked) - 12 and counts.unproved == 0
+        # What they proved is what a review reads: none of these positions proves in NO_TIME.
+        reviewed: Review = await pool.run_task(REVIEW_TASK, "connect4", GAME, NO_TIME)
+        assert all(reviewed.values_exact)
+    report = await proven_report(sqlite_url, "connect4")
+    assert report.total >= counts.proved and report.last_day == report.total
+
+
+@pytest.mark.slow
+async def test_a_live_move_takes_its_worker_back_from_idle_proving_at_once(
+    sqlite_url: str,  # noqa: F811
+) -> None:
+    store, pool = await _server_parts(sqlite_url, HARD)
+    proving = IdleProving(enabled=True, pause_seconds=0.1, seconds=600.0)
+    async with running(store=store, pool=pool, settings=Settings(idle_proving=proving)) as srv:
+        counts = srv.app.prover.counts
+        await _until(lambda: counts.rounds == 1 and pool.snapshot().busy == 1, 60,
+                     "a background proof is under way")
+        await asyncio.sleep(1.0)  # well into the proof of HARD's deepest position
+        ann = await Client.open(srv.url, "Ann")
+        await ann.send(type="create_room", game="connect4", seat=0,
+                       opponent={"kind": "ai", "level": "beginner"})
+        room = (await ann.expect("room_state"))["room"]["id"]
+        await ann.send(type="move", room=room, ply=0, move="4")
+        await ann.expect("move_made", ply=1, timeout=30)
+        assert counts.given_back == 1, "the proof gave its worker back for the move"
+        assert counts.proved == 0, "the long proof was abandoned, not finished"
+        assert pool.snapshot().fallbacks == 0, "the move was searched by a worker"
+        # Idle again once the game is over: the proof starts anew.
+        await ann.send(type="resign", room=room)
+        await ann.expect("game_over")
+        await _until(lambda: counts.rounds >= 2, 30, "proving resumed when idle")
