@@ -100,7 +100,8 @@ class ArenaSchedules:
         schedule = ScheduleRecord(
             "s" + secrets.token_hex(4), message.game, message.name, control.name,
             message.minutes, message.every_minutes, start, admin, now, message.berserk,
-            message.private, message.min_rating, message.max_rating, message.min_games)
+            message.private, message.min_rating, message.max_rating, message.min_games,
+            rated=message.rated)
         async with self.lock:
             await self.store.save_schedule(schedule)
             await self._make_due(schedule)
@@ -137,4 +138,4 @@ def _view(schedule: ScheduleRecord) -> p.ScheduleView:
         every_minutes=schedule.every_minutes, first_start=schedule.first_start,
         next_start=schedule.start_of(schedule.made), berserk=schedule.berserk,
         private=schedule.private, min_rating=schedule.min_rating,
-        max_rating=schedule.max_rating, min_games=schedule.min_games)
+        max_rating=schedule.max_rating, min_games=schedule.min_games, rated=schedule.rated)

@@ -648,6 +648,7 @@ class AdminCreateSchedule(_ClientMessage):
     first_start: float | None = Field(default=None, ge=0,
                                       description="The first arena's start (epoch seconds).")
     berserk: bool = True
+    rated: bool = Field(default=True, description="Whether its arenas' games move ratings.")
     private: bool = False
     min_rating: int | None = Field(default=None, ge=0, le=4000)
     max_rating: int | None = Field(default=None, ge=0, le=4000)
@@ -2074,6 +2075,7 @@ class ScheduleView(_Message):
     min_rating: int | None
     max_rating: int | None
     min_games: int | None
+    rated: bool = True
 
 
 class Schedules(_Message):

@@ -253,6 +253,8 @@ class ScheduleRecord:
     max_rating: int | None = None
     min_games: int | None = None
     made: int = 0
+    rated: bool = True
+    """Whether its arenas' games move ratings (``TournamentRecord.rated``)."""
 
     def start_of(self, k: int) -> float:
         return self.first_start + k * self.every_minutes * 60

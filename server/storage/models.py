@@ -405,6 +405,8 @@ class TournamentSchedule(Base):
     min_games: Mapped[int | None] = mapped_column(Integer)
     made: Mapped[int] = mapped_column(Integer)
     """Occurrences made (or passed over): the next to make is occurrence ``made``."""
+    rated: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))
+    """Whether its arenas' games move ratings (migration 0017; earlier schedules: rated)."""
 
 
 class TournamentEntrant(Base):

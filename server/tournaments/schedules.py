@@ -46,6 +46,7 @@ def arena_of(schedule: ScheduleRecord, k: int, now: float) -> TournamentRecord:
     starts_at = schedule.start_of(k)
     return TournamentRecord(
         schedule.arena_id(k), "arena", schedule.game, schedule.name, schedule.time_control,
-        True, None, now, starts_at, starts_at + schedule.minutes * 60, None, schedule.berserk,
+        schedule.rated, None, now, starts_at, starts_at + schedule.minutes * 60, None,
+        schedule.berserk,
         schedule.private, "running" if starts_at <= now else "upcoming", schedule.min_rating,
         schedule.max_rating, schedule.min_games, schedule.id)

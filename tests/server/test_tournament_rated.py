@@ -14,6 +14,8 @@ from test_tournament_desk import paired, play, room_state
 from wsclient import Client
 
 from server.app import Running, running
+from server.store import ScheduleRecord
+from server.tournaments.schedules import arena_of
 
 
 @pytest.fixture
@@ -83,3 +85,10 @@ async def test_an_unrated_arena_moves_no_rating_and_a_rated_one_does(server: Run
         assert len((await profile(client))["ratings"]) == 1
     for client in (ann, bob, cy, dan):
         await client.close()
+
+
+def test_a_schedules_arenas_are_rated_as_the_schedule_says() -> None:
+    for rated in (True, False):
+        schedule = ScheduleRecord("s1", "connect4", "Hourly", "3+2", 30, 60, 0.0, "Root", 0.0,
+                                  rated=rated)
+        assert arena_of(schedule, 2, 10.0).rated is rated

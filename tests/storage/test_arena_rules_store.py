@@ -43,3 +43,21 @@ async def test_schedules_are_saved_replaced_listed_oldest_first_and_deleted(
     assert await store.delete_schedule("s2") is False
     assert [s.id for s in await store.list_schedules()] == ["s1"]
     assert hourly.start_of(2) == 3600.0 + 2 * 3600 and hourly.arena_id(2) == "s1-2"
+
+
+async def test_whether_a_tournament_and_a_schedule_are_rated_reads_back(store: Store) -> None:
+    casual = TournamentRecord("t1", "roundrobin", "connect4", "Friendly", "3+2", False, "ann",
+                              5.0, 100.0)
+    await store.save_tournament(casual)
+    loaded = await store.load_tournament("t1")
+    assert loaded is not None and loaded.rated is False
+    await store.save_tournament(replace(casual, rated=True))
+    loaded = await store.load_tournament("t1")
+    assert loaded is not None and loaded.rated is True
+    weekly = ScheduleRecord("s3", "connect4", "Weekly", "3+2", 30, 10080, 0.0, "Root", 1.0,
+                            rated=False)
+    rated = ScheduleRecord("s4", "connect4", "Daily", "3+2", 30, 1440, 0.0, "Root", 2.0)
+    for schedule in (weekly, rated):
+        await store.save_schedule(schedule)
+    assert [(s.id, s.rated) for s in await store.list_schedules()] == [("s3", False),
+                                                                        ("s4", True)]
