@@ -108,7 +108,8 @@ def test_with_no_time_for_the_exact_solve_the_expert_still_keeps_the_value(
 
 def test_when_even_the_weak_solve_does_not_fit_the_heuristic_answers_within_the_hard_time(
 ) -> None:
-    state = GAME.parse_moves("11")  # the second stone on the edge: off the book, hard to solve
+    # Edge stones only, past the plies the book holds in full: off the book, hard to solve.
+    state = GAME.parse_moves("1177")
     assert book.lookup(state) is None
     engine.clear()
     started = time.perf_counter()
@@ -118,7 +119,7 @@ def test_when_even_the_weak_solve_does_not_fit_the_heuristic_answers_within_the_
 
 
 def test_the_expert_answers_within_its_hard_time_where_nothing_can_be_proven() -> None:
-    state = GAME.parse_moves("17")
+    state = GAME.parse_moves("1771")  # past the plies the book holds in full
     assert book.lookup(state) is None
     engine.clear()
     started = time.perf_counter()
