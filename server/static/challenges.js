@@ -8,24 +8,12 @@
 // (welcome clears the list; the standing ones follow the room states), or an hour after it
 // arrived (it was made no later than that, so it has expired by then).
 import { t } from "./i18n.js";
+import { button, el } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
 const HOUR_MS = 3600 * 1000;
 
-function el(tag, text, cls) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = text;
-  if (cls) node.className = cls;
-  return node;
-}
 
-function button(text, onClick, cls = "", aria = "") {
-  const b = el("button", text, cls);
-  b.type = "button";
-  if (aria) b.setAttribute("aria-label", aria);
-  b.addEventListener("click", onClick);
-  return b;
-}
 
 /** A time control as the pickers and offers show it: "3+2 (3 min + 2 s a move)". */
 export function clockLabel(c) {

@@ -3,31 +3,13 @@
 // way to watch. Everything is get_ladder's answer (docs/PROTOCOL.md, "The engine ladder"):
 // the history the chart draws is the server's fit over the games in the order they finished.
 import { t } from "./i18n.js";
+import { button, el, svg } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
-const SVG = "http://www.w3.org/2000/svg";
 const LINES = 8; // entrants drawn in the chart: the best rated ones
 
-function el(tag, text, cls) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  if (cls) node.className = cls;
-  return node;
-}
 
-function svg(name, attrs) {
-  const node = document.createElementNS(SVG, name);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  return node;
-}
 
-function button(text, onClick, cls = "", aria = "") {
-  const b = el("button", text, cls);
-  b.type = "button";
-  if (aria) b.setAttribute("aria-label", aria);
-  b.addEventListener("click", onClick);
-  return b;
-}
 
 /** The colour of the k-th line of the chart, and of its entrant's swatch. */
 function hue(k) { return `hsl(${(k * 137) % 360} 65% 48%)`; }

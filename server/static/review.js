@@ -1,17 +1,12 @@
 // The game review's pieces that need no page state: the value chart (a small SVG, no library),
 // the verdict marks, and the marks drawn on board cells. app.js decides what to show.
 import { t } from "./i18n.js";
+import { svg } from "./dom.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 
 /** The mark a verdict gets in the move list, as annotators write it ("" for a good move). */
 export const MARKS = { inaccuracy: "?!", mistake: "?", blunder: "??" };
 
-function svg(name, attrs) {
-  const el = document.createElementNS(SVG, name);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  return el;
-}
 
 /**
  * The value over the game from the first player's side: values[i] before ply i (null where

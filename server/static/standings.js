@@ -2,22 +2,11 @@
 // leaderboard or a player's profile (ratings, a small SVG rating chart, scores against the
 // AI levels, recent games to replay). app.js hands it the messages; it asks net.js for more.
 import { t } from "./i18n.js";
+import { el, svg } from "./dom.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 const $ = (id) => document.getElementById(id);
 
-function svg(name, attrs) {
-  const el = document.createElementNS(SVG, name);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  return el;
-}
 
-function el(tag, text, cls) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = text;
-  if (cls) node.className = cls;
-  return node;
-}
 
 /** A rating as people read it: whole points, "?" while provisional (as lichess marks it). */
 export function ratingText(r) { return `${Math.round(r.rating)}${r.provisional ? "?" : ""}`; }

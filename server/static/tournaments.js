@@ -7,26 +7,14 @@
 // its pushes to the players (docs/PROTOCOL.md, "Tournaments"). The page never asks again on a
 // timer; only the countdown ticks here, from the times the server gave.
 import { t } from "./i18n.js";
+import { button, el } from "./dom.js";
 import { clockLabel } from "./challenges.js";
 
 const $ = (id) => document.getElementById(id);
 const MADE_KEY = "discus.tournaments.made";
 const TOP = 3;
 
-function el(tag, text, cls) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  if (cls) node.className = cls;
-  return node;
-}
 
-function button(text, onClick, cls = "", aria = "") {
-  const b = el("button", text, cls);
-  b.type = "button";
-  if (aria) b.setAttribute("aria-label", aria);
-  b.addEventListener("click", onClick);
-  return b;
-}
 
 /** A player's name as the page shows one (a bot says so): their own data, never translated. */
 function who(player) {
