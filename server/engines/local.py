@@ -403,12 +403,7 @@ class AiPool:
             if len(idle) < 2:
                 return
             task = self._tasks.popleft()
-            worker = idle[-1]
-            worker.task = task
-            worker.send(RunTask(task.id, task.path, task.args))
-            worker.watchdog = self._loop.call_later(
-                TASK_SECONDS, self._replace, worker, f"no task answer within {TASK_SECONDS:.0f}s"
-            )
+            self._start_task(idle[-1], task)
             while self._tasks and self._tasks[0].future.done():
                 self._tasks.popleft()
         self._dispatch_background()
@@ -426,8 +421,12 @@ class AiPool:
         idle = [w for w in self._workers if w.ready]
         if len(idle) < 2 or len(idle) < len(self._workers):
             return
-        task = self._background.popleft()
-        worker = idle[-1]
+        self._start_task(idle[-1], self._background.popleft())
+
+    def _start_task(self, worker: _Worker, task: _Task) -> None:
+        """Hand ``task`` to an idle ``worker``, with a watchdog that replaces the process if
+        no answer comes within ``TASK_SECONDS``."""
+        assert self._loop is not None
         worker.task = task
         worker.send(RunTask(task.id, task.path, task.args))
         worker.watchdog = self._loop.call_later(

@@ -19,10 +19,12 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncpg
+import redis.asyncio as aioredis
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "the cluster tests' fixed secret"
@@ -208,3 +210,24 @@ async def stored_plies(database_url: str, game_id: str) -> tuple[int, str]:
         return int(count), str(status)
     finally:
         await conn.close()
+
+
+@contextlib.asynccontextmanager
+async def fresh_nodes(tmp_path: Path) -> AsyncIterator[Nodes]:
+    """Nodes over a database of their own (dropped after) and the shared Redis, whose keys
+    under the nodes' prefix are deleted after."""
+    from tests.storage.conftest import REDIS_URL, create_database, drop_database
+
+    url, name = await create_database()
+    made = Nodes(url, REDIS_URL, tmp_path)
+    try:
+        await made.migrate()
+        yield made
+    finally:
+        made.end_all()
+        await drop_database(name)
+        client = aioredis.Redis.from_url(REDIS_URL)
+        names = [k async for k in client.scan_iter(match=f"{made.prefix}:*", count=500)]
+        if names:
+            await client.delete(*names)
+        await client.aclose()

@@ -27,14 +27,14 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-from cluster_nodes import HAPROXY, ROOT, Nodes, free_port, wait_ready
+from cluster_nodes import HAPROXY, ROOT, Nodes, free_port, fresh_nodes, wait_ready
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from wsclient import Client
 
 from server.bot_accounts import Accounts
 from server.storage import SqlStore, keys
 from server.store import GameRecord, PairingRecord
-from tests.storage.conftest import REDIS_URL, create_database, drop_database
+from tests.storage.conftest import REDIS_URL
 
 pytestmark = pytest.mark.slow
 
@@ -394,19 +394,8 @@ async def test_eight_bots_play_an_arena_that_outlives_a_server_restart(tmp_path:
 
 @pytest.fixture
 async def nodes(tmp_path: Path) -> AsyncIterator[Nodes]:
-    url, name = await create_database()
-    made = Nodes(url, REDIS_URL, tmp_path)
-    try:
-        await made.migrate()
+    async with fresh_nodes(tmp_path) as made:
         yield made
-    finally:
-        made.end_all()
-        await drop_database(name)
-        client = aioredis.Redis.from_url(REDIS_URL)
-        names = [k async for k in client.scan_iter(match=f"{made.prefix}:*", count=500)]
-        if names:
-            await client.delete(*names)
-        await client.aclose()
 
 
 @pytest.mark.skipif(not Path(HAPROXY).exists(), reason="haproxy is not installed")

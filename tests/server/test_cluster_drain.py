@@ -26,12 +26,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import redis.asyncio as aioredis
-from cluster_nodes import Nodes, StoredMove, stored_games
+from cluster_nodes import Nodes, StoredMove, fresh_nodes, stored_games
 from cluster_play import Page, Table, drive
 from wsclient import Client
-
-from tests.storage.conftest import REDIS_URL, create_database, drop_database
 
 pytestmark = pytest.mark.slow
 
@@ -60,19 +57,8 @@ PAUSE = 0.15
 
 @pytest.fixture
 async def nodes(tmp_path: Path) -> AsyncIterator[Nodes]:
-    url, name = await create_database()
-    made = Nodes(url, REDIS_URL, tmp_path)
-    try:
-        await made.migrate()
+    async with fresh_nodes(tmp_path) as made:
         yield made
-    finally:
-        made.end_all()
-        await drop_database(name)
-        client = aioredis.Redis.from_url(REDIS_URL)
-        names = [k async for k in client.scan_iter(match=f"{made.prefix}:*", count=500)]
-        if names:
-            await client.delete(*names)
-        await client.aclose()
 
 
 async def _open_table(nodes: Nodes, a: str, b: str, index: int) -> Table:
