@@ -11,8 +11,10 @@ waits for it; the next round starts again after ``IdleProving.pause_seconds``.
 
 Only for games with a solver (``ai.review.ReviewRules.solver``: Connect Four), and only on a
 pool of this node's own that runs tasks (two workers or more); a cluster node whose moves
-are found by ``discus worker`` processes proves nothing here. What a worker reported known,
-proved or too hard for ``IdleProving.seconds`` is not handed out again until a restart.
+are found by ``discus worker`` processes proves nothing here. What a worker reported known or
+proved is not handed out again until a restart; a position too hard for ``IdleProving.seconds``
+is tried again, once no new position waits, with ``RETRY_FACTOR`` times the budget, at most
+``RETRIES`` times (``ProvingPlan``, which ``bench.review_corpus`` runs as well).
 """
 
 from __future__ import annotations
@@ -28,11 +30,16 @@ from server.engines import AiPool, Pool
 from server.engines.local import TASK_SECONDS, BackgroundYielded, TaskFailed
 from server.settings import IdleProving
 from server.storage.proven import visited
-from server.store import Store
+from server.store import GameRecord, MoveRecord, Store
 
 log = logging.getLogger(__name__)
 
 PROVE_TASK = "ai.review:prove_positions"
+RETRY_FACTOR = 4.0
+"""A position too hard for one budget is tried again with this many times that budget."""
+RETRIES = 2
+"""Times a too-hard position is tried again (each with ``RETRY_FACTOR`` times the last
+budget) before it is left until a restart."""
 
 
 @dataclass
@@ -47,6 +54,63 @@ class ProvingCounts:
     """Background tasks given up for a move or a task that came."""
 
 
+class ProvingPlan:
+    """Which positions a round hands out, within what budget, and what became of them.
+
+    Positions are ranked as ``visited`` ranks them (most visited first). A round hands out
+    positions never tried, within ``IdleProving.seconds`` each; when none is left, those too
+    hard once, within ``RETRY_FACTOR`` times as long, and so on up to ``RETRIES`` retries:
+    a new game's positions are never kept waiting behind a long proof. A budget never
+    exceeds what the pool allows a task (``TASK_SECONDS``, after which it kills the worker).
+    """
+
+    def __init__(self, settings: IdleProving) -> None:
+        self.settings = settings
+        self._settled: set[tuple[str, str]] = set()
+        """(game, canonical key) of positions reported known or proved, or past retrying."""
+        self._tries: dict[tuple[str, str], int] = {}
+        """(game, canonical key) of positions reported too hard: how many times."""
+
+    def seconds(self, tries: int) -> float:
+        """The budget of one position's proof after ``tries`` too-hard reports."""
+        return min(self.settings.seconds * RETRY_FACTOR ** tries, TASK_SECONDS * 0.8)
+
+    def batch(self, seconds: float) -> int:
+        """Positions in one task: ``IdleProving.batch``, fewer if their proofs could outlast
+        the pool's patience with a task."""
+        fits = int(TASK_SECONDS * 0.8 / seconds)
+        return max(1, min(self.settings.batch, fits))
+
+    def next_round(self, name: str, played: list[tuple[GameRecord, list[MoveRecord]]]
+                   ) -> tuple[list[tuple[str, tuple[int, ...]]], float]:
+        """(canonical key, moves from the start) of the positions of the games ``played``
+        to prove next, and each one's budget in seconds; no positions when all are
+        settled."""
+        ranked = [(key, line) for key, line, _ in visited(games.load(name), played)
+                  if (name, key) not in self._settled]
+        for tries in range(RETRIES + 1):
+            wanted = [(key, line) for key, line in ranked
+                      if self._tries.get((name, key), 0) == tries]
+            if wanted:
+                seconds = self.seconds(tries)
+                return wanted[: self.batch(seconds)], seconds
+        return [], self.settings.seconds
+
+    def record(self, name: str, wanted: list[tuple[str, tuple[int, ...]]],
+               done: engine_review.Proved, counts: ProvingCounts) -> None:
+        """Take in what a worker did with ``wanted`` (``prove_positions``' answer)."""
+        for index in (*done.proved, *done.known):
+            self._settled.add((name, wanted[index][0]))
+        for index in done.unproved:
+            key = (name, wanted[index][0])
+            self._tries[key] = self._tries.get(key, 0) + 1
+            if self._tries[key] > RETRIES:
+                self._settled.add(key)
+        for indices, counter in ((done.proved, "proved"), (done.known, "known"),
+                                 (done.unproved, "unproved")):
+            setattr(counts, counter, getattr(counts, counter) + len(indices))
+
+
 class IdleProver:
     """Runs ``IdleProving`` rounds until ``stopping`` (``run``); does nothing unless
     enabled and the pool can run background tasks."""
@@ -58,15 +122,7 @@ class IdleProver:
         self.settings = settings
         self.stopping = stopping
         self.counts = ProvingCounts()
-        self._settled: set[tuple[str, str]] = set()
-        """(game, canonical key) of positions reported known, proved or too hard."""
-
-    @property
-    def batch(self) -> int:
-        """Positions in one task: ``IdleProving.batch``, fewer if their proofs could outlast
-        the pool's patience with a task (``TASK_SECONDS``, after which it kills the worker)."""
-        fits = int(TASK_SECONDS * 0.8 / self.settings.seconds)
-        return max(1, min(self.settings.batch, fits))
+        self.plan = ProvingPlan(settings)
 
     @property
     def active(self) -> bool:
@@ -104,16 +160,14 @@ class IdleProver:
         """One background task proving the most visited positions of ``name`` not settled
         yet; False if it was given back (or the pool is closing)."""
         assert isinstance(self.pool, AiPool)
-        game = games.load(name)
         played = await self.store.recent_games(name, self.settings.games)
-        wanted = [(key, line) for key, line, _ in visited(game, played)
-                  if (name, key) not in self._settled][: self.batch]
+        wanted, seconds = self.plan.next_round(name, played)
         if not wanted:
             return True
         self.counts.rounds += 1
         try:
             done: engine_review.Proved = await self.pool.run_background(
-                PROVE_TASK, name, tuple(line for _, line in wanted), self.settings.seconds)
+                PROVE_TASK, name, tuple(line for _, line in wanted), seconds)
         except BackgroundYielded:
             self.counts.given_back += 1
             return False
@@ -121,11 +175,7 @@ class IdleProver:
             if self.stopping.is_set():
                 return False
             raise
-        for indices, counter in ((done.proved, "proved"), (done.known, "known"),
-                                 (done.unproved, "unproved")):
-            for index in indices:
-                self._settled.add((name, wanted[index][0]))
-            setattr(self.counts, counter, getattr(self.counts, counter) + len(indices))
+        self.plan.record(name, wanted, done, self.counts)
         if done.proved:
             log.info("idle workers proved %d %s positions (%d known, %d too hard)",
                      len(done.proved), name, len(done.known), len(done.unproved))

@@ -14,10 +14,11 @@ import pytest
 from wsclient import Client
 
 import games
-from ai.review import Review
+from ai.review import Proved, Review
 from server.app import running
 from server.engines import AiPool, CacheSettings
-from server.idle_proving import IdleProver
+from server.engines.local import TASK_SECONDS
+from server.idle_proving import RETRIES, RETRY_FACTOR, IdleProver, ProvingCounts, ProvingPlan
 from server.reviews import REVIEW_TASK
 from server.settings import IdleProving, Settings
 from server.storage import SqlStore
@@ -141,3 +142,38 @@ async def test_a_live_move_takes_its_worker_back_from_idle_proving_at_once(
         await ann.send(type="resign", room=room)
         await ann.expect("game_over")
         await _until(lambda: counts.rounds >= 2, 30, "proving resumed when idle")
+
+
+def _proved(wanted: list[tuple[str, tuple[int, ...]]], hard: set[str]) -> Proved:
+    """A worker's answer: the positions of ``hard`` too hard, every other one proved."""
+    too_hard = tuple(i for i, (key, _) in enumerate(wanted) if key in hard)
+    return Proved(tuple(i for i in range(len(wanted)) if i not in too_hard), (), too_hard)
+
+
+async def test_a_too_hard_position_is_tried_again_with_a_larger_budget_after_new_ones() -> None:
+    store = MemoryStore()
+    await _store_game(store, "a", GAME[:6], 1.0)
+    plan = ProvingPlan(IdleProving(enabled=True, seconds=2.0, batch=4))
+    counts = ProvingCounts()
+    hard = _key(GAME[:6])
+    handed: list[tuple[list[str], float]] = []
+    for _ in range(12):
+        wanted, seconds = plan.next_round("connect4", await store.recent_games("connect4", 10))
+        if not wanted:
+            break
+        handed.append(([key for key, _ in wanted], seconds))
+        plan.record("connect4", wanted, _proved(wanted, {hard}), counts)
+        if len(handed) == 2:  # a new game comes: its positions go before the retry
+            await _store_game(store, "b", OTHER[:8], 2.0)
+    first = [key for keys, _ in handed[:2] for key in keys]
+    assert hard in first and len(first) == 7 and all(s == 2.0 for _, s in handed[:2])
+    assert handed[2] == ([_key(OTHER[:8]), _key(OTHER[:7])], 2.0), "new positions first"
+    assert handed[3:] == [([hard], 2.0 * RETRY_FACTOR), ([hard], 2.0 * RETRY_FACTOR ** 2)]
+    assert len(handed) == 3 + RETRIES, "then left alone until a restart"
+    assert counts.unproved == 1 + RETRIES and counts.proved == 6 + 2
+
+
+def test_a_budget_never_outlasts_the_pools_patience_with_a_task() -> None:
+    plan = ProvingPlan(IdleProving(enabled=True, seconds=100.0, batch=40))
+    assert plan.seconds(0) == 100.0 and plan.batch(100.0) == int(TASK_SECONDS * 0.8 / 100)
+    assert plan.seconds(RETRIES) == TASK_SECONDS * 0.8 and plan.batch(plan.seconds(2)) == 1
