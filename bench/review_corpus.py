@@ -1,6 +1,6 @@
 """Are Connect Four reviews exact and quick once people have played a few hundred games?
 
-``python -m bench.review_corpus [--games 300] [--idle-seconds 480] [--reviews 6] [--seed 1]``
+``python -m bench.review_corpus [--games 300] [--idle-seconds 300] [--reviews 5] [--seed 1]``
 measures the target of the project's review work: a review of any game people play is exact
 at every ply within ``TARGET_SECONDS`` once the server has seen a few hundred games.
 
@@ -27,7 +27,9 @@ at every ply within ``TARGET_SECONDS`` once the server has seen a few hundred ga
    on the corpus's cache after idle proving.
 
 Prints each review's plies, seconds, positions proven before it started (the book or the
-cache) and moves whose values are exact, then the median and maximum seconds and how many
+cache) and the first ply that was not, moves and positions whose values are exact (exact:
+Pons' score proven, as ``ai.review.MoveReview.exact`` means) and the game's moves (to
+review again with ``bench.review --connect4``), then the median and maximum seconds and how many
 reviews met the target, before and after. Bounded: the corpus's play (quick levels), the
 idle time, and at most ``reviews * 2 * plies * C4_SOLVE_SECONDS`` for the reviews (on an
 empty cache a review takes a minute or more). ``--time-scale``, ``--prove-seconds`` and
@@ -46,6 +48,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -55,6 +58,7 @@ from ai import review
 from ai.connect4 import engine as c4_engine
 from ai.levels import Level, choose_move, find, loses_in_one, win_in_one
 from games.base import State
+from games.connect4.rules import Connect4State
 
 TARGET_SECONDS = 30.0
 """The issue's target: a review exact at every ply within this long."""
@@ -236,9 +240,10 @@ def idle_proving(url: str, seconds: float, prove_seconds: float, games_read: int
           f"{counts.known} known already, {counts.unproved} too hard for their budget")
 
 
-def review_one(url: str, moves: tuple[int, ...]) -> tuple[float, int, int, int]:
-    """(seconds, positions proven before it, moves exact, positions exact) of a review of
-    ``moves`` through the cache of the database at ``url``, as a fresh worker would."""
+def review_one(url: str, moves: tuple[int, ...]) -> tuple[float, int, int, int, int | None]:
+    """(seconds, positions proven before it, moves exact, positions exact, the first ply
+    whose position was not proven before it) of a review of ``moves`` through the cache of
+    the database at ``url``, as a fresh worker would."""
     from server.engines.engine_process import use_proven_cache
     from server.engines.pool import CacheSettings
 
@@ -249,9 +254,10 @@ def review_one(url: str, moves: tuple[int, ...]) -> tuple[float, int, int, int]:
             states.append(states[-1].play(move))
         live = [s for s in states if not s.is_over()]
         hits = cache.lookup(live)
-        known = sum(1 for s, hit in zip(live, hits, strict=True)
-                    if c4_engine.known_value(s) is not None
-                    or (hit is not None and hit.exact and hit.bound == 3))
+        proven = [c4_engine.known_value(cast(Connect4State, s)) is not None
+                  or (hit is not None and hit.exact and hit.bound == 3)
+                  for s, hit in zip(live, hits, strict=True)]
+        first = proven.index(False) if False in proven else None
         c4_engine.clear()
         started = time.perf_counter()
         found = review.review("connect4", list(moves))
@@ -259,21 +265,22 @@ def review_one(url: str, moves: tuple[int, ...]) -> tuple[float, int, int, int]:
     finally:
         review.use_store(None)
         cache.close()
-    return (seconds, known + len(states) - len(live), sum(m.exact for m in found.moves),
-            sum(found.values_exact))
+    return (seconds, sum(proven) + len(states) - len(live), sum(m.exact for m in found.moves),
+            sum(found.values_exact), first)
 
 
 def reviews(name: str, new: list[Played], url_of: Callable[[int], str]) -> list[float]:
     seconds = []
     met = 0
     for n, game in enumerate(new):
-        took, known, exact, values = review_one(url_of(n), game.moves)
+        took, known, exact, values, first = review_one(url_of(n), game.moves)
         plies = len(game.moves)
         seconds.append(took)
         met += values == plies + 1 and took <= TARGET_SECONDS
         print(f"  {name} review {n + 1} ({game.label}, {plies} plies): {took:6.1f} s, "
               f"{known}/{plies + 1} positions proven before, {exact}/{plies} moves exact, "
-              f"{values}/{plies + 1} values exact", flush=True)
+              f"{values}/{plies + 1} values exact; first unproven ply {first}; "
+              f"{''.join(C4.format_move(m) for m in game.moves)}", flush=True)
     print(f"{name}: median {statistics.median(seconds):.1f} s, max {max(seconds):.1f} s; "
           f"{met} of {len(new)} reviews exact at every ply within {TARGET_SECONDS:.0f} s",
           flush=True)
@@ -283,9 +290,9 @@ def reviews(name: str, new: list[Played], url_of: Callable[[int], str]) -> list[
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=300, help="games stored before reviewing")
-    parser.add_argument("--idle-seconds", type=float, default=480.0,
+    parser.add_argument("--idle-seconds", type=float, default=300.0,
                         help="how long the idle workers' code proves the corpus's positions")
-    parser.add_argument("--reviews", type=int, default=6, help="new games reviewed")
+    parser.add_argument("--reviews", type=int, default=5, help="new games reviewed")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--time-scale", type=float, default=0.25,
                         help="the levels' clocks while playing the games")
