@@ -75,8 +75,9 @@ class IdleProving:
     """Positions handed to a worker in one background task, most visited first."""
     seconds: float = 60.0
     """Most one position's first proof may take; a position past it is tried again later with
-    a larger budget (``server.idle_proving.ProvingPlan``), a few times at most. Longer than a review's (``ai.review.C4_SOLVE_SECONDS``): the idle
-    workers are there to prove what a review gives up on."""
+    a larger budget (``server.idle_proving.ProvingPlan``), a few times at most. Longer than
+    a review's (``ai.review.C4_SOLVE_SECONDS``): the idle workers are there to prove what a
+    review gives up on."""
 
 
 @dataclass(frozen=True)
