@@ -94,6 +94,15 @@ END_FIRST = 6
 fewest replies first (then parity order, no sorting)."""
 END_SORT = 7
 """Endgame nodes with at least this many empties sort moves fastest-first."""
+END_EVAL_SORT = 12
+"""Endgame nodes with at least this many empties order their moves by the evaluation of the
+position after each move too (``END_EVAL_MOBILITY``)."""
+END_EVAL_MOBILITY = 16
+"""In those nodes, the weight of the fastest-first key (4 per opponent reply) against the
+evaluation after the move (``DISC`` per disc)."""
+END_SEARCH_SORT = 14
+"""Endgame nodes with at least this many empties order by a two-ply search's score instead
+of the evaluation after the move."""
 END_TT = 9
 """Endgame nodes with at least this many empties use the transposition table."""
 END_ETC = 10
