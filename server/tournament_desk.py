@@ -893,6 +893,9 @@ class TournamentDesk:
             self.stored_as[(record.id, row.pairing_id)] = row.game_id
             if row.result is None and row.second is not None and record.status != "finished":
                 self.event_games[row.game_id] = (record.id, row.round, row.first)
+                room = self.lobby.rooms.get(room_of(row.game_id)[0])
+                if room is not None and room.game_id == row.game_id:
+                    room.rated = record.rated
                 stored = await self.store.load_game(row.game_id)
                 if stored is not None and stored[0].status in ("finished", "aborted"):
                     ended.append(stored[0])

@@ -198,3 +198,44 @@ async def test_a_round_robin_outlives_a_restart_and_pairs_on(tmp_path: Path) -> 
         assert scores[done["first"]["id"]] == scores[waiting["first"]["id"]] == 1
         for client in (watcher, first, second):
             await client.close()
+
+
+async def test_an_unrated_events_game_stays_unrated_over_a_restart(tmp_path: Path) -> None:
+    """A casual round-robin's game under way when the server restarts is still casual after
+    it: finishing it moves nobody's rating."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+    async with running(store=SqlStore(url), secret=SECRET) as srv:
+        srv.app.accounts.hasher = CHEAP_HASHER
+        ann, bob = await Client.open(srv.url, "Ann"), await Client.open(srv.url, "Bob")
+        await sign_up(ann, "Ann")
+        await sign_up(bob, "Bob")
+        tid = await make(ann, kind="roundrobin", rated=False)
+        for client in (ann, bob):
+            await client.send(type="join_tournament", tournament=tid)
+            await client.expect("round_tournament")
+        await ann.send(type="start_tournament", tournament=tid)
+        (board,) = (await round_paired(ann, tid, 1))["boards"]
+        first, second = (ann, bob) if board["first"]["name"] == "Ann" else (bob, ann)
+        await first.send(type="move", room=board["room"], ply=0, move="1")
+        for client in (first, second):
+            await client.expect("move_made", ply=0, room=board["room"])
+        sessions = [next(m["session"] for m in c.seen if m["type"] == "signed_in")
+                    for c in (first, second)]
+        for client in (ann, bob):
+            await client.close()
+    async with running(store=SqlStore(url), secret=SECRET) as srv:
+        first, second = [await Client.open(srv.url, None, resume=s) for s in sessions]
+        for client in (first, second):  # back in their seats
+            assert (await client.expect("room_state"))["room"]["id"] == board["room"]
+        for ply, move in enumerate(FOUR_IN_COLUMN_ONE[1:], start=1):
+            await (first, second)[ply % 2].send(type="move", room=board["room"], ply=ply,
+                                                move=move)
+            for client in (first, second):
+                await client.expect("move_made", ply=ply, room=board["room"])
+        for client in (first, second):
+            await client.expect("game_over", room=board["room"])
+        await first.send(type="get_profile")
+        assert (await first.expect("profile"))["ratings"] == []
+        assert not any(m["type"] == "rating_change" for c in (first, second) for m in c.seen)
+        for client in (first, second):
+            await client.close()
