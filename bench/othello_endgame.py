@@ -173,6 +173,7 @@ def compare(items: Sequence[tuple[str, str]], ref: str, wld: bool) -> bool:
     solvers = {"ref": _Solver(tree), "new": _Solver(_CHECKOUT)}
     totals = {name: {"nodes": 0, "wall": 0.0, "cpu": 0.0} for name in solvers}
     walls: dict[int, dict[str, list[float]]] = {}
+    cpus: dict[int, dict[str, list[float]]] = {}
     all_right = True
     print(f"{'#':>5} {'empties':>7} {'score':>5} {'ok':>7} {'ref nodes':>13} "
           f"{'new nodes':>13} {'ratio':>6} {'ref s':>7} {'new s':>7} {'ratio':>6}")
@@ -198,6 +199,8 @@ def compare(items: Sequence[tuple[str, str]], ref: str, wld: bool) -> bool:
                     totals[name][key] += result[key]  # type: ignore[operator]
                 walls.setdefault(empties, {}).setdefault(name, []).append(
                     float(result["wall"]))  # type: ignore[arg-type]
+                cpus.setdefault(empties, {}).setdefault(name, []).append(
+                    float(result["cpu"]))  # type: ignore[arg-type]
             ok = "/".join("yes" if right[n] else "NO" for n in ("ref", "new"))
             ref_nodes, new_nodes = int(ref_r["nodes"]), int(new_r["nodes"])  # type: ignore[call-overload]
             ref_wall, new_wall = float(ref_r["wall"]), float(new_r["wall"])  # type: ignore[arg-type]
@@ -215,8 +218,10 @@ def compare(items: Sequence[tuple[str, str]], ref: str, wld: bool) -> bool:
           f"({new_t['cpu'] / max(ref_t['cpu'], 1e-9):.2f})")
     for empties in sorted(walls):
         ref_w, new_w = walls[empties]["ref"], walls[empties]["new"]
+        ref_c, new_c = cpus[empties]["ref"], cpus[empties]["new"]
         print(f"{empties} empties: median wall {statistics.median(ref_w):.2f} -> "
-              f"{statistics.median(new_w):.2f} s, max {max(ref_w):.2f} -> {max(new_w):.2f} s "
+              f"{statistics.median(new_w):.2f} s, max {max(ref_w):.2f} -> {max(new_w):.2f} s; "
+              f"median CPU {statistics.median(ref_c):.2f} -> {statistics.median(new_c):.2f} s "
               f"({len(new_w)} positions)")
     print(f"all right: {'yes' if all_right else 'NO'}")
     return all_right
