@@ -11,8 +11,11 @@ plus, with enough depth left, fewest opponent replies and corners.
 
 Endgame (``end_root``/``_solve``): the exact final disc difference for the side to move,
 empties to the winner. Near the root (many empties) moves are sorted fastest-first (fewest
-opponent replies, corners first) and bounds go to the table; deeper, the move leaving the
-fewest replies goes first (from ``END_FIRST`` empties), then the rest in parity order
+opponent replies, then fewest potential replies, corners first) and bounds go to the table;
+with more empties still (``END_EVAL_SORT``, ``END_SEARCH_SORT``) the midgame evaluation of
+the position after each move, or a one-ply search from it, weighs in (``leaves``: the pattern
+table, as in the midgame; it orders moves, never changes a score). Deeper, the move leaving
+the fewest replies goes first (from ``END_FIRST`` empties), then the rest in parity order
 (squares of regions with an odd number of empties first, corners first) straight from
 the empty squares without generating a move list; the last empty square is scored by
 counting its flips. Every stored bound is a true bound on the exact score, so the endgame
@@ -48,7 +51,10 @@ from ai.othello.evaluation import evaluate, terminal
 from ai.othello.weights import (
     DISC,
     END_ETC,
+    END_EVAL_MOBILITY,
+    END_EVAL_SORT,
     END_FIRST,
+    END_SEARCH_SORT,
     END_SHALLOW,
     END_SORT,
     END_TT,
@@ -577,6 +583,46 @@ def _solve_shallow(P: np.uint64, O: np.uint64, alpha: int, beta: int, n: int
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _static(P: np.uint64, O: np.uint64, leaves: np.ndarray) -> int:
+    """``leaf`` without its finished-game test (the solver orders moves with it only)."""
+    if leaves.shape[0] == 0:
+        return evaluate(P, O)
+    return patterns.score(P, O, leaves)
+
+
+@njit("UniTuple(int64, 2)(uint64, uint64, int64, int64, int64, int16[:, ::1])",
+      cache=True, nogil=True)
+def _order_search(P: np.uint64, O: np.uint64, depth: int, alpha: int, beta: int,
+                  leaves: np.ndarray) -> tuple[int, int]:
+    """(score, nodes) of a small fail-soft alpha-beta to ``depth`` over ``_static``: what
+    orders the moves of endgame nodes far from the end (no table, no ordering)."""
+    if depth <= 0:
+        return _static(P, O, leaves), 1
+    moves = legal_moves(P, O)
+    if moves == ZERO:
+        if legal_moves(O, P) == ZERO:
+            return DISC * final_score(P, O), 1
+        score, nodes = _order_search(O, P, depth, -beta, -alpha, leaves)
+        return -score, nodes + 1
+    best = -INF
+    nodes = 1
+    while moves:
+        sq = lowest_square(moves)
+        moves &= moves - ONE
+        f = flips(P, O, sq)
+        score, sub = _order_search(O ^ f, P | f | (ONE << _U(sq)), depth - 1, -beta, -alpha,
+                                   leaves)
+        nodes += sub
+        if -score > best:
+            best = -score
+            if best > alpha:
+                alpha = best
+                if alpha >= beta:
+                    break
+    return best, nodes
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _count(ctl: np.ndarray, stop: np.ndarray, k: int) -> None:
     """Count ``k`` nodes at once, polling the stop flag when a multiple of POLL + 1 passes."""
     old = ctl[NODES]
@@ -588,12 +634,12 @@ def _count(ctl: np.ndarray, stop: np.ndarray, k: int) -> None:
 
 @njit(
     "int64(uint64, uint64, int64, int64, int64, uint64[:, ::1], int64[::1], int64[::1],"
-    " int64[:, :, ::1])",
+    " int64[:, :, ::1], int16[:, ::1])",
     cache=True, nogil=True,
 )
 def _solve(
     P: np.uint64, O: np.uint64, alpha: int, beta: int, n: int, table: np.ndarray,
-    ctl: np.ndarray, stop: np.ndarray, sb: np.ndarray,
+    ctl: np.ndarray, stop: np.ndarray, sb: np.ndarray, leaves: np.ndarray,
 ) -> int:
     """Exact final disc difference for ``P``'s side (fail-soft within ``alpha``..``beta``)."""
     if n <= END_SHALLOW:
@@ -606,7 +652,7 @@ def _solve(
     if moves == ZERO:
         if legal_moves(O, P) == ZERO:
             return final_score(P, O)
-        return -_solve(O, P, -beta, -alpha, n, table, ctl, stop, sb)
+        return -_solve(O, P, -beta, -alpha, n, table, ctl, stop, sb, leaves)
     # Stability cutoff: the opponent's stable discs stay theirs, which caps our score. Only
     # worth computing when alpha is high enough for the cap to fall below it.
     if alpha >= 64 - 2 * popcount(O):
@@ -660,18 +706,29 @@ def _solve(
                     if score >= beta:
                         tt.store(table, key, score, n, tt.LOWER, sq, ctl[GENERATION])
                         return score
-            replies = legal_moves(O ^ f, P | f | (ONE << _U(sq)))
-            # Fewest replies first, corner replies counted twice; ties go to corners and then
-            # to squares of odd regions (parity).
-            k = 4 * (popcount(replies) + popcount(replies & CORNERS))
             b = ONE << _U(sq)
+            replies = legal_moves(O ^ f, P | f | b)
+            # Fewest replies first, corner replies counted twice, then fewest potential
+            # replies (empty squares touching our discs); a corner, then a square of an odd
+            # region (parity), gains a little.
+            k = 4 * (popcount(replies) + popcount(replies & CORNERS))
+            k += popcount(_near(P | f | b) & ~(P | O | b))
             if sq == tt_move:
-                k = -1000
+                k = -(1 << 40)
             else:
                 if b & CORNERS:
                     k -= 2
                 if b & odd:
                     k -= 1
+                if n >= END_SEARCH_SORT:
+                    # Farther still, a shallow search's: nodes this high are few.
+                    e, sub = _order_search(O ^ f, P | f | b, 1, -INF, INF, leaves)
+                    _count(ctl, stop, sub)
+                    k = END_EVAL_MOBILITY * k + e
+                elif n >= END_EVAL_SORT:
+                    # Far from the end the evaluation of the position after the move (from
+                    # the opponent's side: lower is better for us) orders better still.
+                    k = END_EVAL_MOBILITY * k + _static(O ^ f, P | f | b, leaves)
             j = count
             while j > 0 and keys[j - 1] > k:
                 keys[j] = keys[j - 1]
@@ -688,11 +745,11 @@ def _solve(
             nP = O ^ f
             nO = P | f | (ONE << _U(sq))
             if i == 0:
-                score = -_solve(nP, nO, -beta, -alpha, n - 1, table, ctl, stop, sb)
+                score = -_solve(nP, nO, -beta, -alpha, n - 1, table, ctl, stop, sb, leaves)
             else:
-                score = -_solve(nP, nO, -alpha - 1, -alpha, n - 1, table, ctl, stop, sb)
+                score = -_solve(nP, nO, -alpha - 1, -alpha, n - 1, table, ctl, stop, sb, leaves)
                 if alpha < score < beta:
-                    score = -_solve(nP, nO, -beta, -score, n - 1, table, ctl, stop, sb)
+                    score = -_solve(nP, nO, -beta, -score, n - 1, table, ctl, stop, sb, leaves)
             if ctl[ABORTED] != 0:
                 return 0
             if score > best:
@@ -719,12 +776,12 @@ def _solve(
                 nP = O ^ f
                 nO = P | f | (ONE << _U(sq))
                 if first:
-                    score = -_solve(nP, nO, -beta, -alpha, n - 1, table, ctl, stop, sb)
+                    score = -_solve(nP, nO, -beta, -alpha, n - 1, table, ctl, stop, sb, leaves)
                     first = False
                 else:
-                    score = -_solve(nP, nO, -alpha - 1, -alpha, n - 1, table, ctl, stop, sb)
+                    score = -_solve(nP, nO, -alpha - 1, -alpha, n - 1, table, ctl, stop, sb, leaves)
                     if alpha < score < beta:
-                        score = -_solve(nP, nO, -beta, -score, n - 1, table, ctl, stop, sb)
+                        score = -_solve(nP, nO, -beta, -score, n - 1, table, ctl, stop, sb, leaves)
                 if ctl[ABORTED] != 0:
                     return 0
                 if score > best:
@@ -749,17 +806,19 @@ def _solve(
 
 @njit(cache=True, nogil=True)
 def solve(P: np.uint64, O: np.uint64, alpha: int, beta: int, table: np.ndarray,
-          ctl: np.ndarray, stop: np.ndarray) -> int:
-    """Exact score of any position (fail-soft in ``alpha``..``beta``); see ``_solve``."""
+          ctl: np.ndarray, stop: np.ndarray, leaves: np.ndarray) -> int:
+    """Exact score of any position (fail-soft in ``alpha``..``beta``); see ``_solve``.
+    ``leaves`` (a ``pattern_table``) orders the moves far from the end."""
     n = 64 - popcount(P | O)
     sb = np.empty((65, 3, 40), dtype=np.int64)
-    return _solve(P, O, alpha, beta, n, table, ctl, stop, sb)
+    return _solve(P, O, alpha, beta, n, table, ctl, stop, sb, leaves)
 
 
 @njit(cache=True, nogil=True)
 def end_root(
     P: np.uint64, O: np.uint64, root_moves: np.ndarray, scores: np.ndarray, multipv: int,
     table: np.ndarray, ctl: np.ndarray, stop: np.ndarray, low: int, high: int,
+    leaves: np.ndarray,
 ) -> int:
     """Solve ``root_moves`` (in that order); fills ``scores``, returns the best one's index.
 
@@ -768,7 +827,8 @@ def end_root(
     inside it (fail-soft bounds
     beyond), and once a move reaches ``high`` the rest are not searched (their scores stay
     as given): ``low=-1, high=1`` is the win/loss/draw solve, whose best move is the first,
-    in the given order, of those that win, else draw.
+    in the given order, of those that win, else draw. ``leaves`` orders moves as in
+    ``solve``.
     """
     n = root_moves.shape[0]
     empties = 64 - popcount(P | O)
@@ -790,11 +850,11 @@ def end_root(
             f = flips(P, O, sq)
             nP, nO, left = O ^ f, P | f | (ONE << _U(sq)), empties - 1
         if i < multipv:
-            score = -_solve(nP, nO, -high, -low, left, table, ctl, stop, sb)
+            score = -_solve(nP, nO, -high, -low, left, table, ctl, stop, sb, leaves)
         else:
-            score = -_solve(nP, nO, -bar - 1, -bar, left, table, ctl, stop, sb)
+            score = -_solve(nP, nO, -bar - 1, -bar, left, table, ctl, stop, sb, leaves)
             if bar < score < high:
-                score = -_solve(nP, nO, -high, -bar, left, table, ctl, stop, sb)
+                score = -_solve(nP, nO, -high, -bar, left, table, ctl, stop, sb, leaves)
         if ctl[ABORTED] != 0:
             return best_i
         scores[i] = score

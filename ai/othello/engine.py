@@ -273,7 +273,7 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None,
         low, high = -INF, INF
         if wld:
             answer = _wld(P, O, order, mid_scores, mid_depth, end_table, ctl, flag, started,
-                          mid_table, salt)
+                          mid_table, leaves, salt)
             yield answer
             if answer.outcome is None or answer.outcome == 0 or not exact_after:
                 return  # cut by the deadline, a draw (already exact), or no time for more
@@ -282,6 +282,7 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None,
         scores = np.full(len(order), -INF, dtype=np.int64)
         best_i = kernels.end_root(
             _U(P), _U(O), order, scores, multipv, end_table, ctl, flag.array, low, high,
+            leaves,
         )
         if ctl[kernels.ABORTED]:
             return
@@ -300,7 +301,7 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None,
 
 def _wld(P: int, O: int, order: np.ndarray, mid_scores: np.ndarray, mid_depth: int,
          end_table: np.ndarray, ctl: np.ndarray, flag: StopFlag, started: float,
-         mid_table: np.ndarray, salt: int = 0) -> Iteration:
+         mid_table: np.ndarray, leaves: np.ndarray, salt: int = 0) -> Iteration:
     """The win/loss/draw solve of the root (``order``: the moves, the midgame's best first,
     with ``mid_scores`` from its last iteration at ``mid_depth``) as the search's answer.
 
@@ -310,7 +311,7 @@ def _wld(P: int, O: int, order: np.ndarray, mid_scores: np.ndarray, mid_depth: i
     """
     scores = np.full(len(order), -INF, dtype=np.int64)
     best_i = kernels.end_root(_U(P), _U(O), order, scores, 1, end_table, ctl, flag.array,
-                              -1, 1)
+                              -1, 1, leaves)
     nodes, seconds = int(ctl[kernels.NODES]), time.perf_counter() - started
     outcome: int | None = None
     if not ctl[kernels.ABORTED]:
@@ -352,7 +353,8 @@ def solve_outcome(state: OthelloState, evaluation: str | None = None) -> Iterati
                                       flag.array, buf, killers, history, leaves,
                                       kernels.NO_PROBCUT)
             order, scores = _best_first(order, scores, best_i)
-        return _wld(P, O, order, scores, depth, end_table, ctl, flag, started, mid_table)
+        return _wld(P, O, order, scores, depth, end_table, ctl, flag, started, mid_table,
+                    leaves)
 
 
 def stop_time(hard_time: float) -> float:
@@ -456,5 +458,5 @@ def exact_value(state: OthelloState, use_tt: bool = True) -> tuple[int, int]:
     table = tt.new_table(TT_BITS)
     ctl = kernels.new_control(None, use_tt=use_tt, generation=1)
     stop = np.zeros(1, dtype=np.int64)
-    score = int(kernels.solve(_U(P), _U(O), -INF, INF, table, ctl, stop))
+    score = int(kernels.solve(_U(P), _U(O), -INF, INF, table, ctl, stop, pattern_table()))
     return score, int(ctl[kernels.NODES])

@@ -153,10 +153,13 @@ def empties_of(players: np.ndarray, opponents: np.ndarray) -> np.ndarray:
 
 
 def solve_exact(P: int, O: int, table: np.ndarray) -> int:
-    """The exact final disc difference for the side to move (``table``: an endgame table)."""
+    """The exact final disc difference for the side to move (``table``: an endgame table).
+
+    Its moves are ordered with the hand-made evaluation: the labels must not depend on the
+    pattern weights they are fitting."""
     ctl = kernels.new_control(None, use_tt=True, generation=1)
     stop = np.zeros(1, dtype=np.int64)
-    return int(kernels.solve(_U(P), _U(O), -INF, INF, table, ctl, stop))
+    return int(kernels.solve(_U(P), _U(O), -INF, INF, table, ctl, stop, kernels.CLASSIC))
 
 
 def search_label(state: OthelloState, depth: int, table: np.ndarray) -> float:

@@ -53,11 +53,16 @@ of milliseconds, so the engine plays the last 14 moves perfectly."""
 CLOCK_SOLVE_EMPTIES = 24
 """A search bounded by its clock alone (no depth) may solve exactly from this many empties
 down, when the expected solve fits the time left (``SOLVE_SECONDS``): a perfect move beats
-a few more midgame plies."""
-SOLVE_SECONDS = (0.2, 3.2)
+a few more midgame plies. With the expert's 4 s hard time (about 3.7 s left after its
+ordering iterations) the estimate lets the exact solve start from 22 empties down and the
+win/loss/draw solve at 23; a 24-empty solve (FFO #45-#46: 96M-544M nodes, 23-118 s on a
+busy 2-core machine) does not fit, so 24 only matters for longer clocks."""
+SOLVE_SECONDS = (0.15, 3.2)
 """Expected exact-solve seconds at 20 empties, and the factor per extra empty: medians of
 solves of positions from engine play on a 2-core machine (20 empties 0.2 s, 22 empties
-2.1 s; the slowest of them took about twice the median)."""
+2.1 s; the slowest of them took about twice the median), scaled by the newer solver's median
+time against the one they were measured with: 0.72 at 20 empties, 0.76 at 22, 0.43 at 24
+(``python -m bench.othello_endgame --played 20,22,24 --count 3``, one run, a busy machine)."""
 SOLVE_TIME_SHARE = 0.75
 """A clock-bounded solve starts when its expected time is at most this share of the time
 left before the hard deadline; if it runs over, the deadline ends it and the midgame answer
@@ -94,10 +99,27 @@ END_FIRST = 6
 fewest replies first (then parity order, no sorting)."""
 END_SORT = 7
 """Endgame nodes with at least this many empties sort moves fastest-first."""
+END_EVAL_SORT = 12
+"""Endgame nodes with at least this many empties order their moves by the evaluation of the
+position after each move too (``END_EVAL_MOBILITY``). With ``END_SEARCH_SORT`` this took
+FFO #40-#49's exact solves from 8.7G nodes to 2.5G and from 594 to 233 CPU seconds
+(``python -m bench.othello_endgame --ffo 40-49``, against the solver ordering by replies
+alone, in one run on a busy 2-core machine). Tried on #40-#44: from 14 instead of 12 about
+7% more nodes; the weight 8 or 32 instead of 16 about 10% more."""
+END_EVAL_MOBILITY = 16
+"""In those nodes, the weight of the fastest-first key (4 per opponent reply) against the
+evaluation after the move (``DISC`` per disc)."""
+END_SEARCH_SORT = 14
+"""Endgame nodes with at least this many empties order by a one-ply search from the position
+after each move (a two-ply search from the node) instead of its evaluation: on FFO #40-#44
+23% fewer nodes than the evaluation alone (16 instead of 14: the same); a two-ply search from
+18 empties up cost 25% more nodes."""
 END_TT = 9
-"""Endgame nodes with at least this many empties use the transposition table."""
+"""Endgame nodes with at least this many empties use the transposition table (FFO #40-#44:
+10 costs 8% more nodes; 8 saves 6% of the nodes but no time)."""
 END_ETC = 10
 """Endgame nodes with at least this many empties look up every child in the table first
-(enhanced transposition cutoff) before searching any."""
+(enhanced transposition cutoff) before searching any (13 instead: the same within noise on
+FFO #40-#44)."""
 TT_BITS = 21
 """Each table (midgame, endgame) has 2**TT_BITS entries of 16 bytes."""

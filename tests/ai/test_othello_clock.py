@@ -127,3 +127,37 @@ def test_a_solve_expected_past_the_soft_time_proves_the_outcome_first_then_the_s
     assert scored[GAME.format_move(proven[0].move)] > 0
     last = iterations[-1]
     assert last.exact and last.score == 38 and scored[GAME.format_move(last.move)] == 38
+
+
+def timed_move(state: OthelloState, limits: Limits) -> tuple[float, list[ai.Iteration]]:
+    """Seconds from the call of the search to the level's chosen move, as a worker answers."""
+    started = time.perf_counter()
+    iterations = list(ai.search(state, limits))
+    choose_move(state, EXPERT, 1, iterations[-1:])
+    return time.perf_counter() - started, iterations
+
+
+@pytest.mark.parametrize("hard_time", [0.8, 1.5])
+@pytest.mark.parametrize("path", ["exact", "outcome", "outcome first"])
+def test_a_solve_the_deadline_cuts_still_answers_by_the_hard_time(
+    shared_data: Path, monkeypatch: pytest.MonkeyPatch, path: str, hard_time: float,
+) -> None:
+    # FFO #45 (24 empties, within CLOCK_SOLVE_EMPTIES) takes this engine far longer than any
+    # of these hard times, whichever solve runs: the clock's estimates are set so that each
+    # path starts it after the ordering iterations and the deadline has to cut it (the answer
+    # is then the midgame's). Without HARD_TIME_MARGIN these end a few milliseconds late.
+    if path == "exact":  # the exact solve looks cheap: it starts as soon as the root is ordered
+        monkeypatch.setattr(engine, "SOLVE_SECONDS", (1e-6, 3.2))
+    elif path == "outcome":  # only the win/loss/draw solve looks as if it fits
+        monkeypatch.setattr(engine, "SOLVE_SECONDS", (100.0, 3.2))
+        monkeypatch.setattr(engine, "WLD_SOLVE_SHARE", 1e-9)
+    else:  # the exact solve fits only past the soft time: the outcome is proven first
+        monkeypatch.setattr(engine, "SOLVE_SECONDS", (0.5 * hard_time / 3.2 ** 6, 3.2))
+    state, _ = ffo(shared_data, 45)
+    engine.clear()
+    limits = Limits(soft_time=hard_time / 4, hard_time=hard_time)
+    seconds, iterations = timed_move(state, limits)
+    assert seconds <= hard_time
+    last = iterations[-1]
+    assert not last.exact and last.outcome is None  # the solve was cut: the midgame answers
+    assert last.move in state.legal_moves()
