@@ -20,3 +20,9 @@ def reference_data(name: str) -> Path:
     """
     full = _FULL / name
     return full if full.is_file() else _TRIMMED / name
+
+
+def numbers(text: str) -> list[int]:
+    """Reference positions by number on a bench's command line: ``40-49`` or ``45``."""
+    first, _, last = text.partition("-")
+    return list(range(int(first), int(last or first) + 1))

@@ -31,7 +31,7 @@ import ai  # noqa: E402
 from ai.levels import choose_move, find  # noqa: E402
 from ai.limits import Limits  # noqa: E402
 from ai.othello import engine  # noqa: E402
-from bench import reference_data  # noqa: E402
+from bench import numbers, reference_data  # noqa: E402
 from games.othello import GAME  # noqa: E402
 
 EDAX_WALL = {40: 0.9, 41: 8.9, 42: 3.5, 43: 4.4, 44: 4.4}
@@ -163,11 +163,6 @@ def bench_wld(numbers: Sequence[int]) -> bool:
     return all_right
 
 
-def _numbers(text: str) -> list[int]:
-    first, _, last = text.partition("-")
-    return list(range(int(first), int(last or first) + 1))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.othello", description=__doc__)
     parser.add_argument("--ffo", default="40-44", help="FFO numbers, e.g. 40-44 or 45")
@@ -181,10 +176,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     warm = IMPORT_SECONDS + ai.warm_up("othello")
     print(f"engine JIT warm-up (compile or load from cache, import included): {warm:.2f} s")
     if args.wld:
-        return 0 if bench_wld(_numbers(args.ffo)) else 1
-    right = bench_ffo(_numbers(args.ffo), args.evaluation) if args.ffo else True
+        return 0 if bench_wld(numbers(args.ffo)) else 1
+    right = bench_ffo(numbers(args.ffo), args.evaluation) if args.ffo else True
     if args.level:
-        bench_expert(_numbers("40-59"), args.level)
+        bench_expert(numbers("40-59"), args.level)
     return 0 if right else 1
 
 

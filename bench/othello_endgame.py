@@ -227,11 +227,6 @@ def compare(items: Sequence[tuple[str, str]], ref: str, wld: bool) -> bool:
     return all_right
 
 
-def _numbers(text: str) -> list[int]:
-    first, _, last = text.partition("-")
-    return list(range(int(first), int(last or first) + 1))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.othello_endgame",
                                      description=(__doc__ or "").splitlines()[0])
@@ -247,12 +242,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.worker:
         _worker()
         return 0
+    # Not at the top: a worker runs this file under the reference's tree, whose bench
+    # package may not have it.
+    from bench import numbers
     if args.played:
         items = played_positions([int(e) for e in args.played.split(",")], args.count,
                                  args.seed)
     else:
         lines = _ffo_lines()
-        items = [(str(number), lines[number]) for number in _numbers(args.ffo)]
+        items = [(str(number), lines[number]) for number in numbers(args.ffo)]
     return 0 if compare(items, args.reference, args.wld) else 1
 
 
