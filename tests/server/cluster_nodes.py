@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncpg
-import redis.asyncio as aioredis
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "the cluster tests' fixed secret"
@@ -216,7 +215,7 @@ async def stored_plies(database_url: str, game_id: str) -> tuple[int, str]:
 async def fresh_nodes(tmp_path: Path) -> AsyncIterator[Nodes]:
     """Nodes over a database of their own (dropped after) and the shared Redis, whose keys
     under the nodes' prefix are deleted after."""
-    from tests.storage.conftest import REDIS_URL, create_database, drop_database
+    from tests.storage.conftest import REDIS_URL, create_database, drop_database, drop_keys
 
     url, name = await create_database()
     made = Nodes(url, REDIS_URL, tmp_path)
@@ -226,8 +225,4 @@ async def fresh_nodes(tmp_path: Path) -> AsyncIterator[Nodes]:
     finally:
         made.end_all()
         await drop_database(name)
-        client = aioredis.Redis.from_url(REDIS_URL)
-        names = [k async for k in client.scan_iter(match=f"{made.prefix}:*", count=500)]
-        if names:
-            await client.delete(*names)
-        await client.aclose()
+        await drop_keys(made.prefix)

@@ -23,14 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis.asyncio as aioredis
 from cluster_nodes import free_port, wait_ready
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from wsclient import Client
 
 from server.storage import SqlStore
 from server.store import MoveRecord
-from tests.storage.conftest import REDIS_URL, create_database, drop_database
+from tests.storage.conftest import REDIS_URL, create_database, drop_database, drop_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "the cluster test's fixed secret"
@@ -118,11 +117,7 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
     finally:
         made.stop_all()
         await drop_database(name)
-        client = aioredis.Redis.from_url(REDIS_URL)
-        names = [k async for k in client.scan_iter(match=f"{prefix}:*", count=500)]
-        if names:
-            await client.delete(*names)
-        await client.aclose()
+        await drop_keys(prefix)
 
 
 async def _stored(database_url: str, game_id: str) -> list[MoveRecord]:

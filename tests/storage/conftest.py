@@ -137,6 +137,17 @@ def redis_prefix() -> Iterator[str]:
         client.close()
 
 
+async def drop_keys(prefix: str) -> None:
+    """Delete every key under ``prefix`` in the shared Redis (what a test's nodes left)."""
+    client = aioredis.Redis.from_url(REDIS_URL)
+    try:
+        names = [k async for k in client.scan_iter(match=f"{prefix}:*", count=500)]
+        if names:
+            await client.delete(*names)
+    finally:
+        await client.aclose()
+
+
 @pytest.fixture
 def redis_url() -> str:
     """The real Redis the cache tests use (shared: tests touch only their own prefix)."""
