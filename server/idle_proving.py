@@ -161,7 +161,8 @@ class IdleProver:
         yet; False if it was given back (or the pool is closing)."""
         assert isinstance(self.pool, AiPool)
         played = await self.store.recent_games(name, self.settings.games)
-        wanted, seconds = self.plan.next_round(name, played)
+        # Replaying up to ``IdleProving.games`` stored games is pure CPU: off the event loop.
+        wanted, seconds = await asyncio.to_thread(self.plan.next_round, name, played)
         if not wanted:
             return True
         self.counts.rounds += 1
