@@ -139,6 +139,11 @@ def use_store(store: ProvenStore | None) -> None:
     _store = store
 
 
+def _known_values(solver: str | None) -> Callable[[State], tuple[int, int] | None] | None:
+    """The solver module's ``known_value`` (values it holds without a search), if it has one."""
+    return getattr(importlib.import_module(solver), "known_value", None) if solver else None
+
+
 class _Proven:
     """The proven values a review or an analysis found without a proof (the ``solver``
     module's ``known_value``, the shipped book, then the store), and the ones it proved (kept
@@ -147,12 +152,12 @@ class _Proven:
     def __init__(self, states: Sequence[State], solver: str | None = None) -> None:
         self.found: dict[State, _Valued] = {}
         self.learned: list[tuple[State, CachedResult]] = []
-        known = getattr(importlib.import_module(solver), "known_value", None) if solver else None
+        known = _known_values(solver)
         if known is not None:
             for state in states:
-                hit = None if state.is_over() else known(state)
-                if hit is not None:
-                    self.found[state] = _Valued(hit[0], hit[1], True)
+                held = None if state.is_over() else known(state)
+                if held is not None:
+                    self.found[state] = _Valued(held[0], held[1], True)
         if _store is None:
             return
         wanted = [s for s in states if not s.is_over() and s not in self.found]
@@ -312,7 +317,7 @@ def analyse_known(state: State) -> list[MoveValue] | None:
     first plies of any game are answered without waiting for a worker."""
     legal = state.legal_moves()
     solver = rules_of(state.game_name).solver if legal else None
-    known = getattr(importlib.import_module(solver), "known_value", None) if solver else None
+    known = _known_values(solver)
     if known is None:
         return None
     found = []
