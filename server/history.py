@@ -146,10 +146,6 @@ def download_path(game_id: str, ext: str) -> str:
     return f"/games/{game_id}.{ext}"
 
 
-def tournament_games_path(tournament_id: str) -> str:
-    return f"/tournaments/{tournament_id}/games.txt"
-
-
 def result_text(result: float | None) -> str:
     """A stored result (seat 0's score side: >0 its win) as game records write it."""
     if result is None:
