@@ -418,6 +418,7 @@ class Room:
             else self.time_control.increment_ms,
             berserk=tuple(sorted(self.berserked)),
             evaluation=self.evaluation,
+            rated=self.rated,
         )
 
     def _event(self, kind: p.RoomEventKind, seat: int | None = None,
@@ -1142,6 +1143,7 @@ class Lobby:
         room = Room(room_id, game, opponent, record.id, record.created_at, self.grace, control)
         room.round = round
         room.evaluation = record.evaluation
+        room.rated = record.rated
         for seat, player_id in enumerate(record.players):
             level = record.level_of(seat)
             if level is not None:

@@ -59,6 +59,9 @@ class GameRecord:
     evaluation: bool = False
     """The creator of a game against the AI asked to see the engine's evaluation (shown only
     while the game is not rated): a restored game keeps showing it."""
+    rated: bool = True
+    """False: a casual game (``Room.rated``: an unrated tournament's game or a rematch of
+    one), which moves nobody's rating, also when it finishes after a restart."""
     other_ai_level: str | None = None
     """When both seats are the AI's (two levels playing each other, as on the engine
     ladder): seat 1's level (``ai_seat`` is then 0 and ``ai_level`` seat 0's). None when at

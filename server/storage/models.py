@@ -76,6 +76,8 @@ class Game(Base):
     evaluation: Mapped[bool] = mapped_column(Boolean, default=False,
                                              server_default=text("false"))
     """The creator asked to see the engine's evaluation (migration 0016)."""
+    rated: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))
+    """False: a casual game, which moves nobody's rating (migration 0018)."""
 
     __table_args__ = (
         # "My games, newest first": one index per seat, each already in the order shown.

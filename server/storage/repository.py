@@ -166,6 +166,7 @@ def _game_values(game: GameRecord) -> dict[str, Any]:
         "clock_increment_ms": game.clock_increment_ms,
         "berserk": sum(1 << seat for seat in set(game.berserk)),
         "evaluation": game.evaluation,
+        "rated": game.rated,
         # Only a cluster node's write names an epoch; a 0 must never lower the fence.
         **({"epoch": game.epoch} if game.epoch else {}),
     }
@@ -191,6 +192,7 @@ def _game_record(row: Row[Any]) -> GameRecord:
         other_ai_level=row.other_ai_level,
         berserk=tuple(seat for seat in (0, 1) if row.berserk >> seat & 1),
         evaluation=bool(row.evaluation),
+        rated=bool(row.rated),
     )
 
 

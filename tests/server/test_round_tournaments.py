@@ -239,3 +239,53 @@ async def test_an_unrated_events_game_stays_unrated_over_a_restart(tmp_path: Pat
         assert not any(m["type"] == "rating_change" for c in (first, second) for m in c.seen)
         for client in (first, second):
             await client.close()
+
+
+async def test_a_rematch_in_an_unrated_events_room_stays_unrated_over_a_restart(
+        tmp_path: Path) -> None:
+    """A rematch in a casual event's room belongs to no tournament, so only the stored game
+    can say it is casual: finished after a restart, it still moves nobody's rating."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+    async with running(store=SqlStore(url), secret=SECRET) as srv:
+        srv.app.accounts.hasher = CHEAP_HASHER
+        ann, bob = await Client.open(srv.url, "Ann"), await Client.open(srv.url, "Bob")
+        await sign_up(ann, "Ann")
+        await sign_up(bob, "Bob")
+        tid = await make(ann, kind="roundrobin", rated=False)
+        for client in (ann, bob):
+            await client.send(type="join_tournament", tournament=tid)
+            await client.expect("round_tournament")
+        await ann.send(type="start_tournament", tournament=tid)
+        (board,) = (await round_paired(ann, tid, 1))["boards"]
+        room = board["room"]
+        first, second = (ann, bob) if board["first"]["name"] == "Ann" else (bob, ann)
+        await play(first, second, room)
+        await first.send(type="offer_rematch", room=room)
+        await second.expect("room_event", event="rematch_offered")
+        await second.send(type="accept_rematch", room=room)
+        for client in (first, second):
+            rematch = (await client.expect("room_state"))["room"]
+            assert (rematch["id"], rematch["round"]) == (room, 2)
+        # Colours swap: the event's second player opens the rematch.
+        await second.send(type="move", room=room, ply=0, move="1")
+        for client in (first, second):
+            await client.expect("move_made", ply=0, room=room)
+        sessions = [next(m["session"] for m in c.seen if m["type"] == "signed_in")
+                    for c in (second, first)]
+        for client in (ann, bob):
+            await client.close()
+    async with running(store=SqlStore(url), secret=SECRET) as srv:
+        opener, other = [await Client.open(srv.url, None, resume=s) for s in sessions]
+        for client in (opener, other):
+            assert (await client.expect("room_state"))["room"]["id"] == room
+        for ply, move in enumerate(FOUR_IN_COLUMN_ONE[1:], start=1):
+            await (opener, other)[ply % 2].send(type="move", room=room, ply=ply, move=move)
+            for client in (opener, other):
+                await client.expect("move_made", ply=ply, room=room)
+        for client in (opener, other):
+            await client.expect("game_over", room=room)
+        await opener.send(type="get_profile")
+        assert (await opener.expect("profile"))["ratings"] == []
+        assert not any(m["type"] == "rating_change" for c in (opener, other) for m in c.seen)
+        for client in (opener, other):
+            await client.close()

@@ -109,6 +109,13 @@ async def test_a_game_showing_the_engines_evaluation_loads_back_showing_it(store
         True, False]
 
 
+async def test_a_casual_game_loads_back_casual(store: Store) -> None:
+    for game in (a_game("g1", rated=False), a_game("g2")):
+        await store.save_game(game)
+    assert [(await store.load_game(g))[0].rated for g in ("g1", "g2")] == [  # type: ignore[index]
+        False, True]
+
+
 async def test_saving_a_game_again_records_its_result_and_keeps_its_moves(store: Store) -> None:
     await store.save_game(a_game("g1"))
     await store.append_move(a_move("g1", 0))
