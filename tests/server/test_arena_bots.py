@@ -41,7 +41,7 @@ pytestmark = pytest.mark.slow
 BOTS = 8
 PAIRED_WITHIN = 2.0
 """Seconds from a game's end to its player's next pairing, whenever a partner is free."""
-PLAY_SECONDS = 20.0
+PLAY_SECONDS = 14.0
 """How long the bots play before the restart (or the kill), and again after it."""
 WIN, DRAW = 2, 1
 STREAK_AFTER = 2

@@ -6,7 +6,7 @@ prefix of the test's own). In each round a fresh node A runs several rooms whose
 play through node B (each move a command forwarded to A); in some rooms one person stays
 connected to A itself and comes back through B when A closes with 1012, as the page does.
 Moves go on all the time, A gets SIGTERM in the middle (in some rooms just as their winning
-move comes), and play goes on through B, which takes the rooms over. Five rounds, each with
+move comes), and play goes on through B, which takes the rooms over. Three rounds, each with
 a fresh A.
 
 What must hold, per room, against the moves table: every stored move reached every player
@@ -32,7 +32,7 @@ from wsclient import Client
 
 pytestmark = pytest.mark.slow
 
-ROUNDS = 5
+ROUNDS = 3
 ROOMS = 16
 """Rooms per round played at random; every other one keeps a person on A."""
 ENDING_ROOMS = 8
