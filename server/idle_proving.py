@@ -15,6 +15,11 @@ are found by ``discus worker`` processes proves nothing here. What a worker repo
 proved is not handed out again until a restart; a position too hard for ``IdleProving.seconds``
 is tried again, once no new position waits, with ``RETRY_FACTOR`` times the budget, at most
 ``RETRIES`` times (``ProvingPlan``, which ``bench.review_corpus`` runs as well).
+
+Once every reached position is settled, the workers go on one move past them: the unreached
+children of positions at least two games reached (``unreached_children``). A game reviewed
+later is a new game, and where it first leaves the trodden lines (most often early, where
+reviews are slowest) its position is then proven already.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from ai import review as engine_review
 from server.engines import AiPool, Pool
 from server.engines.local import TASK_SECONDS, BackgroundYielded, TaskFailed
 from server.settings import IdleProving
-from server.storage.proven import visited
+from server.storage.proven import unreached_children, visited
 from server.store import GameRecord, MoveRecord, Store
 
 log = logging.getLogger(__name__)
@@ -85,15 +90,19 @@ class ProvingPlan:
                    ) -> tuple[list[tuple[str, tuple[int, ...]]], float]:
         """(canonical key, moves from the start) of the positions of the games ``played``
         to prove next, and each one's budget in seconds; no positions when all are
-        settled."""
-        ranked = [(key, line) for key, line, _ in visited(games.load(name), played)
-                  if (name, key) not in self._settled]
-        for tries in range(RETRIES + 1):
-            wanted = [(key, line) for key, line in ranked
-                      if self._tries.get((name, key), 0) == tries]
-            if wanted:
-                seconds = self.seconds(tries)
-                return wanted[: self.batch(seconds)], seconds
+        settled. The reached positions first (retries included), then the unreached
+        children of the well-trodden ones, ranked and retried alike."""
+        game = games.load(name)
+        reached = visited(game, played)
+        for ranked in ([(key, line) for key, line, _ in reached],
+                       unreached_children(game, reached)):
+            ranked = [(key, line) for key, line in ranked if (name, key) not in self._settled]
+            for tries in range(RETRIES + 1):
+                wanted = [(key, line) for key, line in ranked
+                          if self._tries.get((name, key), 0) == tries]
+                if wanted:
+                    seconds = self.seconds(tries)
+                    return wanted[: self.batch(seconds)], seconds
         return [], self.settings.seconds
 
     def record(self, name: str, wanted: list[tuple[str, tuple[int, ...]]],

@@ -102,6 +102,31 @@ def visited(game: games.Game, played: list[tuple[GameRecord, list[MoveRecord]]]
     return [(key, lines[key], n) for key, n in ranked]
 
 
+def unreached_children(game: games.Game, reached: list[tuple[str, tuple[int, ...], int]],
+                       min_visits: int = 2) -> list[tuple[str, tuple[int, ...]]]:
+    """(canonical key, moves from the start) of each position one move from a position that
+    ``reached`` (``visited``'s ranking) counts at least ``min_visits`` times, not over and not
+    reached itself: where the next game to leave a well-trodden line goes. In the parents'
+    order, so the children of the most visited come first; mirror images once."""
+    known = {key for key, _, _ in reached}
+    out: list[tuple[str, tuple[int, ...]]] = []
+    for _, line, visits in reached:
+        if visits < min_visits:
+            continue
+        state = game.initial()
+        for move in line:
+            state = state.play(move)
+        for move in state.legal_moves():
+            child = state.play(move)
+            if child.is_over():
+                continue
+            key = canonical(game.name, game.cells(child), child.to_move).key
+            if key not in known:
+                known.add(key)
+                out.append((key, (*line, move)))
+    return out
+
+
 def stones(key: str) -> int:
     """Stones (or discs) of a canonical key: the bits set in both sides' boards."""
     return int(key, 16).bit_count()

@@ -157,7 +157,7 @@ async def test_a_too_hard_position_is_tried_again_with_a_larger_budget_after_new
     counts = ProvingCounts()
     hard = _key(GAME[:6])
     handed: list[tuple[list[str], float]] = []
-    for _ in range(12):
+    for _ in range(40):
         wanted, seconds = plan.next_round("connect4", await store.recent_games("connect4", 10))
         if not wanted:
             break
@@ -168,9 +168,19 @@ async def test_a_too_hard_position_is_tried_again_with_a_larger_budget_after_new
     first = [key for keys, _ in handed[:2] for key in keys]
     assert hard in first and len(first) == 7 and all(s == 2.0 for _, s in handed[:2])
     assert handed[2] == ([_key(OTHER[:8]), _key(OTHER[:7])], 2.0), "new positions first"
-    assert handed[3:] == [([hard], 2.0 * RETRY_FACTOR), ([hard], 2.0 * RETRY_FACTOR ** 2)]
-    assert len(handed) == 3 + RETRIES, "then left alone until a restart"
-    assert counts.unproved == 1 + RETRIES and counts.proved == 6 + 2
+    assert handed[3:3 + RETRIES] == [([hard], 2.0 * RETRY_FACTOR),
+                                      ([hard], 2.0 * RETRY_FACTOR ** 2)]
+    # Then one move past the positions both games reach (the first six plies): each
+    # unreached child once (mirror images as one), at the first budget; the hard one is
+    # left alone until a restart.
+    reached = {_key(GAME[:k]) for k in range(7)} | {_key(OTHER[:k]) for k in range(9)}
+    expected = {_key((*GAME[:k], col)) for k in range(7)
+                for col in C4.parse_moves("".join(str(m + 1) for m in GAME[:k])).legal_moves()
+                } - reached
+    children = [key for keys, _ in handed[3 + RETRIES:] for key in keys]
+    assert sorted(children) == sorted(expected) and hard not in children
+    assert all(seconds == 2.0 for _, seconds in handed[3 + RETRIES:])
+    assert counts.unproved == 1 + RETRIES and counts.proved == 6 + 2 + len(expected)
 
 
 def test_a_budget_never_outlasts_the_pools_patience_with_a_task() -> None:
