@@ -18,10 +18,16 @@ and the level's seeded choice apply:
   results, which a search for that level saved (``child_results``);
 - a level bounded only by time never takes an unproven result: how deep its own search would
   get is not known in advance.
+
+A weak solve's outcome (a win or a loss proven, its size not: ``Iteration.outcome`` without
+``exact``) is stored as a proven bound (``CachedResult.proven_bound``) and never answers a job
+by itself: ``known_limits`` hands it to the next search of the position (``Limits.outcome``),
+which then need not prove it again.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,8 +35,14 @@ from ai.levels import loses_in_one
 from ai.limits import Iteration, Limits
 from games.base import State
 
-LOWER, EXACT = 1, 3
+LOWER, UPPER, EXACT = 1, 2, 3
 """Bounds as in ``ai.tt`` (not imported: that would load numba wherever results are stored)."""
+PROVEN_DEPTH = 100
+"""The depth a proven bound is stored at: deeper than any game lasts (Connect Four 42 plies,
+Othello 60 moves and its passes), so that the cache's rule for keeping the better of two
+results (proven first, then the deeper: ``server.storage.cache.Entry.better_than``) keeps it
+over every depth-bounded result and never over an exact score, and no reader looking for a
+result at some search depth takes it for one."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,12 @@ class CachedResult:
     ``bound``: 1 the score is a lower bound, 2 an upper bound, 3 exact at ``depth`` (as in
     ``ai.tt``). ``exact``: the score is proven to the end of the game. ``move`` is the best
     move (an int of the position's game) or None.
+
+    A proven bound (``proven_bound``, from ``outcome_result``) is the one result that is
+    proven but not ``exact``: a weak solve's win (``bound`` 1, score 1: at least 1) or loss
+    (``bound`` 2, score -1: at most -1), true to the end of the game, at ``PROVEN_DEPTH``;
+    ``move`` keeps it. ``exact`` stays false because the score is not known, so every reader
+    that takes ``exact`` for a proven score stays right.
     """
 
     depth: int
@@ -47,6 +65,31 @@ class CachedResult:
     bound: int
     move: int | None
     exact: bool = False
+
+    @property
+    def proven_bound(self) -> bool:
+        """Whether the result is a bound proven to the end of the game (a weak solve's)."""
+        return not self.exact and self.depth == PROVEN_DEPTH and self.bound in (LOWER, UPPER)
+
+    @property
+    def outcome(self) -> int | None:
+        """The game's proven result from the side to move (1 a win, 0 a draw, -1 a loss): an
+        exact score's sign, or a proven bound's; None when the result proves none."""
+        if self.exact and self.bound == EXACT:
+            return (self.score > 0) - (self.score < 0)
+        if self.proven_bound and self.bound == LOWER and self.score >= 1:
+            return 1
+        if self.proven_bound and self.bound == UPPER and self.score <= -1:
+            return -1
+        return None
+
+
+def outcome_result(outcome: int, move: int | None) -> CachedResult:
+    """The proven bound that stores a win (``outcome`` 1) or a loss (-1) whose size is not
+    known, with a move that keeps it (None: not known). A draw is an exact score (0)."""
+    if outcome not in (1, -1):
+        raise ValueError(f"a proven bound is a win or a loss, not {outcome}")
+    return CachedResult(PROVEN_DEPTH, outcome, LOWER if outcome > 0 else UPPER, move)
 
 
 def cached_iteration(state: State, limits: Limits, root: CachedResult | None,
@@ -102,8 +145,27 @@ def pv_results(state: State, iteration: Iteration) -> list[tuple[State, CachedRe
 
     PV positions have exact values at their depth in an alpha-beta search, so every entry is
     ``bound`` 3; a solved search (``iteration.exact``) marks them all proven.
+
+    A proven win or loss of unknown size (``iteration.outcome`` without ``exact``) makes the
+    root a proven bound (``outcome_result``) with the iteration's move, which keeps the outcome
+    (the ``Iteration`` contract), and so the child after that move a proven bound the other
+    way, without a move (the principal variation's reply is the heuristic's, not proven); the
+    rest of the variation is stored as the heuristic found it.
     """
     pv = iteration.pv or (iteration.move,)
+    if iteration.exact or iteration.outcome not in (1, -1):
+        return _pv_entries(state, iteration, pv)
+    assert iteration.outcome is not None
+    heuristic = _pv_entries(state, iteration, pv if pv[0] == iteration.move else (iteration.move,))
+    proven = [(state, outcome_result(iteration.outcome, iteration.move))]
+    child = state.play(iteration.move)
+    if not child.is_over():
+        proven.append((child, outcome_result(-iteration.outcome, None)))
+    return proven + heuristic[len(proven):]
+
+
+def _pv_entries(state: State, iteration: Iteration, pv: tuple[int, ...]
+                ) -> list[tuple[State, CachedResult]]:
     out: list[tuple[State, CachedResult]] = []
     score = iteration.score
     for i, move in enumerate(pv):
@@ -128,7 +190,8 @@ def usable_answer(hit: CachedResult | None, limits: Limits) -> CachedResult | No
     Usable when one best move is wanted (``multipv`` 1: weaker levels need scores for
     several root moves) and the result is proven, or exact at a depth at least
     ``limits.depth``. A search bounded only by time is never skipped: how deep it would get
-    is not known in advance.
+    is not known in advance. A proven bound is never usable: its score is no search's
+    (``known_limits`` gives its outcome to the search instead).
     """
     if hit is None or hit.move is None or limits.multipv > 1:
         return None
@@ -137,6 +200,51 @@ def usable_answer(hit: CachedResult | None, limits: Limits) -> CachedResult | No
     if hit.bound == EXACT and limits.depth is not None and hit.depth >= limits.depth:
         return hit
     return None
+
+
+def known_limits(state: State, limits: Limits, root: CachedResult | None,
+                 children: Sequence[CachedResult | None]) -> Limits:
+    """``limits`` with the outcome the cached results prove for ``state`` and a move that
+    keeps it (``Limits.outcome``, ``Limits.outcome_move``; ``known_outcome``), so a search
+    that would prove it again takes it as given; ``limits`` as they are when nothing is
+    proven (or they carry an outcome already)."""
+    if limits.outcome is not None:
+        return limits
+    known = known_outcome(state, root, children)
+    if known is None:
+        return limits
+    return dataclasses.replace(limits, outcome=known[0], outcome_move=known[1])
+
+
+def known_outcome(state: State, root: CachedResult | None,
+                  children: Sequence[CachedResult | None]) -> tuple[int, int | None] | None:
+    """(outcome, a move that keeps it or None) for ``state`` from the cached results of the
+    position (``root``) and of its children (one per move of ``state.legal_moves()``), or
+    None: the root's own outcome; else, by negamax, a win through a child proven lost for
+    its side to move; else, when every child's outcome is known (a finished game's from its
+    result), the best of them negated. Nothing proves a move that keeps a loss: every move
+    does."""
+    if root is not None and root.outcome is not None:
+        return root.outcome, root.move if root.outcome >= 0 else None
+    legal = state.legal_moves()
+    if not children:
+        return None
+    outcomes: list[tuple[int, int]] = []
+    for move, hit in zip(legal, children, strict=True):
+        child = state.play(move)
+        if child.is_over():
+            result = child.result() if child.to_move == 0 else -child.result()
+            found: int | None = (result > 0) - (result < 0)
+        else:
+            found = None if hit is None else hit.outcome
+        if found == -1:
+            return 1, move
+        if found is not None:
+            outcomes.append((-found, move))
+    if len(outcomes) < len(legal):
+        return None
+    best, move = max(outcomes, key=lambda pair: pair[0])
+    return best, move if best >= 0 else None
 
 
 def child_results(state: State, iteration: Iteration, candidates: int
@@ -190,8 +298,8 @@ def multipv_answer(state: State, root: CachedResult | None, moves: Sequence[int]
     bounded: list[tuple[int, int]] = []
     losers: bool | None = None
     for move, hit in zip(moves, children, strict=True):
-        if hit is not None and not hit.exact and hit.depth == depth - 1 and hit.bound in (
-            EXACT, LOWER
+        if hit is not None and not hit.exact and not hit.proven_bound and (
+            hit.depth == depth - 1 and hit.bound in (EXACT, LOWER)
         ):
             (exact if hit.bound == EXACT else bounded).append((move, -hit.score))
             continue

@@ -26,6 +26,11 @@ class Limits:
       Multi-ProbCut), reaching deeper in the same time; a depth-``d`` iteration's score is
       then no longer the full-width depth-``d`` value (exact solves stay exact). Engines
       without a selective search ignore it.
+    - ``outcome``: not a bound but something already known: the game's result with best
+      play from the side to move (1 a win, 0 a draw, -1 a loss) when it was proven before (the
+      position cache holds it, ``ai.cached.known_outcome``), None when it was not. An engine
+      that would prove it (Connect Four's weak solve) takes it as given; it must be true.
+    - ``outcome_move``: a move proven to keep ``outcome``, when one is known (None if not).
     """
 
     depth: int | None = None
@@ -35,6 +40,8 @@ class Limits:
     exact: bool = False
     multipv: int = 1
     selective: bool = False
+    outcome: int | None = None
+    outcome_move: int | None = None
 
     def __post_init__(self) -> None:
         if self.depth is not None and self.depth < 1:
@@ -47,6 +54,10 @@ class Limits:
             raise ValueError(f"nodes must be at least 1, got {self.nodes}")
         if self.multipv < 1:
             raise ValueError(f"multipv must be at least 1, got {self.multipv}")
+        if self.outcome not in (None, -1, 0, 1):
+            raise ValueError(f"outcome must be -1, 0, 1 or None, got {self.outcome}")
+        if self.outcome_move is not None and self.outcome is None:
+            raise ValueError("outcome_move without an outcome")
 
 
 @dataclass(frozen=True)

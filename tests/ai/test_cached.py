@@ -3,8 +3,20 @@ search (``ai.cached``: pure, no cache needed)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import games
-from ai.cached import CachedResult, cached_iteration, learned, pv_results, usable_answer
+from ai.cached import (
+    PROVEN_DEPTH,
+    CachedResult,
+    cached_iteration,
+    known_limits,
+    known_outcome,
+    learned,
+    outcome_result,
+    pv_results,
+    usable_answer,
+)
 from ai.limits import Iteration, Limits
 
 C4 = games.load("connect4")
@@ -63,3 +75,78 @@ def test_a_level_choosing_among_moves_learns_every_root_child_then_its_pv() -> N
                              [r for _, r in taught[:-1]])
     assert again is not None and again.root_scores == root_scores
     assert learned(state, it, candidates=1) == [(state, CachedResult(6, 10, 3, legal[0]))]
+
+
+def _weak_solved(state: games.base.State, outcome: int) -> Iteration:
+    """An expert's answer where the weak solve proved ``outcome`` but not the score: the
+    heuristic's depth, score and principal variation."""
+    legal = state.legal_moves()
+    pv = (legal[2], legal[3], legal[1])
+    return Iteration(depth=18, score=37, move=pv[0], pv=pv, nodes=1, seconds=2.0,
+                     outcome=outcome)
+
+
+def test_a_weak_solves_win_teaches_a_proven_bound_for_the_root_and_the_child_it_keeps_it_in(
+) -> None:
+    state = C4.parse_moves("4453")
+    it = _weak_solved(state, 1)
+    child = state.play(it.pv[0])
+    taught = learned(state, it, candidates=1)
+    assert taught[:2] == [(state, CachedResult(PROVEN_DEPTH, 1, 1, it.move)),
+                          (child, CachedResult(PROVEN_DEPTH, -1, 2, None))]
+    assert [r.outcome for _, r in taught[:2]] == [1, -1]
+    assert all(r.proven_bound and not r.exact for _, r in taught[:2])
+    # Past the child, the heuristic's line as before: unproven, exact at its depth.
+    assert taught[2] == (child.play(it.pv[1]), CachedResult(16, 37, 3, it.pv[2]))
+    loss = learned(state, _weak_solved(state, -1), candidates=1)
+    assert [(r.score, r.bound, r.outcome) for _, r in loss[:2]] == [(-1, 2, -1), (1, 1, 1)]
+    # Without an outcome, or with a proven score, nothing changes.
+    assert learned(state, dataclasses.replace(it, outcome=None), 1)[0][1].depth == 18
+    solved = dataclasses.replace(it, exact=True, score=5, outcome=1)
+    assert learned(state, solved, 1)[0][1] == CachedResult(18, 5, 3, it.move, True)
+
+
+def test_a_proven_bound_never_answers_a_job_as_a_proven_score() -> None:
+    state = C4.parse_moves("4453")
+    win = outcome_result(1, state.legal_moves()[0])
+    for limits in (Limits(soft_time=1.5, hard_time=3.0), Limits(depth=12), Limits(exact=True),
+                   Limits(depth=4, multipv=3)):
+        assert usable_answer(win, limits) is None
+        assert cached_iteration(state, limits, win, [None] * 7) is None
+    # Children proven lost by a weak solve prove the root won, but not by how much: no
+    # solved root rebuilt from them either.
+    lost = [outcome_result(-1, None)] * 7
+    assert cached_iteration(state, Limits(depth=12), None, lost) is None
+    # A level choosing among moves never takes a proven bound for a bound at its depth.
+    root = CachedResult(PROVEN_DEPTH + 1, 4, 3, 0)
+    assert cached_iteration(state, Limits(depth=PROVEN_DEPTH + 1, multipv=2), root,
+                            lost) is None
+    # An exact score keeps its outcome; an unproven bound or score proves none.
+    assert CachedResult(20, -3, 3, 1, exact=True).outcome == -1
+    assert CachedResult(20, 0, 3, 1, exact=True).outcome == 0
+    assert CachedResult(PROVEN_DEPTH - 1, 1, 1, 1).outcome is None
+    assert CachedResult(PROVEN_DEPTH, 0, 1, 1).outcome is None  # not a loss: no outcome
+
+
+def test_the_outcome_the_cache_proves_goes_to_the_search_with_a_move_that_keeps_it() -> None:
+    state = C4.parse_moves("4453")
+    legal = state.legal_moves()
+    expert = Limits(soft_time=1.5, hard_time=3.0)
+    win = outcome_result(1, legal[4])
+    hinted = known_limits(state, expert, win, [None] * 7)
+    assert (hinted.outcome, hinted.outcome_move) == (1, legal[4])
+    assert known_limits(state, expert, None, [None] * 7) == expert
+    # A child proven lost for its side to move (a weak solve's, or an exact score below 0)
+    # is a win for the root with the move to it.
+    for lost in (outcome_result(-1, None), CachedResult(30, -2, 3, 0, exact=True)):
+        children: list[CachedResult | None] = [None] * 7
+        children[5] = lost
+        assert known_outcome(state, None, children) == (1, legal[5])
+    # Every child won for its side to move: a loss, with no move to name; one a draw: a draw.
+    won = [outcome_result(1, None)] * 7
+    assert known_outcome(state, None, won) == (-1, None)
+    drawn = [*won[:3], CachedResult(37, 0, 3, 0, exact=True), *won[4:]]
+    assert known_outcome(state, None, drawn) == (0, legal[3])
+    assert known_outcome(state, None, [*won[:6], None]) is None
+    # A proven loss at the root names no move: every move keeps it.
+    assert known_outcome(state, outcome_result(-1, legal[0]), []) == (-1, None)
