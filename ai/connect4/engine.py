@@ -10,9 +10,10 @@ Three modes, picked by the ``Limits``:
   proof, that search's answer comes back (``exact=False``), so a move always comes back.
 - bounded by time alone (no depth) and after the single best move, as the expert level is:
   the opening book's proven move (``book``) where it holds the position, else the exact
-  solve if it fits a share of the clock, else the weak solve (win, draw or loss) and the
-  heuristic's move if it is proven to keep that outcome, else one proven to keep it; the
-  deepening below where nothing is proven in time (``_book_solve_or_deepen``).
+  solve if it fits a share of the clock, else the weak solve (win, draw or loss; skipped
+  when ``Limits.outcome`` gives it) and the heuristic's move if it is proven to keep that
+  outcome, else one proven to keep it; the deepening below where nothing is proven in time
+  (``_book_solve_or_deepen``).
 - otherwise: iterative deepening of the depth-limited search (``alphabeta.search``) with
   aspiration windows; the first iteration always finishes, later ones stop at the hard
   deadline or node budget and no new one starts after the soft time. A proven result (a win
@@ -122,10 +123,18 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
     3. iterative deepening until the soft time (at least ``DEEPEN_SHARE`` of it), abandoned
        at ``DEEPEN_HARD_SHARE`` of ``hard`` (``VERIFY_SHARE`` if nothing was proven): the
        heuristic's move ``h``, the answer if nothing is proven;
-    4. the move: ``h`` if a null-window test proves that it keeps the outcome by
-       ``VERIFY_SHARE`` of ``hard``, else the move the weak solve proved it with (or the
-       first other move proven to keep it). A proven draw is reported exact (score 0); a
-       proven win or loss only as ``Iteration.outcome``, its score the heuristic's.
+    4. the move: ``h`` if it is the move the weak solve proved the outcome with, or a
+       null-window test proves that it keeps the outcome by ``VERIFY_SHARE`` of ``hard``,
+       else the weak solve's move (or, without one, the first other move proven to keep
+       it). A proven draw is reported exact (score 0); a proven win or loss only as
+       ``Iteration.outcome``, its score the heuristic's. When no move is proven to keep it
+       in time, ``h`` is played and the outcome not reported (an ``Iteration`` with an
+       outcome has a move that keeps it).
+
+    With ``Limits.outcome`` (proven before: the position cache holds it) steps 1 and 2's
+    weak solve are skipped: the exact solve within the proven range runs until
+    ``SOLVE_SHARE`` of the soft time, and ``Limits.outcome_move`` stands for the weak
+    solve's move.
 
     Its move then keeps the game's value wherever the weak solve fits in the clock, and no
     longer depends on how deep the clock let the heuristic look wherever the book or the
@@ -140,19 +149,16 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
         return
     assert limits.soft_time is not None
     budget = _Budget(limits)
-    proof = _proof(state, budget, budget.soft * QUICK_SOLVE_SHARE)
-    if proof is not None:
-        yield proof
-        return
-    ws = _workspace()
-    c, m = _U(state.current), _U(state.mask)
-    with budget.flag(budget.hard * WEAK_SHARE) as flag:
-        ctl = budget.control()
-        proven = int(solver.outcome(c, m, ws.exact_table, 0, ctl, flag.array, ws.cells,
-                                    ws.scores))
-        budget.nodes += int(ctl[solver.NODES])
-        proving = int(ctl[solver.ROOT_MOVE])
-    outcome = None if ctl[solver.ABORTED] else proven
+    outcome: int | None
+    if limits.outcome is None:
+        proof = _proof(state, budget, budget.soft * QUICK_SOLVE_SHARE)
+        if proof is not None:
+            yield proof
+            return
+        outcome, proving = _weak_solve(state, budget)
+    else:  # proven before (the position cache): its time goes to the exact solve instead
+        outcome = limits.outcome
+        proving = -1 if limits.outcome_move is None else limits.outcome_move
     if outcome is not None and budget.elapsed() < budget.soft * SOLVE_SHARE:
         low, high = {1: (1, kernels.CELLS), 0: (0, 0), -1: (-kernels.CELLS, -1)}[outcome]
         proof = _proof(state, budget, budget.soft * SOLVE_SHARE, low, high)
@@ -177,8 +183,24 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
     if outcome < 0:  # every move loses: the heuristic's resists best
         yield _with(last, last.move, outcome, state, budget)
         return
-    move = _keeping(state, outcome, [last.move, proving], budget)
-    yield _with(last, move, outcome, state, budget)
+    move, kept = _keeping(state, outcome, last.move, proving, budget)
+    if kept:
+        yield _with(last, move, outcome, state, budget)
+    else:  # no move proven to keep it in time: the heuristic's, the outcome not reported
+        yield dataclasses.replace(last, nodes=budget.nodes, seconds=budget.elapsed())
+
+
+def _weak_solve(state: Connect4State, budget: _Budget) -> tuple[int | None, int]:
+    """(outcome, a move proven to keep it or -1) by the weak solve, ended at ``WEAK_SHARE``
+    of the budget's hard time (outcome None: it did not finish)."""
+    ws = _workspace()
+    c, m = _U(state.current), _U(state.mask)
+    with budget.flag(budget.hard * WEAK_SHARE) as flag:
+        ctl = budget.control()
+        proven = int(solver.outcome(c, m, ws.exact_table, 0, ctl, flag.array, ws.cells,
+                                    ws.scores))
+        budget.nodes += int(ctl[solver.NODES])
+    return (None if ctl[solver.ABORTED] else proven), int(ctl[solver.ROOT_MOVE])
 
 
 def _sign(score: int) -> int:
@@ -239,17 +261,26 @@ def _proof(state: Connect4State, budget: _Budget, until: float,
                      root_scores=((move, score),), outcome=_sign(score))
 
 
-def _keeping(state: Connect4State, outcome: int, preferred: list[int], budget: _Budget) -> int:
-    """A move that keeps ``outcome`` (1 or 0): the first of ``preferred`` (then of the
-    other moves, centre first) that a null-window test proves keeps it by ``VERIFY_SHARE``
-    of the budget's hard time. When the clock runs out first: the weak solve's own move
-    (the second of ``preferred``, -1 if unknown), else the first."""
+def _keeping(state: Connect4State, outcome: int, preferred: int, proven: int,
+             budget: _Budget) -> tuple[int, bool]:
+    """(move, kept): a move that keeps ``outcome`` (1 or 0) and whether it is proven to.
+
+    ``preferred`` (the heuristic's move) when it is ``proven`` (a move already proven to
+    keep it: the weak solve's, or the position cache's; -1 if none) or a null-window test
+    proves it keeps it by ``VERIFY_SHARE`` of the budget's hard time; else ``proven``; else,
+    with no proven move, the first other move (centre first) a test proves keeps it. When
+    the clock runs out with none proven: ``preferred``, not kept."""
     ws = _workspace()
     c, m = _U(state.current), _U(state.mask)
     legal = state.legal_moves()
-    order = [col for col in preferred if col in legal]
-    order += [col for col in solver.CENTRE_FIRST if col in legal and col not in order]
-    chosen = preferred[1] if len(preferred) > 1 and preferred[1] in legal else preferred[0]
+    if proven not in legal:
+        proven = -1
+    if preferred == proven:
+        return proven, True
+    order = [preferred]
+    if proven < 0:
+        order += [col for col in solver.CENTRE_FIRST if col in legal and col != preferred]
+    chosen = -1
     with budget.flag(budget.hard * VERIFY_SHARE) as flag:
         ctl = budget.control()
         for col in order:
@@ -267,7 +298,9 @@ def _keeping(state: Connect4State, outcome: int, preferred: list[int], budget: _
                 chosen = col
                 break
         budget.nodes += int(ctl[solver.NODES])
-    return chosen
+    if chosen >= 0:
+        return chosen, True
+    return (proven, True) if proven >= 0 else (preferred, False)
 
 
 def _with(last: Iteration, move: int, outcome: int, state: Connect4State,

@@ -11,7 +11,8 @@ answered ``TaskDone``, ``TaskRaised`` or, once the pool asked for the process ba
 With ``CacheSettings`` the process opens the shared position cache once, after warming up,
 and calls it twice per job, never per search node: at the start it looks the position and its
 children up and plays a cached answer without searching when ``ai.cached`` says it is what
-the level's search would give; after sending its answer it saves what the search taught
+the level's search would give (else it hands the search the outcome the cache proves, so a
+weak solve is not run twice); after sending its answer it saves what the search taught
 (``ai.cached.learned``).
 """
 
@@ -30,7 +31,7 @@ from typing import Any, Protocol
 import numpy as np
 
 import games
-from ai.cached import CachedResult, cached_iteration, learned, wants_lookup
+from ai.cached import CachedResult, cached_iteration, known_limits, learned, wants_lookup
 from ai.levels import choose_move
 from ai.limits import Iteration, Limits
 from games.base import State
@@ -298,7 +299,7 @@ def think(pipe: Sends, request: Think,
     counts = CacheCounts()
     limits = job.level.limits()
     if cache is not None:
-        hit, counts = _cached_answer(cache, state, limits)
+        hit, limits, counts = _cached_answer(cache, state, limits)
         if hit is not None:
             # Through ``choose_move`` as a search's answer would go, so the rails still apply.
             move = choose_move(state, job.level, job.seed, [hit])
@@ -361,12 +362,13 @@ def _score_of(it: Iteration, move: int) -> int | None:
 
 
 def _cached_answer(cache: Any, state: State, limits: Limits
-                   ) -> tuple[Iteration | None, CacheCounts]:
+                   ) -> tuple[Iteration | None, Limits, CacheCounts]:
     """One lookup of ``state`` and its children (never one per node): the iteration a search
     with ``limits`` would end with when the cache can stand in for it (``ai.cached`` decides),
-    and what the lookup counted."""
+    else None and ``limits`` with the outcome the cache proves, if any (``known_limits``:
+    the search need not prove it again); and what the lookup counted."""
     if not wants_lookup(limits):
-        return None, CacheCounts()
+        return None, limits, CacheCounts()
     children = [state.play(m) for m in state.legal_moves()]
     before = cache.stats()
     try:
@@ -376,4 +378,7 @@ def _cached_answer(cache: Any, state: State, limits: Limits
         found = [None] * (1 + len(children))
     after = cache.stats()
     counts = CacheCounts(**{k: int(after[k] - before[k]) for k in COUNTED})
-    return cached_iteration(state, limits, found[0], found[1:]), counts
+    answer = cached_iteration(state, limits, found[0], found[1:])
+    if answer is None:
+        limits = known_limits(state, limits, found[0], found[1:])
+    return answer, limits, counts

@@ -106,6 +106,32 @@ def test_with_no_time_for_the_exact_solve_the_expert_still_keeps_the_value(
     assert outcomes == {-1, 0, 1}
 
 
+def test_an_outcome_proven_before_is_not_proven_again_and_the_move_still_keeps_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The weak solve proves the win in about a second here; the exact solve takes about four.
+    state = GAME.parse_moves("64171")
+    assert book.lookup(state) is None
+    weak_solves = []
+    real = engine._weak_solve
+
+    def counted(*args: object) -> tuple[int | None, int]:
+        weak_solves.append(args)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "_weak_solve", counted)
+    engine.clear()
+    first = ai.best(state, ROOMY)
+    assert (first.outcome, first.exact, len(weak_solves)) == (1, False, 1)
+    # Another process (an empty table) told the outcome and the move: no weak solve.
+    for told in (first.move, None):
+        engine.clear()
+        second = ai.best(state, dataclasses.replace(ROOMY, outcome=1, outcome_move=told))
+        assert len(weak_solves) == 1
+        assert second.outcome == 1 and (not second.exact or second.score > 0)
+        assert value_after(state, second.move) > 0
+
+
 def test_when_even_the_weak_solve_does_not_fit_the_heuristic_answers_within_the_hard_time(
 ) -> None:
     # Edge stones only, past the plies the book holds in full: off the book, hard to solve.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
@@ -20,12 +21,14 @@ from wsclient import Client
 
 import ai
 import games
+from ai.cached import PROVEN_DEPTH
 from ai.levels import DEFAULT_LEVELS, Level, choose_move, find
 from ai.limits import Limits
 from games.base import State
 from server.app import running
 from server.engines import AiAnswer, AiJob, AiPool, CacheCounts, CacheSettings
-from server.engines.engine_process import IDLE_FLUSH_SECONDS, _cached_answer, _save
+from server.engines.engine_process import IDLE_FLUSH_SECONDS, _cached_answer, _save, think
+from server.engines.messages import Think
 from server.storage import CachedResult, SqlStore, keys, open_cache, open_sync_cache
 from server.store import MemoryStore
 from tests.storage.conftest import (  # noqa: F401 - fixtures
@@ -243,7 +246,7 @@ def test_children_saved_by_a_search_give_back_its_root_scores_and_its_choices() 
     cache = open_sync_cache(None, durable=False)
     try:
         _save(cache, state, last, level.candidates)
-        answer, counts = _cached_answer(cache, state, level.limits())
+        answer, _, counts = _cached_answer(cache, state, level.limits())
     finally:
         cache.close()
     assert answer is not None
@@ -279,11 +282,84 @@ def test_a_deeper_or_looser_child_result_is_not_taken_for_the_levels_own() -> No
             _save(cache, state, last, level.candidates)
             assert _cached_answer(cache, state, level.limits())[0] is not None
             cache.save([changed])
-            answer, _ = _cached_answer(cache, state, level.limits())
+            answer, _, _ = _cached_answer(cache, state, level.limits())
             assert answer is None, changed
         finally:
             cache.close()
     assert best != second
+
+
+class _Quiet:
+    """A pipe that drops the progress messages of ``think``."""
+
+    def send(self, message: object) -> None:
+        pass
+
+
+def test_an_outcome_weak_solved_once_is_not_weak_solved_again_on_another_worker(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+) -> None:
+    # The weak solve proves the win in about a second here, the exact solve takes about four:
+    # the expert (with a hard time a busy machine cannot miss) proves the outcome, not the
+    # score. A second worker (its own cache client and an empty solver table) finds the
+    # outcome in SQLite, does not prove it again, and still plays a move that keeps it.
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    from ai.connect4 import engine
+
+    rules = games.load("connect4")
+    state = rules.parse_moves("64171")
+    moves = tuple(int(c) - 1 for c in "64171")
+    expert = Level("roomy-expert", 9, "", None, 1.5, 6.0, None, candidates=1, margin=0,
+                   rails=True)
+    asyncio.run(_migrate(sqlite_url))
+    weak_solves = []
+    real = engine._weak_solve
+
+    def counted(*args: Any) -> tuple[int | None, int]:
+        weak_solves.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(engine, "_weak_solve", counted)
+    answers = []
+    for job_id in ("first", "second"):
+        engine.clear()
+        cache = open_sync_cache(None, sqlite_url)
+        try:
+            answer, learnt = think(_Quiet(), Think(job_id, AiJob("connect4", moves, expert, 1)),
+                                   ai.search, False, cache)
+            assert learnt is not None
+            _save(cache, *learnt)
+        finally:
+            cache.close()  # writes its batch to SQLite
+        answers.append(answer)
+        if job_id == "first":
+            assert len(weak_solves) == 1 and not answer.exact
+            assert asyncio.run(_stored(sqlite_url, state)) == CachedResult(
+                PROVEN_DEPTH, 1, 1, answer.move)
+    first, second = answers
+    assert len(weak_solves) == 1  # the second worker took the outcome from the cache
+    assert not second.cached and second.cache.durable_hits >= 1
+    for answer in answers:
+        after = state.play(answer.move)
+        assert ai.best(after, Limits(exact=True)).score < 0  # the win is kept
+
+
+async def _migrate(url: str) -> None:
+    store = SqlStore(url)
+    await store.open()
+    await store.close()
+
+
+async def _stored(url: str, state: State) -> CachedResult | None:
+    store = SqlStore(url, migrate=False)
+    await store.open()
+    try:
+        cache = await open_cache(None, store)
+        found = (await cache.lookup([state]))[0]
+        await cache.close()
+        return found
+    finally:
+        await store.close()
 
 
 async def _play_against(client: Client, level: str) -> list[str]:
@@ -339,12 +415,12 @@ def test_a_position_whose_children_are_all_solved_is_answered_as_solved() -> Non
         children = [state.play(m) for m in legal]
         cache.save([(child, CachedResult(20, scores[m], 3, child.legal_moves()[0], exact=True))
                     for m, child in zip(legal, children, strict=True)])
-        answer, counts = _cached_answer(cache, state, Limits(depth=12))
+        answer, _, counts = _cached_answer(cache, state, Limits(depth=12))
         assert answer is not None and answer.exact
         assert answer.move == legal[1] and answer.score == 5 and answer.depth == 21
         assert counts == CacheCounts(1 + len(legal), len(legal), 0, 1)
         # Proven children give a level choosing among moves no depth-12 scores to choose by.
-        refused, again = _cached_answer(cache, state, Limits(depth=12, multipv=2))
+        refused, _, again = _cached_answer(cache, state, Limits(depth=12, multipv=2))
         assert refused is None and again == counts
     finally:
         cache.close()
