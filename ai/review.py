@@ -24,15 +24,16 @@ cache).
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 import ai
 import games
-from ai.cached import EXACT, CachedResult
+from ai.cached import EXACT, CachedResult, outcome_result
 from ai.limits import Limits
 from games.base import State
 
@@ -151,6 +152,8 @@ class _Proven:
 
     def __init__(self, states: Sequence[State], solver: str | None = None) -> None:
         self.found: dict[State, _Valued] = {}
+        self.outcomes: dict[State, int] = {}
+        """Outcomes the store holds proven for positions whose value it does not hold."""
         self.learned: list[tuple[State, CachedResult]] = []
         known = _known_values(solver)
         if known is not None:
@@ -168,6 +171,8 @@ class _Proven:
         for state, hit in zip(wanted, hits, strict=True):
             if hit is not None and hit.exact and hit.bound == EXACT:
                 self.found[state] = _Valued(hit.score, hit.move, True)
+            elif hit is not None and hit.outcome is not None:
+                self.outcomes[state] = hit.outcome
 
     def get(self, state: State) -> _Valued | None:
         return self.found.get(state)
@@ -179,6 +184,14 @@ class _Proven:
             return
         result = CachedResult(_cells_left(state), valued.value, EXACT, valued.best, True)
         self.learned.append((state, result))
+
+    def learn_outcome(self, state: State, outcome: int, move: int | None) -> None:
+        """Keep a proven win or loss of ``state`` whose size is not known (a draw is a value:
+        ``learn`` it) when the store does not hold it already."""
+        if _store is None or state in self.outcomes or outcome == 0:
+            return
+        self.outcomes[state] = outcome
+        self.learned.append((state, outcome_result(outcome, move)))
 
     def keep(self) -> None:
         if _store is None or not self.learned:
@@ -345,11 +358,13 @@ def _best_first(found: list[MoveValue], legal: list[int]) -> list[MoveValue]:
 class Proved:
     """What ``prove_positions`` did with each position it was given (indices into them):
     ``proved`` now (and kept in the store), ``known`` already (the book, the store, or a
-    finished game), ``unproved`` within its budget."""
+    finished game), ``unproved`` within its budget; ``outcomes``: those of ``unproved``
+    whose win or loss (not its size) was proven now and kept."""
 
     proved: tuple[int, ...]
     known: tuple[int, ...]
     unproved: tuple[int, ...]
+    outcomes: tuple[int, ...] = ()
 
 
 def prove_positions(game_name: str, positions: Sequence[Sequence[int]],
@@ -359,7 +374,13 @@ def prove_positions(game_name: str, positions: Sequence[Sequence[int]],
     each within ``seconds``, keeping each proof in the store as soon as it is made (so a task
     given back part way loses nothing it proved). An idle worker's task: the server hands it
     the positions people reach most that it has not seen proven. ``check`` and ``stop`` as for
-    ``review``. ``ValueError`` for a game without a solver."""
+    ``review``. ``ValueError`` for a game without a solver.
+
+    Where the solver module proves outcomes (``outcome_value``: Connect Four's weak solve),
+    a position's outcome is proven first and kept at once (the store's, if it holds one, is
+    taken instead), then its exact score within what the outcome allows, in the rest of the
+    budget: a position too hard for the exact proof still leaves its win or loss in the
+    store for the expert (``ai.cached.known_limits``)."""
     solver = rules_of(game_name).solver
     if solver is None:
         raise ValueError(f"{game_name} has no solver to prove positions with")
@@ -372,13 +393,15 @@ def prove_positions(game_name: str, positions: Sequence[Sequence[int]],
             state = state.play(move)
         states.append(state)
     proven = _Proven(states, solver)
-    proved, known, unproved = [], [], []
+    proved, known, unproved, outcomes = [], [], [], []
     for index, state in enumerate(states):
         if state.is_over() or proven.get(state) is not None:
             known.append(index)
             continue
         _ready(check, stop)
-        found = engine.exact_value(state, seconds, stop)
+        found, kept = _prove(engine, state, seconds, check, stop, proven)
+        if kept:
+            outcomes.append(index)
         if found is None:
             unproved.append(index)
             continue
@@ -387,7 +410,38 @@ def prove_positions(game_name: str, positions: Sequence[Sequence[int]],
         proven.learned.clear()
         proved.append(index)
     check()  # a proof stopped from outside is no position too hard: give the task up
-    return Proved(tuple(proved), tuple(known), tuple(unproved))
+    return Proved(tuple(proved), tuple(known), tuple(unproved),
+                  tuple(i for i in outcomes if i in unproved))
+
+
+def _prove(engine: Any, state: State, seconds: float, check: Check, stop: np.ndarray | None,
+           proven: _Proven) -> tuple[tuple[int, int] | None, bool]:
+    """(exact value and a move achieving it, or None: not within ``seconds``; whether a win
+    or a loss was proven and kept on the way) of ``state``: the solver module's
+    ``exact_value``, after its ``outcome_value`` where it has one (see
+    ``prove_positions``)."""
+    weak = getattr(engine, "outcome_value", None)
+    if weak is None:
+        return engine.exact_value(state, seconds, stop), False
+    deadline = time.perf_counter() + seconds
+    outcome, kept = proven.outcomes.get(state), False
+    if outcome is None:
+        weakly = weak(state, seconds, stop)
+        if weakly is None:
+            return None, False
+        outcome, move = weakly
+        if outcome == 0 and move is not None:
+            return (0, move), False  # a draw is an exact score, its move proven with it
+        proven.learn_outcome(state, outcome, move)
+        if proven.learned:
+            proven.keep()
+            proven.learned.clear()
+            kept = True
+        _ready(check, stop)
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        return None, kept
+    return engine.exact_value(state, left, stop, outcome), kept
 
 
 def label(game_name: str, ply: int, value: int | None, exact: bool, mover: bool = True) -> str:

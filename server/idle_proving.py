@@ -5,7 +5,9 @@ once; one it does not hold may take the solver minutes. So while the AI pool has
 do, the positions people actually reach (counted over the newest stored games, each position
 once per game, mirror images together) that are not known proven are handed to a worker, most
 visited first, as a background task (``AiPool.run_background``: ``ai.review.prove_positions``),
-which keeps each proof in the cache as it is made. A background task starts only when no move
+which keeps each proof in the cache as it is made (first the position's outcome, a weak
+solve's win or loss, then its exact score: one too hard for the exact proof still leaves its
+outcome for the expert). A background task starts only when no move
 or task waits or runs, and is given up the moment one comes, so a live move or a review never
 waits for it; the next round starts again after ``IdleProving.pause_seconds``.
 
@@ -55,6 +57,8 @@ class ProvingCounts:
     proved: int = 0
     known: int = 0
     unproved: int = 0
+    outcomes: int = 0
+    """Of the unproved, those whose win or loss (not its size) was proven and kept."""
     given_back: int = 0
     """Background tasks given up for a move or a task that came."""
 
@@ -116,7 +120,7 @@ class ProvingPlan:
             if self._tries[key] > RETRIES:
                 self._settled.add(key)
         for indices, counter in ((done.proved, "proved"), (done.known, "known"),
-                                 (done.unproved, "unproved")):
+                                 (done.unproved, "unproved"), (done.outcomes, "outcomes")):
             setattr(counts, counter, getattr(counts, counter) + len(indices))
 
 
@@ -186,7 +190,8 @@ class IdleProver:
                 return False
             raise
         self.plan.record(name, wanted, done, self.counts)
-        if done.proved:
-            log.info("idle workers proved %d %s positions (%d known, %d too hard)",
-                     len(done.proved), name, len(done.known), len(done.unproved))
+        if done.proved or done.outcomes:
+            log.info("idle workers proved %d %s positions (%d known, %d too hard, of which "
+                     "%d with their outcome proven)", len(done.proved), name, len(done.known),
+                     len(done.unproved), len(done.outcomes))
         return True

@@ -160,8 +160,7 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
         outcome = limits.outcome
         proving = -1 if limits.outcome_move is None else limits.outcome_move
     if outcome is not None and budget.elapsed() < budget.soft * SOLVE_SHARE:
-        low, high = {1: (1, kernels.CELLS), 0: (0, 0), -1: (-kernels.CELLS, -1)}[outcome]
-        proof = _proof(state, budget, budget.soft * SOLVE_SHARE, low, high)
+        proof = _proof(state, budget, budget.soft * SOLVE_SHARE, *_range(outcome))
         if proof is not None:
             yield proof
             return
@@ -205,6 +204,12 @@ def _weak_solve(state: Connect4State, budget: _Budget) -> tuple[int | None, int]
 
 def _sign(score: int) -> int:
     return (score > 0) - (score < 0)
+
+
+def _range(outcome: int | None) -> tuple[int, int]:
+    """The exact scores an ``outcome`` allows (all of them for None)."""
+    return {1: (1, kernels.CELLS), 0: (0, 0), -1: (-kernels.CELLS, -1),
+            None: (-kernels.CELLS, kernels.CELLS)}[outcome]
 
 
 class _Budget:
@@ -753,7 +758,8 @@ def known_value(state: Connect4State) -> tuple[int, int] | None:
 
 
 def exact_value(state: Connect4State, hard_time: float | None = None,
-                stop: np.ndarray | None = None) -> tuple[int, int] | None:
+                stop: np.ndarray | None = None, outcome: int | None = None
+                ) -> tuple[int, int] | None:
     """(exact score in Pons' units from the side to move, a move that achieves it) of
     ``state`` (not over): the book's entry where it holds the position, else the solver's
     proof within ``hard_time`` seconds (None: the budget ran out first, nothing is known).
@@ -762,7 +768,9 @@ def exact_value(state: Connect4State, hard_time: float | None = None,
     review asks this of every position of a game. The thread's exact table is kept between
     calls, so valuing a game's positions from its end backwards reuses each proof. ``stop``:
     a stop array another thread may raise to end the proof sooner (None then too); the
-    deadline raises it as well, so lower it again before reusing it."""
+    deadline raises it as well, so lower it again before reusing it. ``outcome``: the
+    position's outcome when already proven (``outcome_value``; it must be true): the proof
+    looks only among the scores it allows."""
     if state.is_over():
         raise ValueError("the game is over: there is nothing to solve")
     hit = book.lookup(state)
@@ -771,14 +779,41 @@ def exact_value(state: Connect4State, hard_time: float | None = None,
     ws = _workspace()
     with StopFlag(hard_time, stop) as flag:
         ctl = solver.new_control()
-        score = int(solver.solve(_U(state.current), _U(state.mask), ws.exact_table, 0, ctl,
-                                 flag.array, ws.cells, ws.scores))
+        score = int(solver.solve_within(_U(state.current), _U(state.mask), *_range(outcome),
+                                        ws.exact_table, 0, ctl, flag.array, ws.cells,
+                                        ws.scores))
         if ctl[solver.ABORTED]:
             return None
         move = _exact_move(state, score, ws, ctl, flag.array)
         if ctl[solver.ABORTED] or move < 0:
             return None
     return score, move
+
+
+def outcome_value(state: Connect4State, hard_time: float | None = None,
+                  stop: np.ndarray | None = None) -> tuple[int, int | None] | None:
+    """(outcome from the side to move: 1 a win, 0 a draw, -1 a loss; a move proven to keep
+    it, or None) of ``state`` (not over): the book's where it holds the position, else the
+    weak solve's (``solver.outcome``: two null windows around zero, often a small part of
+    ``exact_value``'s proof early in the game) within ``hard_time`` seconds (None: the
+    budget ran out first). No move for a loss (every move keeps it), nor when the table,
+    not a search, decided the outcome. ``stop`` as for ``exact_value``. Idle workers prove
+    this first, so a position whose exact score does not fit their budget still has its
+    outcome kept (``ai.review.prove_positions``)."""
+    if state.is_over():
+        raise ValueError("the game is over: there is nothing to solve")
+    hit = book.lookup(state)
+    if hit is not None:
+        return _sign(hit[1]), hit[0]
+    ws = _workspace()
+    with StopFlag(hard_time, stop) as flag:
+        ctl = solver.new_control()
+        found = int(solver.outcome(_U(state.current), _U(state.mask), ws.exact_table, 0, ctl,
+                                   flag.array, ws.cells, ws.scores))
+        if ctl[solver.ABORTED]:
+            return None
+    move = int(ctl[solver.ROOT_MOVE])
+    return found, move if move >= 0 and found >= 0 else None
 
 
 def value_at_most(state: Connect4State, bound: int, hard_time: float | None = None,

@@ -1,7 +1,9 @@
 """How much the durable position cache holds proven: ``discus book proven``.
 
 Every position a review, an analysis or a move proved is a row of ``position_cache`` with
-``exact`` set. The report counts them by stones on the board (a canonical key is the two
+``exact`` set; a position whose win or loss, not its score, a weak solve proved (the expert's,
+an idle worker's) is a proven bound, counted apart. The report counts the proven ones by
+stones on the board (a canonical key is the two
 sides' bitboards, so its bit count is the stones), how many were last saved on each of the
 last seven days (how the proven set grows: reviews, analyses, the expert and the idle
 workers, ``server.idle_proving``), and how much of what people play it covers: of the
@@ -46,6 +48,9 @@ class ProvenReport:
     top: int = 0
     """The most reached of them counted apart (at most ``TOP``), and how many are proven."""
     top_proven: int = 0
+    outcomes: int = 0
+    """Positions with only their outcome proven (a weak solve's win or loss), not in
+    ``by_stones``."""
 
     @property
     def total(self) -> int:
@@ -54,6 +59,9 @@ class ProvenReport:
     def lines(self) -> list[str]:
         out = [f"{self.game}: {self.total} positions proven in the position cache "
                f"({self.last_day} saved in the last day, {self.last_week} in the last week)"]
+        if self.outcomes:
+            out.append(f"  and {self.outcomes} with only their outcome proven (a win or a "
+                       f"loss, its size unknown)")
         if self.by_day:
             out.append("  saved a day, the last 24 hours first: "
                        + " ".join(str(n) for n in self.by_day))
@@ -141,6 +149,7 @@ async def proven_report(database_url: str | None, game: str,
     try:
         async with store.engine.connect() as conn:
             rows = await repo.proven_positions(conn, game)
+            outcomes = await repo.proven_outcome_count(conn, game)
         played = await store.recent_games(game, GAMES)
     finally:
         await store.close()
@@ -157,7 +166,7 @@ async def proven_report(database_url: str | None, game: str,
         dict(Counter(stones(key) for key, _ in rows)),
         sum(1 for _, saved in rows if now - saved <= DAY),
         sum(1 for _, saved in rows if now - saved <= 7 * DAY),
-        tuple(by_day), len(reached), sum(reached), len(top), sum(top),
+        tuple(by_day), len(reached), sum(reached), len(top), sum(top), outcomes,
     )
 
 

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Row, Table, delete, exists, func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from ai.cached import PROVEN_DEPTH
 from ai.levels import BadLevel
 from ai.levels import Level as AiLevel
 from server.storage.models import (
@@ -76,6 +77,7 @@ levels: Table = Level.__table__  # type: ignore[assignment]
 tokens: Table = Token.__table__  # type: ignore[assignment]
 cache: Table = CachedPosition.__table__  # type: ignore[assignment]
 EXACT_BOUND = 3  # ``bound`` of a score exact at its depth (ai.tt.EXACT)
+LOWER_BOUND, UPPER_BOUND = 1, 2  # ``bound`` of a lower and an upper bound (ai.tt)
 level_audit: Table = LevelAudit.__table__  # type: ignore[assignment]
 levels_version: Table = LevelsVersion.__table__  # type: ignore[assignment]
 calibration_runs: Table = CalibrationRun.__table__  # type: ignore[assignment]
@@ -785,6 +787,15 @@ async def proven_positions(conn: AsyncConnection, game: str) -> list[tuple[str, 
     return [(row.key, float(row.updated_at)) for row in await conn.execute(stmt)]
 
 
+async def proven_outcome_count(conn: AsyncConnection, game: str) -> int:
+    """How many positions of ``game`` are stored with a proven outcome but no exact score:
+    proven bounds (``ai.cached.CachedResult.proven_bound``), a weak solve's win or loss."""
+    stmt = select(func.count()).select_from(cache).where(
+        cache.c.game == game, cache.c.exact.is_(False), cache.c.depth == PROVEN_DEPTH,
+        cache.c.bound.in_((LOWER_BOUND, UPPER_BOUND)))
+    return int((await conn.execute(stmt)).scalar_one())
+
+
 async def save_cached_positions(
     conn: AsyncConnection,
     rows: Sequence[dict[str, Any]],
@@ -792,7 +803,8 @@ async def save_cached_positions(
     """Upsert many results in one statement, keeping the better of stored and new as
     ``cache.Entry.better_than`` says: proven beats unproven, then deeper wins; at equal depth
     an exact-at-depth score beats a bound, then a result with a best move beats one without,
-    then the newer wins."""
+    then the newer wins. (A proven bound is not ``exact`` and deeper than any search: it
+    beats every depth-bounded result and no exact score.)"""
     if not rows:
         return
     stmt = _insert(conn, cache).values(list(rows))

@@ -13,10 +13,16 @@ import time
 import pytest
 from wsclient import Client
 
+import ai
 import games
+from ai import review
+from ai.connect4 import engine
+from ai.levels import find
+from ai.limits import Limits
 from ai.review import Proved, Review
 from server.app import running
 from server.engines import AiPool, CacheSettings
+from server.engines.engine_process import _cached_answer, use_proven_cache
 from server.engines.local import TASK_SECONDS
 from server.idle_proving import RETRIES, RETRY_FACTOR, IdleProver, ProvingCounts, ProvingPlan
 from server.reviews import REVIEW_TASK
@@ -187,3 +193,39 @@ def test_a_budget_never_outlasts_the_pools_patience_with_a_task() -> None:
     plan = ProvingPlan(IdleProving(enabled=True, seconds=100.0, batch=40))
     assert plan.seconds(0) == 100.0 and plan.batch(100.0) == int(TASK_SECONDS * 0.8 / 100)
     assert plan.seconds(RETRIES) == TASK_SECONDS * 0.8 and plan.batch(plan.seconds(2)) == 1
+
+
+def test_a_position_too_hard_to_prove_exactly_keeps_its_outcome_for_the_expert(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+) -> None:
+    # The weak solve proves the win in about a second, the exact solve takes about four:
+    # a budget of 2.5 s keeps the outcome and not the score.
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    line = tuple(int(c) - 1 for c in "64171")
+    state = C4.parse_moves("64171")
+    asyncio.run(_migrate(sqlite_url))
+    expert = find("connect4", "expert").limits()
+    cache = use_proven_cache(CacheSettings(None, sqlite_url))
+    try:
+        engine.clear()
+        done = review.prove_positions("connect4", [line], 2.5)
+        assert (done.proved, done.unproved, done.outcomes) == ((), (0,), (0,))
+        # Tried again (as a too-hard position is): the stored outcome is not proven anew.
+        again = review.prove_positions("connect4", [line], NO_TIME)
+        assert (again.unproved, again.outcomes) == ((0,), ())
+        _, limits, _ = _cached_answer(cache, state, expert)
+    finally:
+        review.use_store(None)
+        cache.close()
+    assert limits.outcome == 1 and limits.outcome_move is not None
+    engine.clear()
+    assert ai.best(state.play(limits.outcome_move), Limits(exact=True)).score < 0
+    report = asyncio.run(proven_report(sqlite_url, "connect4"))
+    assert (report.total, report.outcomes) == (0, 1)
+    assert "1 with only their outcome proven" in report.lines()[1]
+
+
+async def _migrate(url: str) -> None:
+    store = SqlStore(url)
+    await store.open()
+    await store.close()
