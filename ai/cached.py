@@ -226,9 +226,9 @@ def known_outcome(state: State, root: CachedResult | None,
     does."""
     if root is not None and root.outcome is not None:
         return root.outcome, root.move if root.outcome >= 0 else None
-    legal = state.legal_moves()
     if not children:
         return None
+    legal = state.legal_moves()
     outcomes: list[tuple[int, int]] = []
     for move, hit in zip(legal, children, strict=True):
         child = state.play(move)

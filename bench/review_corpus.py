@@ -237,7 +237,8 @@ def idle_proving(url: str, seconds: float, prove_seconds: float, games_read: int
         cache.close()
     print(f"idle proving: {time.perf_counter() - started:.0f} s, {counts.rounds} rounds "
           f"(budgets {sorted(set(budgets))} s a position), {counts.proved} positions proved, "
-          f"{counts.known} known already, {counts.unproved} too hard for their budget")
+          f"{counts.known} known already, {counts.unproved} too hard for their budget "
+          f"({counts.outcomes} of them with their outcome proven)")
 
 
 def review_one(url: str, moves: tuple[int, ...]) -> tuple[float, int, int, int, int | None]:

@@ -66,7 +66,9 @@ class Entry:
         """Proven beats unproven, then the deeper wins. At equal depth a score exact at that
         depth beats a bound, then one with a best move beats one without (a root move's child
         is saved without one), then the newer wins. ``repository.save_cached_positions``
-        applies the same rule in SQL."""
+        applies the same rule in SQL. A proven bound (a weak solve's win or loss,
+        ``ai.cached.CachedResult.proven_bound``) is not ``exact`` and deeper than any search,
+        so it beats every depth-bounded result and no exact score."""
         if self.exact != other.exact:
             return self.exact
         if self.depth != other.depth:
