@@ -1,7 +1,8 @@
 """The Connect Four expert's second visit to a position whose outcome the cache holds.
 
 ``python -m bench.c4_outcome_cache [--positions 64171,45726,...] [--hard 1177,1717]
-[--idle S]``: each position's expert move as an engine process makes it (``think``, then
+[--idle S] [--soft-time S --hard-time S]``: each position's expert move (at its own clock, or
+another) as an engine process makes it (``think``, then
 ``_save``), with a SQLite position cache in a temporary folder and no Redis. ``--positions``
 (the expert's weak solve fits its clock, the exact solve does not): a first visit (empty
 cache, empty solver table: the weak solve proves the outcome) and a second from a fresh
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import tempfile
 import time
@@ -24,7 +26,7 @@ import time
 import ai
 from ai import review
 from ai.connect4 import engine
-from ai.levels import find
+from ai.levels import Level, find
 from ai.limits import Limits
 from games.base import State
 from games.connect4 import GAME
@@ -44,12 +46,12 @@ class _Quiet:
         pass
 
 
-def visit(url: str, moves: str) -> tuple[float, int | None, int, bool, bool]:
+def visit(url: str, moves: str, level: Level) -> tuple[float, int | None, int, bool, bool]:
     """(seconds, outcome reported, depth, keeps the value, from the cache) of the expert's
     move in the position after ``moves``, by a worker with an empty solver table and its own
     cache."""
     state = GAME.parse_moves(moves)
-    job = AiJob("connect4", tuple(int(c) - 1 for c in moves), find("connect4", "expert"), 1)
+    job = AiJob("connect4", tuple(int(c) - 1 for c in moves), level, 1)
     engine.clear()
     cache = use_proven_cache(CacheSettings(None, url))
     try:
@@ -93,7 +95,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--positions", default=POSITIONS)
     parser.add_argument("--hard", default=HARD)
     parser.add_argument("--idle", type=float, default=30.0)
+    parser.add_argument("--soft-time", type=float,
+                        help="the expert's soft time (default: its own)")
+    parser.add_argument("--hard-time", type=float,
+                        help="the expert's hard time (default: its own)")
     args = parser.parse_args(argv)
+    level = find("connect4", "expert")
+    level = dataclasses.replace(level, soft_time=args.soft_time or level.soft_time,
+                                hard_time=args.hard_time or level.hard_time)
     os.environ.pop("REDIS_URL", None)  # the durable tier alone: a fresh worker's view
     ai.warm_up("connect4")
     with tempfile.TemporaryDirectory() as folder:
@@ -106,10 +115,10 @@ def main(argv: list[str] | None = None) -> None:
 
         asyncio.run(migrate())
         for moves in filter(None, args.positions.split(",")):
-            print(f"{moves:>10} {_line('first', visit(url, moves))}")
-            print(f"{'':>10} {_line('second', visit(url, moves))}", flush=True)
+            print(f"{moves:>10} {_line('first', visit(url, moves, level))}")
+            print(f"{'':>10} {_line('second', visit(url, moves, level))}", flush=True)
         for moves in filter(None, args.hard.split(",")):
-            print(f"{moves:>10} {_line('first', visit(url, moves))}")
+            print(f"{moves:>10} {_line('first', visit(url, moves, level))}")
             cache = use_proven_cache(CacheSettings(None, url))
             try:
                 engine.clear()
@@ -121,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
             finally:
                 review.use_store(None)
                 cache.close()
-            print(f"{'':>10} {_line('after', visit(url, moves))}", flush=True)
+            print(f"{'':>10} {_line('after', visit(url, moves, level))}", flush=True)
 
 
 if __name__ == "__main__":
