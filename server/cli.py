@@ -98,7 +98,7 @@ def _worker(args: argparse.Namespace) -> int:
               "AI moves there", file=sys.stderr)
         return 2
     run(url, processes=args.processes, database_url=database_url(durable) if durable else None,
-        heartbeat=args.heartbeat_file)
+        heartbeat=args.heartbeat_file, idle_proving=not args.no_idle_proving)
     return 0
 
 
@@ -262,6 +262,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--heartbeat-file", type=Path, default=None, metavar="PATH",
                    help="touched every second while the worker reaches Redis (for a "
                    "healthcheck)")
+    p.add_argument("--no-idle-proving", action="store_true",
+                   help="do not let idle engine processes prove the positions of stored "
+                   "Connect Four games (with a database and two processes or more, they do)")
     p.set_defaults(func=_worker)
 
     p = sub.add_parser("warm-up", help="compile the engines, or load them from numba's cache")

@@ -70,18 +70,17 @@ class HistoryDesk:
         Games under way, aborted and forfeited ones are left out: they have no record."""
         if await self.store.load_tournament(tournament_id) is None:
             raise errors.UnknownTournament(f"there is no tournament {tournament_id!r}")
-        lines = []
-        pairings = await self.store.tournament_pairings(tournament_id)
-        for pairing in sorted(pairings, key=lambda row: row.seq):
-            if pairing.game_id is None:
-                continue
-            loaded = await self.store.load_game(pairing.game_id)
-            if loaded is None or loaded[0].status != "finished":
-                continue
-            record, moves = loaded
-            replayed = history.replay(record, moves, await self.people.people(record.players))
-            lines.append(history.game_line(replayed, record.result) + "\n")
-        return "".join(lines)
+        pairings = sorted(await self.store.tournament_pairings(tournament_id),
+                          key=lambda row: row.seq)
+        loaded = await self.store.load_games(
+            [row.game_id for row in pairings if row.game_id is not None])
+        finished = [loaded[row.game_id] for row in pairings
+                    if row.game_id in loaded and loaded[row.game_id][0].status == "finished"]
+        people = await self.people.people(
+            {pid for record, _ in finished for pid in record.players})
+        return "".join(
+            history.game_line(history.replay(record, moves, people), record.result) + "\n"
+            for record, moves in finished)
 
     async def replay(self, game_id: str) -> p.GameReplay:
         """A stored game as ``game_record`` sends it; ``unknown_game_id`` if there is none."""

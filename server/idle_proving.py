@@ -12,8 +12,9 @@ or task waits or runs, and is given up the moment one comes, so a live move or a
 waits for it; the next round starts again after ``IdleProving.pause_seconds``.
 
 Only for games with a solver (``ai.review.ReviewRules.solver``: Connect Four), and only on a
-pool of this node's own that runs tasks (two workers or more); a cluster node whose moves
-are found by ``discus worker`` processes proves nothing here. What a worker reported known or
+pool that runs tasks (two workers or more): a node's own, or a ``discus worker``'s
+(``server.engines.remote_worker``), whose rounds take a ``RoundLock`` in Redis first so that
+the cluster's workers never prove the same batch twice. What a worker reported known or
 proved is not handed out again until a restart; a position too hard for ``IdleProving.seconds``
 is tried again, once no new position waits, with ``RETRY_FACTOR`` times the budget, at most
 ``RETRIES`` times (``ProvingPlan``, which ``bench.review_corpus`` runs as well).
@@ -29,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import games
@@ -61,6 +63,8 @@ class ProvingCounts:
     """Of the unproved, those whose win or loss (not its size) was proven and kept."""
     given_back: int = 0
     """Background tasks given up for a move or a task that came."""
+    locked_out: int = 0
+    """Rounds left to another prover holding the round's lock."""
 
 
 class ProvingPlan:
@@ -124,16 +128,27 @@ class ProvingPlan:
             setattr(counts, counter, getattr(counts, counter) + len(indices))
 
 
+RoundLock = Callable[[str, float], contextlib.AbstractAsyncContextManager[bool]]
+"""``lock(game, seconds)``: entered around one round of ``game``, it yields whether this
+prover may run the round (False: another holds it); ``seconds`` bounds how long it is held
+if the holder dies."""
+
+LOCK_MARGIN_SECONDS = 30.0
+"""Added to a round's longest proof time for its lock's expiry."""
+
+
 class IdleProver:
     """Runs ``IdleProving`` rounds until ``stopping`` (``run``); does nothing unless
-    enabled and the pool can run background tasks."""
+    enabled and the pool can run background tasks. ``lock``: where several provers share
+    the stored games (the cluster's ``discus worker`` processes), each round holds it."""
 
     def __init__(self, store: Store, pool: Pool | None, settings: IdleProving,
-                 stopping: asyncio.Event) -> None:
+                 stopping: asyncio.Event, lock: RoundLock | None = None) -> None:
         self.store = store
         self.pool = pool
         self.settings = settings
         self.stopping = stopping
+        self.lock = lock
         self.counts = ProvingCounts()
         self.plan = ProvingPlan(settings)
 
@@ -178,20 +193,36 @@ class IdleProver:
         wanted, seconds = await asyncio.to_thread(self.plan.next_round, name, played)
         if not wanted:
             return True
-        self.counts.rounds += 1
-        try:
-            done: engine_review.Proved = await self.pool.run_background(
-                PROVE_TASK, name, tuple(line for _, line in wanted), seconds)
-        except BackgroundYielded:
-            self.counts.given_back += 1
+        if self.lock is None:
+            done = await self._prove(name, wanted, seconds)
+        else:
+            async with self.lock(name, seconds * len(wanted) + LOCK_MARGIN_SECONDS) as held:
+                if not held:
+                    self.counts.locked_out += 1
+                    return True
+                done = await self._prove(name, wanted, seconds)
+        if done is None:
             return False
-        except TaskFailed:
-            if self.stopping.is_set():
-                return False
-            raise
         self.plan.record(name, wanted, done, self.counts)
         if done.proved or done.outcomes:
             log.info("idle workers proved %d %s positions (%d known, %d too hard, of which "
                      "%d with their outcome proven)", len(done.proved), name, len(done.known),
                      len(done.unproved), len(done.outcomes))
         return True
+
+    async def _prove(self, name: str, wanted: list[tuple[str, tuple[int, ...]]],
+                     seconds: float) -> engine_review.Proved | None:
+        """One background task proving ``wanted``; None if it was given back."""
+        assert isinstance(self.pool, AiPool)
+        self.counts.rounds += 1
+        try:
+            done: engine_review.Proved = await self.pool.run_background(
+                PROVE_TASK, name, tuple(line for _, line in wanted), seconds)
+        except BackgroundYielded:
+            self.counts.given_back += 1
+            return None
+        except TaskFailed:
+            if self.stopping.is_set():
+                return None
+            raise
+        return done

@@ -368,6 +368,12 @@ class Store(Protocol):
 
     async def load_game(self, game_id: str) -> tuple[GameRecord, list[MoveRecord]] | None: ...
 
+    async def load_games(self, game_ids: Sequence[str]
+                         ) -> dict[str, tuple[GameRecord, list[MoveRecord]]]:
+        """``load_game`` of many in one go (a tournament's games: two queries, not one a
+        game); ids with no stored game are left out."""
+        ...
+
     async def unfinished_games(self) -> list[tuple[GameRecord, list[MoveRecord]]]:
         """Games in status waiting or active, with their moves in ply order (for restarts)."""
         ...
@@ -620,6 +626,11 @@ class MemoryStore:
         if game is None:
             return None
         return game, sorted(self._moves[game_id], key=lambda m: m.ply)
+
+    async def load_games(self, game_ids: Sequence[str]
+                         ) -> dict[str, tuple[GameRecord, list[MoveRecord]]]:
+        found = {game_id: await self.load_game(game_id) for game_id in game_ids}
+        return {game_id: loaded for game_id, loaded in found.items() if loaded is not None}
 
     async def unfinished_games(self) -> list[tuple[GameRecord, list[MoveRecord]]]:
         return [

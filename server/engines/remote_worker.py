@@ -15,11 +15,17 @@ entries idle longer than ``claim_idle`` seconds (``XAUTOCLAIM``): only a dead or
 worker's jobs stay idle that long. A claimed job is searched in what is left of its hard
 time since it was first started (``keys.ai_started``), so the asking node's deadline holds;
 with too little left it is dropped, and the node plays its quick move.
+
+With the servers' database (``database_url``) a worker's idle processes also prove the
+positions people reach, as a server's own do (``server.idle_proving``): a live job takes the
+process back at once; each round holds a Redis lock (``keys.idle_proving_lock``), so the
+cluster's workers never prove the same batch.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import os
@@ -27,11 +33,11 @@ import secrets
 import signal
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from redis.exceptions import RedisError
+from redis.exceptions import LockError, RedisError
 
 from server.engines.local import AiPool
 from server.engines.messages import (
@@ -55,8 +61,11 @@ from server.engines.stream import (
     entry,
     read,
 )
+from server.idle_proving import IdleProver
+from server.settings import IdleProving
 from server.storage import keys
 from server.storage.config import async_redis
+from server.storage.sql_store import SqlStore
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +85,8 @@ class Worker:
                  database_url: str | None = None, prefix: str = keys.DEFAULT_PREFIX,
                  games: Sequence[str] | None = None,
                  claim_idle: float = DEFAULT_CLAIM_IDLE, renew: float = DEFAULT_RENEW,
-                 pool: AiPool | None = None, heartbeat: Path | None = None) -> None:
+                 pool: AiPool | None = None, heartbeat: Path | None = None,
+                 idle_proving: IdleProving | None = None) -> None:
         self.prefix = prefix
         self.claim_idle = claim_idle
         self.renew = renew
@@ -94,6 +104,10 @@ class Worker:
         self._freed = asyncio.Event()
         """Set when a held job is settled: there is room for another."""
         self._stopping = asyncio.Event()
+        self._database_url = database_url
+        self.idle_proving = idle_proving or IdleProving()
+        """Off unless enabled (``discus worker`` turns it on with a database)."""
+        self.prover: IdleProver | None = None
 
     def stop(self) -> None:
         """Take no more jobs; ``run`` returns once the held ones are answered."""
@@ -106,6 +120,7 @@ class Worker:
             await ensure_group(self._client, self.prefix)
             await self.pool.start(wait_ready=True, timeout=self.pool.warm_up_timeout)
             renewing = asyncio.create_task(self._renew_forever(), name="discus-worker-renew")
+            proving = asyncio.create_task(self._prove_while_idle(), name="discus-worker-prove")
             log.info("AI worker %s: %d processes, taking jobs", self.name, self.pool.size)
             if ready is not None:
                 ready.set()
@@ -115,11 +130,46 @@ class Worker:
                     await asyncio.gather(*self._held.values(), return_exceptions=True)
             finally:
                 renewing.cancel()
-                await asyncio.gather(renewing, return_exceptions=True)
+                await asyncio.gather(renewing, proving, return_exceptions=True)
                 await self._client.delete(keys.ai_worker(self.prefix, self.name))
         finally:
             await self.pool.close()
             await self._client.aclose(close_connection_pool=True)
+
+    async def _prove_while_idle(self) -> None:
+        """Idle proving (``server.idle_proving``) on this worker's pool, reading the stored
+        games from the servers' database, until ``stop``; nothing without a database, when
+        turned off, or with one process (never kept from live jobs)."""
+        if not self.idle_proving.enabled or self._database_url is None:
+            return
+        store = SqlStore(self._database_url, migrate=False)  # the servers own the schema
+        try:
+            await store.open()
+            self.prover = IdleProver(store, self.pool, self.idle_proving, self._stopping,
+                                     lock=self._round_lock)
+            await self.prover.run()
+        except Exception:
+            log.exception("idle proving stopped")
+        finally:
+            await store.close()
+
+    @contextlib.asynccontextmanager
+    async def _round_lock(self, game: str, seconds: float) -> AsyncIterator[bool]:
+        """Whether this worker holds the cluster's idle-proving round of ``game`` (expiring
+        after ``seconds`` should it die holding it)."""
+        assert self._client is not None
+        lock = self._client.lock(keys.idle_proving_lock(self.prefix, game), timeout=seconds,
+                                 blocking=False)
+        try:
+            held = bool(await lock.acquire())
+        except RedisError:
+            held = False
+        try:
+            yield held
+        finally:
+            if held:
+                with contextlib.suppress(RedisError, LockError):
+                    await lock.release()
 
     def _idle(self) -> int:
         return self.pool.size - len(self._held)
@@ -269,12 +319,14 @@ class Worker:
 
 
 def run(redis_url: str, processes: int | None = None, database_url: str | None = None,
-        heartbeat: Path | None = None) -> None:
-    """``discus worker``: run until SIGINT or SIGTERM, then answer the held jobs and stop."""
+        heartbeat: Path | None = None, idle_proving: bool = True) -> None:
+    """``discus worker``: run until SIGINT or SIGTERM, then answer the held jobs and stop.
+    ``idle_proving`` (with a database): idle processes prove the positions people reach."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 
     async def main() -> None:
-        worker = Worker(redis_url, processes, database_url, heartbeat=heartbeat)
+        worker = Worker(redis_url, processes, database_url, heartbeat=heartbeat,
+                        idle_proving=IdleProving(enabled=idle_proving))
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, worker.stop)

@@ -68,6 +68,12 @@ def ai_worker(prefix: str, name: str) -> str:
     return f"{prefix}:ai:worker:{name}"
 
 
+def idle_proving_lock(prefix: str, game: str) -> str:
+    """Held by the ``discus worker`` proving a round of ``game``'s positions while idle
+    (``server.idle_proving``), so two workers never prove the same batch."""
+    return f"{prefix}:ai:idle-proving:{game}"
+
+
 def ai_worker_pattern(prefix: str) -> str:
     """Matches every live worker's key (for SCAN)."""
     return f"{prefix}:ai:worker:*"

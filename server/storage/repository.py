@@ -287,6 +287,14 @@ async def find_game(conn: AsyncConnection, game_id: str) -> GameRecord | None:
     return None if row is None else _game_record(row)
 
 
+async def find_games(conn: AsyncConnection, game_ids: Sequence[str]) -> list[GameRecord]:
+    """The stored games of ``game_ids`` (those that exist), in no particular order."""
+    if not game_ids:
+        return []
+    rows = await conn.execute(select(games).where(games.c.id.in_(list(game_ids))))
+    return [_game_record(row) for row in rows]
+
+
 async def list_moves(conn: AsyncConnection, game_ids: Sequence[str]) -> dict[str, list[MoveRecord]]:
     """Moves of each game in ply order (every id present, possibly with no moves)."""
     found: dict[str, list[MoveRecord]] = {game_id: [] for game_id in game_ids}

@@ -354,6 +354,13 @@ class SqlStore:
                 return None
             return game, (await repo.list_moves(conn, [game_id]))[game_id]
 
+    async def load_games(self, game_ids: Sequence[str]
+                         ) -> dict[str, tuple[GameRecord, list[MoveRecord]]]:
+        async with self.engine.connect() as conn:
+            found = await repo.find_games(conn, game_ids)
+            by_game = await repo.list_moves(conn, [g.id for g in found])
+        return {g.id: (g, by_game[g.id]) for g in found}
+
     async def unfinished_games(self) -> list[tuple[GameRecord, list[MoveRecord]]]:
         async with self.engine.connect() as conn:
             found = await repo.list_unfinished_games(conn)

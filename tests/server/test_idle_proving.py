@@ -24,6 +24,7 @@ from server.app import running
 from server.engines import AiPool, CacheSettings
 from server.engines.engine_process import _cached_answer, use_proven_cache
 from server.engines.local import TASK_SECONDS
+from server.engines.remote_worker import Worker
 from server.idle_proving import RETRIES, RETRY_FACTOR, IdleProver, ProvingCounts, ProvingPlan
 from server.reviews import REVIEW_TASK
 from server.settings import IdleProving, Settings
@@ -31,7 +32,12 @@ from server.storage import SqlStore
 from server.storage.proven import proven_report, visited
 from server.storage.symmetry import canonical
 from server.store import GameRecord, MemoryStore, MoveRecord, Store
-from tests.storage.conftest import sqlite_url  # noqa: F401 - fixture
+from tests.storage.conftest import (  # noqa: F401 - fixtures
+    REDIS_URL,
+    pg_url,
+    redis_prefix,
+    sqlite_url,
+)
 
 C4 = games.load("connect4")
 GAME = (3, 3, 3, 3, 3, 3, 2, 1, 0, 4, 0, 4, 4, 5, 0, 6, 4, 2, 6, 1)
@@ -114,7 +120,8 @@ async def test_stored_games_positions_become_proven_while_the_workers_are_idle(
     ranked = visited(C4, await store.recent_games("connect4", 10))
     async with running(store=store, pool=pool, settings=Settings(idle_proving=proving)) as srv:
         counts = srv.app.prover.counts
-        await _until(lambda: counts.proved + counts.known + counts.unproved == len(ranked),
+        # Then they go on past them (``unreached_children``): at least as many.
+        await _until(lambda: counts.proved + counts.known + counts.unproved >= len(ranked),
                      240, f"idle workers settled {counts} of {len(ranked)} positions")
         assert counts.proved >= len(ranked) - 12 and counts.unproved == 0
         # What they proved is what a review reads: none of these positions proves in NO_TIME.
@@ -229,3 +236,54 @@ async def _migrate(url: str) -> None:
     store = SqlStore(url)
     await store.open()
     await store.close()
+
+
+async def _worker(url: str, prefix: str, proving: IdleProving) -> tuple[Worker, asyncio.Task[None]]:
+    pool = AiPool(processes=2, games=("connect4",), cache=CacheSettings(REDIS_URL, url, prefix))
+    worker = Worker(REDIS_URL, database_url=url, prefix=prefix, pool=pool,
+                    idle_proving=proving)
+    ready = asyncio.Event()
+    task = asyncio.create_task(worker.run(ready))
+    await asyncio.wait_for(ready.wait(), 120)
+    return worker, task
+
+
+@pytest.mark.slow
+async def test_discus_workers_prove_stored_positions_while_idle_never_the_same_batch_twice(
+    pg_url: str, redis_prefix: str, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+) -> None:
+    """Two ``discus worker`` processes' pools on the servers' PostgreSQL database: between them they
+    prove what the stored games reach, one round at a time (the Redis lock: while one
+    spends its budget on HARD's deepest position, the other waits), so no position is
+    proved by both."""
+    store = SqlStore(pg_url)  # a server made the schema and stored the games
+    await store.open()
+    await _store_game(store, "g0", GAME, 1000.0)
+    await _store_game(store, "g1", HARD, 1001.0)
+    ranked = visited(C4, await store.recent_games("connect4", 10))
+    await store.close()
+    proving = IdleProving(enabled=True, pause_seconds=0.3, seconds=3.0, batch=4)
+    proved_by: dict[int, list[str]] = {}
+    record = ProvingPlan.record
+
+    def spy(plan, name, wanted, done, counts):  # type: ignore[no-untyped-def]
+        proved_by.setdefault(id(plan), []).extend(wanted[i][0] for i in done.proved)
+        record(plan, name, wanted, done, counts)
+
+    monkeypatch.setattr(ProvingPlan, "record", spy)
+    workers = list(await asyncio.gather(*(_worker(pg_url, redis_prefix, proving)
+                                          for _ in range(2))))
+    try:
+        await _until(lambda: all(w.prover is not None for w, _ in workers), 10,
+                     "the provers started")
+        settled = [w.prover.counts for w, _ in workers]  # type: ignore[union-attr]
+        await _until(lambda: sum(c.proved + c.known + c.unproved for c in settled)
+                     >= len(ranked) and sum(c.locked_out for c in settled) > 0, 120,
+                     f"the workers settled {settled} of {len(ranked)} positions")
+    finally:
+        for worker, task in workers:
+            worker.stop()
+            await asyncio.wait_for(task, 60)
+    proved = [proved_by.get(id(w.prover.plan), []) for w, _ in workers]  # type: ignore[union-attr]
+    assert set(proved[0]).isdisjoint(proved[1]), "a position proved twice"
+    assert len(set(proved[0] + proved[1])) == len(proved[0]) + len(proved[1]) > 0

@@ -200,28 +200,35 @@ async def test_a_round_robin_outlives_a_restart_and_pairs_on(tmp_path: Path) -> 
             await client.close()
 
 
+async def _casual_pair(srv: Running) -> tuple[dict[str, Any], Client, Client]:
+    """Ann and Bob, signed up, paired in round 1 of a casual round-robin: its board, and
+    the two as (first, second) player."""
+    srv.app.accounts.hasher = CHEAP_HASHER
+    ann, bob = await Client.open(srv.url, "Ann"), await Client.open(srv.url, "Bob")
+    await sign_up(ann, "Ann")
+    await sign_up(bob, "Bob")
+    tid = await make(ann, kind="roundrobin", rated=False)
+    for client in (ann, bob):
+        await client.send(type="join_tournament", tournament=tid)
+        await client.expect("round_tournament")
+    await ann.send(type="start_tournament", tournament=tid)
+    (board,) = (await round_paired(ann, tid, 1))["boards"]
+    first, second = (ann, bob) if board["first"]["name"] == "Ann" else (bob, ann)
+    return board, first, second
+
+
 async def test_an_unrated_events_game_stays_unrated_over_a_restart(tmp_path: Path) -> None:
     """A casual round-robin's game under way when the server restarts is still casual after
     it: finishing it moves nobody's rating."""
     url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
     async with running(store=SqlStore(url), secret=SECRET) as srv:
-        srv.app.accounts.hasher = CHEAP_HASHER
-        ann, bob = await Client.open(srv.url, "Ann"), await Client.open(srv.url, "Bob")
-        await sign_up(ann, "Ann")
-        await sign_up(bob, "Bob")
-        tid = await make(ann, kind="roundrobin", rated=False)
-        for client in (ann, bob):
-            await client.send(type="join_tournament", tournament=tid)
-            await client.expect("round_tournament")
-        await ann.send(type="start_tournament", tournament=tid)
-        (board,) = (await round_paired(ann, tid, 1))["boards"]
-        first, second = (ann, bob) if board["first"]["name"] == "Ann" else (bob, ann)
+        board, first, second = await _casual_pair(srv)
         await first.send(type="move", room=board["room"], ply=0, move="1")
         for client in (first, second):
             await client.expect("move_made", ply=0, room=board["room"])
         sessions = [next(m["session"] for m in c.seen if m["type"] == "signed_in")
                     for c in (first, second)]
-        for client in (ann, bob):
+        for client in (first, second):
             await client.close()
     async with running(store=SqlStore(url), secret=SECRET) as srv:
         first, second = [await Client.open(srv.url, None, resume=s) for s in sessions]
@@ -247,18 +254,8 @@ async def test_a_rematch_in_an_unrated_events_room_stays_unrated_over_a_restart(
     can say it is casual: finished after a restart, it still moves nobody's rating."""
     url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
     async with running(store=SqlStore(url), secret=SECRET) as srv:
-        srv.app.accounts.hasher = CHEAP_HASHER
-        ann, bob = await Client.open(srv.url, "Ann"), await Client.open(srv.url, "Bob")
-        await sign_up(ann, "Ann")
-        await sign_up(bob, "Bob")
-        tid = await make(ann, kind="roundrobin", rated=False)
-        for client in (ann, bob):
-            await client.send(type="join_tournament", tournament=tid)
-            await client.expect("round_tournament")
-        await ann.send(type="start_tournament", tournament=tid)
-        (board,) = (await round_paired(ann, tid, 1))["boards"]
+        board, first, second = await _casual_pair(srv)
         room = board["room"]
-        first, second = (ann, bob) if board["first"]["name"] == "Ann" else (bob, ann)
         await play(first, second, room)
         await first.send(type="offer_rematch", room=room)
         await second.expect("room_event", event="rematch_offered")
@@ -272,7 +269,7 @@ async def test_a_rematch_in_an_unrated_events_room_stays_unrated_over_a_restart(
             await client.expect("move_made", ply=0, room=room)
         sessions = [next(m["session"] for m in c.seen if m["type"] == "signed_in")
                     for c in (second, first)]
-        for client in (ann, bob):
+        for client in (first, second):
             await client.close()
     async with running(store=SqlStore(url), secret=SECRET) as srv:
         opener, other = [await Client.open(srv.url, None, resume=s) for s in sessions]

@@ -109,6 +109,20 @@ async def test_a_game_showing_the_engines_evaluation_loads_back_showing_it(store
         True, False]
 
 
+async def test_many_games_load_in_one_go_with_their_moves(store: Store) -> None:
+    for game_id in ("g1", "g2", "g3"):
+        await store.save_game(a_game(game_id))
+    for ply in range(3):
+        await store.append_move(a_move("g1", ply))
+    await store.append_move(a_move("g3", 0))
+    loaded = await store.load_games(["g3", "g1", "missing", "g2"])
+    assert sorted(loaded) == ["g1", "g2", "g3"]
+    for game_id in loaded:
+        assert loaded[game_id] == await store.load_game(game_id)
+    assert [len(loaded[g][1]) for g in ("g1", "g2", "g3")] == [3, 0, 1]
+    assert await store.load_games([]) == {}
+
+
 async def test_a_casual_game_loads_back_casual(store: Store) -> None:
     for game in (a_game("g1", rated=False), a_game("g2")):
         await store.save_game(game)
