@@ -155,8 +155,8 @@ def test_the_analysis_board_gives_every_connect4_move_its_exact_value() -> None:
 
 
 def test_an_analysis_move_whose_proof_outlasts_its_seconds_is_left_unvalued() -> None:
-    # Off the book's lines four plies in: every reply's proof takes minutes.
-    state = games.load("connect4").parse_moves("1771")
+    # Off the book's lines five plies in: every reply's proof takes minutes.
+    state = games.load("connect4").parse_moves("11771")
     values = review.analyse(state, seconds=0.05)
     assert sorted(v.move for v in values) == state.legal_moves()
     assert all(v.value is None and not v.exact for v in values), values
