@@ -28,7 +28,7 @@ EVERY_FILE = Path(__file__).with_name("book_every.txt")
 ``stats`` walk), while this one holds every early position whoever plays it: with both, every
 move of every position before ``EVERY_PLY`` has a proven value, so the analysis board answers
 the first plies of any game at once."""
-EVERY_PLY = 3
+EVERY_PLY = 4
 PLIES = (10, 9)
 """How far the shipped book reaches (``book_build --first-plies --second-plies``): positions
 the first player faces before ply 10 and the second player before ply 9. From ply 8 the
