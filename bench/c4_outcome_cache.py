@@ -28,12 +28,12 @@ from ai import review
 from ai.connect4 import engine
 from ai.levels import Level, find
 from ai.limits import Limits
+from bench.review_corpus import migrate
 from games.base import State
 from games.connect4 import GAME
 from server.engines import AiJob, CacheSettings
 from server.engines.engine_process import _save, think, use_proven_cache
 from server.engines.messages import Think
-from server.storage import SqlStore
 
 POSITIONS = "64171,45726,115371,27173,524712"
 """Found by a scan of random positions 5 to 8 plies in: weak solve 1-2 s, exact 3-5 s."""
@@ -107,13 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     ai.warm_up("connect4")
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite+aiosqlite:///{folder}/bench.sqlite3"
-
-        async def migrate() -> None:
-            store = SqlStore(url)
-            await store.open()
-            await store.close()
-
-        asyncio.run(migrate())
+        asyncio.run(migrate(url))
         for moves in filter(None, args.positions.split(",")):
             print(f"{moves:>10} {_line('first', visit(url, moves, level))}")
             print(f"{'':>10} {_line('second', visit(url, moves, level))}", flush=True)

@@ -87,19 +87,13 @@ def report(name: str, seconds: list[float], found: review.Review) -> None:
 def cached(moves: list[int], idle: float | None = None) -> None:
     """Review ``moves`` three times through the position cache of a new SQLite database
     (after the first, with ``idle``, the idle workers' proofs of its positions)."""
+    from bench.review_corpus import migrate
     from server.engines.engine_process import use_proven_cache
     from server.engines.pool import CacheSettings
-    from server.storage import SqlStore
 
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite+aiosqlite:///{folder}/bench.sqlite3"
-
-        async def migrate() -> None:
-            store = SqlStore(url)
-            await store.open()
-            await store.close()
-
-        asyncio.run(migrate())
+        asyncio.run(migrate(url))
         for name in ("first review", "second review", "third review"):
             cache = use_proven_cache(CacheSettings(None, url))
             try:
