@@ -217,6 +217,27 @@ async def _casual_pair(srv: Running) -> tuple[dict[str, Any], Client, Client]:
     return board, first, second
 
 
+async def _finish_unrated_after_restart(url: str, sessions: list[str], room: str) -> None:
+    """On a server restarted over ``url``: the two players (``sessions``, the game's opener
+    first) resume, finish the game in ``room`` from ply 1 with FOUR_IN_COLUMN_ONE's moves,
+    and nobody's rating moves."""
+    async with running(store=SqlStore(url), secret=SECRET) as srv:
+        opener, other = [await Client.open(srv.url, None, resume=s) for s in sessions]
+        for client in (opener, other):  # back in their seats
+            assert (await client.expect("room_state"))["room"]["id"] == room
+        for ply, move in enumerate(FOUR_IN_COLUMN_ONE[1:], start=1):
+            await (opener, other)[ply % 2].send(type="move", room=room, ply=ply, move=move)
+            for client in (opener, other):
+                await client.expect("move_made", ply=ply, room=room)
+        for client in (opener, other):
+            await client.expect("game_over", room=room)
+        await opener.send(type="get_profile")
+        assert (await opener.expect("profile"))["ratings"] == []
+        assert not any(m["type"] == "rating_change" for c in (opener, other) for m in c.seen)
+        for client in (opener, other):
+            await client.close()
+
+
 async def test_an_unrated_events_game_stays_unrated_over_a_restart(tmp_path: Path) -> None:
     """A casual round-robin's game under way when the server restarts is still casual after
     it: finishing it moves nobody's rating."""
@@ -230,22 +251,7 @@ async def test_an_unrated_events_game_stays_unrated_over_a_restart(tmp_path: Pat
                     for c in (first, second)]
         for client in (first, second):
             await client.close()
-    async with running(store=SqlStore(url), secret=SECRET) as srv:
-        first, second = [await Client.open(srv.url, None, resume=s) for s in sessions]
-        for client in (first, second):  # back in their seats
-            assert (await client.expect("room_state"))["room"]["id"] == board["room"]
-        for ply, move in enumerate(FOUR_IN_COLUMN_ONE[1:], start=1):
-            await (first, second)[ply % 2].send(type="move", room=board["room"], ply=ply,
-                                                move=move)
-            for client in (first, second):
-                await client.expect("move_made", ply=ply, room=board["room"])
-        for client in (first, second):
-            await client.expect("game_over", room=board["room"])
-        await first.send(type="get_profile")
-        assert (await first.expect("profile"))["ratings"] == []
-        assert not any(m["type"] == "rating_change" for c in (first, second) for m in c.seen)
-        for client in (first, second):
-            await client.close()
+    await _finish_unrated_after_restart(url, sessions, board["room"])
 
 
 async def test_a_rematch_in_an_unrated_events_room_stays_unrated_over_a_restart(
@@ -271,18 +277,4 @@ async def test_a_rematch_in_an_unrated_events_room_stays_unrated_over_a_restart(
                     for c in (second, first)]
         for client in (first, second):
             await client.close()
-    async with running(store=SqlStore(url), secret=SECRET) as srv:
-        opener, other = [await Client.open(srv.url, None, resume=s) for s in sessions]
-        for client in (opener, other):
-            assert (await client.expect("room_state"))["room"]["id"] == room
-        for ply, move in enumerate(FOUR_IN_COLUMN_ONE[1:], start=1):
-            await (opener, other)[ply % 2].send(type="move", room=room, ply=ply, move=move)
-            for client in (opener, other):
-                await client.expect("move_made", ply=ply, room=room)
-        for client in (opener, other):
-            await client.expect("game_over", room=room)
-        await opener.send(type="get_profile")
-        assert (await opener.expect("profile"))["ratings"] == []
-        assert not any(m["type"] == "rating_change" for c in (opener, other) for m in c.seen)
-        for client in (opener, other):
-            await client.close()
+    await _finish_unrated_after_restart(url, sessions, room)
