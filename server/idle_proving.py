@@ -102,9 +102,10 @@ class ProvingPlan:
         children of the well-trodden ones, ranked and retried alike."""
         game = games.load(name)
         reached = visited(game, played)
-        for ranked in ([(key, line) for key, line, _ in reached],
-                       unreached_children(game, reached)):
-            ranked = [(key, line) for key, line in ranked if (name, key) not in self._settled]
+        # The children only when no reached position waits: most rounds never need them.
+        for rank in (lambda: [(key, line) for key, line, _ in reached],
+                     lambda: unreached_children(game, reached)):
+            ranked = [(key, line) for key, line in rank() if (name, key) not in self._settled]
             for tries in range(RETRIES + 1):
                 wanted = [(key, line) for key, line in ranked
                           if self._tries.get((name, key), 0) == tries]
