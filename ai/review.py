@@ -177,6 +177,19 @@ class _Proven:
     def get(self, state: State) -> _Valued | None:
         return self.found.get(state)
 
+    def derive(self, parent: State, move: int, child: State) -> None:
+        """Value ``child`` without a proof when ``parent``'s proven value names ``move`` as
+        the move that achieves it: the child's value is then exactly the parent's, negated.
+        A book or a stored proof holds the positions where a player is to move on its lines,
+        not the ones its moves lead to; this values those at no cost (the first positions
+        off the book that a review meets are the ones that take minutes to prove). The
+        child's own best move stays unknown."""
+        here = self.found.get(parent)
+        if (child in self.found or child.is_over() or here is None or not here.exact
+                or here.value is None or here.best != move):
+            return
+        self.found[child] = _Valued(-here.value, None, True)
+
     def learn(self, state: State, valued: _Valued) -> None:
         """Keep ``valued`` for ``state`` when proven and not already in the store."""
         if (_store is None or not valued.exact or valued.value is None or state.is_over()
@@ -265,6 +278,8 @@ def review(game_name: str, moves: Sequence[int], solve_seconds: float = C4_SOLVE
         states.append(states[-1].play(move))
     solver = rules_of(game_name).solver
     proven = _Proven(states if solver is not None else [], solver)
+    for ply, move in enumerate(moves):
+        proven.derive(states[ply], move, states[ply + 1])
     valued: list[_Valued] = [_terminal(states[-1])] if states[-1].is_over() else []
     last = len(states) - (1 if valued else 0)
     for ply in range(last - 1, -1, -1):  # valued[0] is the value of states[ply + 1]
@@ -303,9 +318,10 @@ def analyse(state: State, check: Check = _no_check, stop: np.ndarray | None = No
     rules = rules_of(state.game_name)
     if rules.solver is not None:
         children = [state.play(move) for move in legal]
-        proven = _Proven(children, rules.solver)
+        proven = _Proven([state, *children], rules.solver)
         found = []
         for move, child in zip(legal, children, strict=True):
+            proven.derive(state, move, child)
             known = proven.get(child)
             if known is not None and known.value is not None:
                 found.append(MoveValue(move, -known.value, True))
