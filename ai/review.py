@@ -62,6 +62,13 @@ C4_SOLVE_SECONDS = 10.0
 the position is left unvalued (``exact`` false, no verdict). Positions from a dozen plies on
 take milliseconds; the first plies off the book's lines can take minutes."""
 
+REVIEW_SHARE = 2.5
+"""A review may spend ``REVIEW_SHARE`` times its per-position seconds in all, and a position
+gets whatever of that is left when it is more than its own seconds. Most positions of a game
+prove in milliseconds and a review proves the last plies first, so the one hard position of a
+game, the first off the book's lines, can have most of 25 s instead of giving up at 10 (a
+casual game's ply-5 position took 10.6 s: exact, or unvalued, by the load of the moment)."""
+
 ANALYSIS_SOLVE_SECONDS = 3.0
 """Most the analysis board spends proving one Connect Four move's position."""
 
@@ -266,7 +273,8 @@ def rules_of(game_name: str) -> ReviewRules:
 def review(game_name: str, moves: Sequence[int], solve_seconds: float = C4_SOLVE_SECONDS,
            check: Check = _no_check, stop: np.ndarray | None = None) -> Review:
     """Review the game reached by ``moves`` (ints) from the start; it need not be finished.
-    ``solve_seconds`` bounds the proof of each Connect Four position the book lacks;
+    ``solve_seconds`` bounds the proof of each Connect Four position the book lacks (more
+    while the review has not spent ``REVIEW_SHARE`` times it in all);
     ``check`` is called before each position is valued and at the end; ``stop``, a stop
     array the Connect Four solver polls, may be raised by another thread to end a proof at
     once (``check`` must then raise: the review is being given up).
@@ -282,15 +290,19 @@ def review(game_name: str, moves: Sequence[int], solve_seconds: float = C4_SOLVE
         proven.derive(states[ply], move, states[ply + 1])
     valued: list[_Valued] = [_terminal(states[-1])] if states[-1].is_over() else []
     last = len(states) - (1 if valued else 0)
+    spare_until = time.perf_counter() + REVIEW_SHARE * solve_seconds
     for ply in range(last - 1, -1, -1):  # valued[0] is the value of states[ply + 1]
         known = proven.get(states[ply])
         if known is not None:
             valued.insert(0, known)
             continue
         _ready(check, stop)
-        found = (_kept(states[ply], moves[ply], valued[0], solve_seconds, stop) if valued
+        seconds = max(solve_seconds, spare_until - time.perf_counter())
+        found = (_kept(states[ply], moves[ply], valued[0], seconds, stop) if valued
                  else None)
-        valued.insert(0, found or _value(states[ply], solve_seconds, stop))
+        if found is None:
+            seconds = max(solve_seconds, spare_until - time.perf_counter())
+        valued.insert(0, found or _value(states[ply], seconds, stop))
         proven.learn(states[ply], valued[0])
     check()  # a proof stopped from outside is no unvalued position: give the review up
     proven.keep()

@@ -15,6 +15,8 @@ from ai import review, tt
 from ai.connect4 import book, solver
 from ai.connect4 import engine as c4_engine
 from ai.othello import engine as othello_engine
+from games.connect4 import GAME as C4
+from games.connect4.rules import Connect4State
 from games.othello import PASS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -163,10 +165,10 @@ def test_an_analysis_move_whose_proof_outlasts_its_seconds_is_left_unvalued() ->
     assert all(v.value is None and not v.exact for v in values), values
 
 
-def _after_the_books_move(line: str) -> tuple[games.State, int, int, games.State]:
+def _after_the_books_move(line: str) -> tuple[Connect4State, int, int, Connect4State]:
     """A position the book holds, its best move and score, and the position that move leads
     to: in neither book file and far too hard to prove in a hundredth of a second."""
-    parent = games.load("connect4").parse_moves(line)
+    parent = C4.parse_moves(line)
     found = book.lookup(parent)
     assert found is not None
     best, score = found
@@ -191,6 +193,32 @@ def test_the_analysis_board_values_the_known_best_move_without_a_proof() -> None
     values = review.analyse(parent, seconds=0.01)
     assert review.MoveValue(best, score, True) in values
     assert all(v.value is None or v.value <= score for v in values), values
+
+
+def test_the_first_hard_position_gets_the_time_the_easy_ones_left(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Five and six plies in, off both book files: neither proves in a fraction of a second,
+    # so each proof runs to the seconds it was given (recorded on the way to the solver).
+    given: list[float] = []
+
+    def spy(name: str) -> None:
+        real = getattr(c4_engine, name)
+
+        def recorded(state: games.State, *args: object) -> object:
+            seconds = args[1] if name == "value_at_most" else args[0]  # after the bound
+            assert isinstance(seconds, float)
+            given.append(seconds)
+            return real(state, *args)
+        monkeypatch.setattr(c4_engine, name, recorded)
+
+    spy("exact_value")
+    spy("value_at_most")
+    solve = 0.2
+    found = review.review("connect4", [int(c) - 1 for c in "117712"], solve_seconds=solve)
+    assert found.values_exact[:5] == (True,) * 5 and not any(found.values_exact[5:])
+    assert len(given) == 2, given  # plies 6 and 5; the first five are the book's
+    assert review.REVIEW_SHARE * solve - 0.05 < given[0] <= review.REVIEW_SHARE * solve
+    assert given[1] == solve, "the spare time was spent: the next proof gets its own seconds"
 
 
 def test_the_analysis_board_solves_othello_moves_near_the_end() -> None:
