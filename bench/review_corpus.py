@@ -31,8 +31,8 @@ cache) and the first ply that was not, moves and positions whose values are exac
 Pons' score proven, as ``ai.review.MoveReview.exact`` means) and the game's moves (to
 review again with ``bench.review --connect4``), then the median and maximum seconds and how many
 reviews met the target, before and after. Bounded: the corpus's play (quick levels), the
-idle time, and at most ``reviews * 2 * plies * C4_SOLVE_SECONDS`` for the reviews (on an
-empty cache a review takes a minute or more). ``--time-scale``, ``--prove-seconds`` and
+idle time, and at most ``reviews * 2 * (plies + REVIEW_SHARE) * C4_SOLVE_SECONDS`` for the
+reviews (with the ply-4 book, seconds each). ``--time-scale``, ``--prove-seconds`` and
 ``--games-read`` scale it up.
 """
 
