@@ -291,18 +291,19 @@ def review(game_name: str, moves: Sequence[int], solve_seconds: float = C4_SOLVE
     valued: list[_Valued] = [_terminal(states[-1])] if states[-1].is_over() else []
     last = len(states) - (1 if valued else 0)
     spare_until = time.perf_counter() + REVIEW_SHARE * solve_seconds
+
+    def budget() -> float:
+        return max(solve_seconds, spare_until - time.perf_counter())
+
     for ply in range(last - 1, -1, -1):  # valued[0] is the value of states[ply + 1]
         known = proven.get(states[ply])
         if known is not None:
             valued.insert(0, known)
             continue
         _ready(check, stop)
-        seconds = max(solve_seconds, spare_until - time.perf_counter())
-        found = (_kept(states[ply], moves[ply], valued[0], seconds, stop) if valued
+        found = (_kept(states[ply], moves[ply], valued[0], budget(), stop) if valued
                  else None)
-        if found is None:
-            seconds = max(solve_seconds, spare_until - time.perf_counter())
-        valued.insert(0, found or _value(states[ply], seconds, stop))
+        valued.insert(0, found or _value(states[ply], budget(), stop))
         proven.learn(states[ply], valued[0])
     check()  # a proof stopped from outside is no unvalued position: give the review up
     proven.keep()
