@@ -165,22 +165,22 @@ def test_an_analysis_move_whose_proof_outlasts_its_seconds_is_left_unvalued() ->
     assert all(v.value is None and not v.exact for v in values), values
 
 
-def _after_the_books_move(line: str) -> tuple[Connect4State, int, int, Connect4State]:
-    """A position the book holds, its best move and score, and the position that move leads
-    to: in neither book file and far too hard to prove in a hundredth of a second."""
+def _after_the_books_move(line: str) -> tuple[Connect4State, int, int]:
+    """A position the book holds, its best move and score; the position that move leads to is
+    in neither book file and far too hard to prove in a hundredth of a second."""
     parent = C4.parse_moves(line)
     found = book.lookup(parent)
     assert found is not None
     best, score = found
     child = parent.play(best)
     assert book.lookup(child) is None and c4_engine.exact_value(child, 0.01) is None
-    return parent, best, score, child
+    return parent, best, score
 
 
 def test_the_position_a_known_best_move_leads_to_is_reviewed_without_a_proof() -> None:
     # Every ply-4 position is in the book's second file; "1177"'s best move leads five plies
     # in, off both files: its value is the book's, negated, with no proof.
-    parent, best, score, _ = _after_the_books_move("1177")
+    parent, best, score = _after_the_books_move("1177")
     found = review.review("connect4", [*parent.moves, best], solve_seconds=0.01)
     assert all(found.values_exact), found.values_exact
     assert found.values[4] == found.values[5] == score  # the first player's side both times
@@ -189,7 +189,7 @@ def test_the_position_a_known_best_move_leads_to_is_reviewed_without_a_proof() -
 
 
 def test_the_analysis_board_values_the_known_best_move_without_a_proof() -> None:
-    parent, best, score, _ = _after_the_books_move("1177")
+    parent, best, score = _after_the_books_move("1177")
     values = review.analyse(parent, seconds=0.01)
     assert review.MoveValue(best, score, True) in values
     assert all(v.value is None or v.value <= score for v in values), values
