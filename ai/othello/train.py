@@ -23,16 +23,20 @@ as it goes, so a stopped run picks up where it was:
 
 Everything is seeded: the same seed and options give the same weights (game ``i`` plays from
 its own seed; the search tables are cleared every ``CHUNK`` games, where a resumed run
-starts; labels come from fresh tables).
+starts; labels come from fresh tables). So ``--jobs N`` (processes for the games and the
+labels, each given whole chunks and blocks of positions) changes the time, not the result,
+and a larger ``--games`` with the same seed extends an earlier run's games.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import random
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 from typing import TextIO
 
@@ -100,7 +104,20 @@ def play_game(seed: int) -> list[OthelloState]:
     return seen
 
 
-def generate(work: Path, games: int, seed: int, report: TextIO) -> dict[str, np.ndarray]:
+def _play_chunk(seed: int, first: int, last: int) -> list[tuple[int, int, int]]:
+    """(mover's discs, other's discs, game) of each position of games ``first``..``last - 1``,
+    played from empty tables (a chunk is the unit a resumed run or a job starts from)."""
+    engine.clear()
+    out = []
+    for index in range(first, last):
+        for state in play_game(seed * 1_000_003 + index):
+            P, O = state.mover_boards()
+            out.append((P, O, index))
+    return out
+
+
+def generate(work: Path, games: int, seed: int, report: TextIO,
+             pool: Executor | None = None) -> dict[str, np.ndarray]:
     """Play games until ``work/positions.npz`` holds ``games`` of them; returns its arrays:
     ``players``, ``opponents`` (the side to move's and the other's discs) and ``game``."""
     path = work / "positions.npz"
@@ -116,23 +133,30 @@ def generate(work: Path, games: int, seed: int, report: TextIO) -> dict[str, np.
             done = int(data["games"])
     seen = set(zip(players, opponents, strict=True))
     progress = Progress(report, "games    ", games, done)
-    while done < games:
-        engine.clear()  # each chunk starts from empty tables, as a resumed run does
-        for index in range(done, min(done + CHUNK, games)):
-            for state in play_game(seed * 1_000_003 + index):
-                P, O = state.mover_boards()
-                if (P, O) not in seen:
-                    seen.add((P, O))
-                    players.append(P)
-                    opponents.append(O)
-                    game_of.append(index)
-            progress.step()
-        done = min(done + CHUNK, games)
+    starts = range(done, games, CHUNK)
+    chunks = _mapped(pool, _play_chunk, [(seed, s, min(s + CHUNK, games)) for s in starts])
+    for first, positions in zip(starts, chunks, strict=True):
+        for P, O, index in positions:  # chunks come back in order: the same as one process
+            if (P, O) not in seen:
+                seen.add((P, O))
+                players.append(P)
+                opponents.append(O)
+                game_of.append(index)
+        done = min(first + CHUNK, games)
+        progress.step(done - first)
         _save(path, players=np.array(players, dtype=np.uint64),
               opponents=np.array(opponents, dtype=np.uint64),
               game=np.array(game_of, dtype=np.int32), games=np.array(done))
     with np.load(path) as data:
         return {k: data[k] for k in ("players", "opponents", "game")}
+
+
+def _mapped(pool: Executor | None, function: Callable[..., list], tasks: list[tuple]
+            ) -> Iterator[list]:
+    """``function(*task)`` for each task, in order: in ``pool`` if there is one."""
+    if pool is None:
+        return (function(*task) for task in tasks)
+    return pool.map(function, *zip(*tasks, strict=True)) if tasks else iter(())
 
 
 def _save(path: Path, **arrays: np.ndarray) -> None:
@@ -193,33 +217,52 @@ class Labels:
         self.saved = time.perf_counter()
 
 
-def label_exact(data: dict[str, np.ndarray], empties: np.ndarray, labels: Labels,
-                exact_empties: int, report: TextIO) -> None:
-    todo = np.flatnonzero((empties <= exact_empties) & np.isnan(labels.values))
-    table = tt.new_table(TT_BITS)
-    progress = Progress(report, f"exact <={exact_empties:2d}", int(
-        (empties <= exact_empties).sum()), int((empties <= exact_empties).sum()) - len(todo))
-    for i in todo:  # game by game: the table carries one position's proof to the next
-        labels.set(int(i), float(solve_exact(int(data["players"][i]), int(data["opponents"][i]),
-                                             table)))
-        progress.step()
+BLOCK = 500
+"""Positions labelled at a time (by one job, from one table; the labels are saved between)."""
+
+
+def _solve_block(players: np.ndarray, opponents: np.ndarray) -> list[float]:
+    table = tt.new_table(TT_BITS)  # game by game: one position's proof helps the next
+    return [float(solve_exact(int(P), int(O), table))
+            for P, O in zip(players, opponents, strict=True)]
+
+
+def _search_block(players: np.ndarray, opponents: np.ndarray, depth: int,
+                  table: np.ndarray) -> list[float]:
+    # Black to move: the board from the mover's view.
+    return [search_label(OthelloState(int(P), int(O), 0), depth, table)
+            for P, O in zip(players, opponents, strict=True)]
+
+
+def _label(data: dict[str, np.ndarray], labels: Labels, mine: np.ndarray, title: str,
+           work: Callable[..., list[float]], extra: tuple, pool: Executor | None,
+           report: TextIO) -> None:
+    """Label the unlabelled positions of ``mine`` (a mask) with ``work``, block by block."""
+    todo = np.flatnonzero(mine & np.isnan(labels.values))
+    progress = Progress(report, title, int(mine.sum()), int(mine.sum()) - len(todo))
+    blocks = [todo[i:i + BLOCK] for i in range(0, len(todo), BLOCK)]
+    tasks = [(data["players"][b], data["opponents"][b], *extra) for b in blocks]
+    for block, values in zip(blocks, _mapped(pool, work, tasks), strict=True):
+        for i, value in zip(block, values, strict=True):
+            labels.set(int(i), value)
+        progress.step(len(block))
     labels.save()
+
+
+def label_exact(data: dict[str, np.ndarray], empties: np.ndarray, labels: Labels,
+                exact_empties: int, report: TextIO, pool: Executor | None = None) -> None:
+    _label(data, labels, empties <= exact_empties, f"exact <={exact_empties:2d}",
+           _solve_block, (), pool, report)
 
 
 def label_stage(data: dict[str, np.ndarray], empties: np.ndarray, labels: Labels,
                 stage: int, exact_empties: int, depth: int, table: np.ndarray,
-                report: TextIO) -> None:
+                report: TextIO, pool: Executor | None = None) -> None:
     """Search-label the positions of ``stage`` beyond the exact ones."""
     mine = (np.array([patterns.stage_of(int(e)) for e in empties]) == stage) & (
         empties > exact_empties)
-    todo = np.flatnonzero(mine & np.isnan(labels.values))
-    progress = Progress(report, f"stage {stage:2d}  ", int(mine.sum()), int(mine.sum()) - len(todo))
-    for i in todo:
-        P, O = int(data["players"][i]), int(data["opponents"][i])
-        state = OthelloState(P, O, 0)  # black to move: the board from the mover's view
-        labels.set(int(i), search_label(state, depth, table))
-        progress.step()
-    labels.save()
+    _label(data, labels, mine, f"stage {stage:2d}  ", _search_block, (depth, table), pool,
+           report)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -304,15 +347,23 @@ def to_int16(w: np.ndarray) -> np.ndarray:
 
 
 def train(work: Path, out: Path, games: int, seed: int, exact_empties: int, depth: int,
-          report: TextIO = sys.stdout) -> np.ndarray:
+          report: TextIO = sys.stdout, jobs: int = 1) -> np.ndarray:
     """Run every step (each resumes from ``work``); writes and returns the compact weights."""
     work.mkdir(parents=True, exist_ok=True)
+    if jobs > 1:  # spawned, not forked: a fresh process loads the compiled kernels itself
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return _train(work, out, games, seed, exact_empties, depth, report, pool)
+    return _train(work, out, games, seed, exact_empties, depth, report, None)
+
+
+def _train(work: Path, out: Path, games: int, seed: int, exact_empties: int, depth: int,
+           report: TextIO, pool: Executor | None) -> np.ndarray:
     started = time.perf_counter()
-    data = generate(work, games, seed, report)
+    data = generate(work, games, seed, report, pool)
     empties = empties_of(data["players"], data["opponents"])
     report.write(f"{len(empties)} distinct positions from {games} games\n")
     labels = Labels(work, len(empties))
-    label_exact(data, empties, labels, exact_empties, report)
+    label_exact(data, empties, labels, exact_empties, report, pool)
     rows = design(data["players"], data["opponents"])
     game = data["game"]
     compact = np.zeros((patterns.STAGES, patterns.FEATURES))
@@ -324,7 +375,7 @@ def train(work: Path, out: Path, games: int, seed: int, exact_empties: int, dept
         compact[stage - 1], _ = fit_stage(stage - 1, rows, labels.values, game, empties,
                                           choose=False)
         table = patterns.expand(to_int16(compact))
-        label_stage(data, empties, labels, stage, exact_empties, depth, table, report)
+        label_stage(data, empties, labels, stage, exact_empties, depth, table, report, pool)
     labeled = int((~np.isnan(labels.values)).sum())
     report.write(f"{labeled} positions labelled, {clock(time.perf_counter() - started)} "
                  "so far; final fit:\n")
@@ -355,11 +406,14 @@ def main(argv: Sequence[str] | None = None,
                         help="solve positions with this many empties or fewer (default 18)")
     parser.add_argument("--depth", type=int, default=6,
                         help="search depth of the other labels (default 6; at least a stage)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="processes for the games and labels (default 1; same result)")
     args = parser.parse_args(argv)
     if args.depth < patterns.STAGE_EMPTIES:
         parser.error(f"--depth must be at least {patterns.STAGE_EMPTIES} (a stage's span)")
     engine.warm_up()
-    train(args.work, args.out, args.games, args.seed, args.exact_empties, args.depth)
+    train(args.work, args.out, args.games, args.seed, args.exact_empties, args.depth,
+          jobs=args.jobs)
     return 0
 
 

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from ai.othello import patterns, train
+from ai.othello import engine, patterns, train
 from ai.othello.alphabeta import leaf
 from ai.othello.evaluation import terminal
 from games.othello import GAME, OthelloState
@@ -132,3 +132,25 @@ def test_a_finished_game_gets_its_final_score_not_the_patterns() -> None:
     P, O = state.mover_boards()
     assert state.is_over()
     assert leaf(_U(P), _U(O), random_table(7)) == terminal(_U(P), _U(O))
+
+
+def test_the_trainer_gives_the_same_weights_in_one_process_or_several(
+        tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Jobs take whole chunks of games and blocks of positions: the result must not depend on
+    how many there are (the constants are the parent's: it cuts the work)."""
+    monkeypatch.setattr(train, "CHUNK", 2)
+    monkeypatch.setattr(train, "BLOCK", 40)
+    quiet = open(tmp_path / "report", "w")  # noqa: SIM115
+    one = train.train(tmp_path / "one", tmp_path / "one.npz", games=5, seed=3,
+                      exact_empties=12, depth=5, report=quiet)
+    two = train.train(tmp_path / "two", tmp_path / "two.npz", games=5, seed=3,
+                      exact_empties=12, depth=5, report=quiet, jobs=2)
+    assert np.abs(one).sum() > 0
+    assert np.array_equal(one, two)
+    data = np.load(tmp_path / "two" / "positions.npz")
+    labels = np.load(tmp_path / "two" / "labels.npy")
+    assert sorted(set(data["game"])) == [0, 1, 2, 3, 4] and not np.isnan(labels).any()
+    empties = train.empties_of(data["players"], data["opponents"])
+    for i in np.flatnonzero(empties <= 12)[::25]:  # the solved labels are the exact scores
+        state = OthelloState(int(data["players"][i]), int(data["opponents"][i]), 0)
+        assert labels[i] == engine.exact_value(state)[0]
