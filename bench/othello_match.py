@@ -4,9 +4,10 @@ with the hand-made one, at the same time per move.
 ``python -m bench.othello_match [--games 100] [--time 0.1] [--seed 1] [--new P] [--old P]
 [--minutes M]``
 
-A player ``P`` is an evaluation (``patterns``, ``classic``), with ``+mpc`` for the selective
-search (Multi-ProbCut, at ``weights.PROBCUT_T`` or at ``+mpc@T``): ``--new patterns+mpc
---old patterns`` measures what Multi-ProbCut is worth.
+A player ``P`` is an evaluation (``patterns``, ``classic``, or a pattern weights file's path
+ending in ``.npz``), with ``+mpc`` for the selective search (Multi-ProbCut, at
+``weights.PROBCUT_T`` or at ``+mpc@T``): ``--new patterns+mpc --old patterns`` measures what
+Multi-ProbCut is worth, ``--new new.npz+mpc --old patterns+mpc`` freshly trained weights.
 
 Each opening (``--opening`` random legal moves from the start, 8 to 12 by default, seeded) is
 played twice, the colours swapped; both sides search as the expert level does (by the clock

@@ -45,6 +45,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import numpy as np
 
@@ -83,10 +84,13 @@ _U = np.uint64
 def pattern_table(evaluation: str | None = None) -> np.ndarray:
     """What the kernels take to score leaves with ``evaluation`` (one of
     ``weights.EVALUATIONS``; default ``weights.EVALUATION``): the shipped pattern weights,
-    or no rows for the hand-made evaluation. ``ValueError`` for another name."""
+    or no rows for the hand-made evaluation; or a pattern weights file's path ending in
+    ``.npz`` (a benchmark's candidate weights). ``ValueError`` for another name."""
     name = EVALUATION if evaluation is None else evaluation
     if name == "patterns":
         return patterns.load()
+    if name.endswith(".npz"):
+        return patterns.load(Path(name))
     if name == "classic":
         return kernels.CLASSIC
     raise ValueError(f"no Othello evaluation {name!r}; there are {', '.join(EVALUATIONS)}")
@@ -163,7 +167,8 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None,
     leaves = pattern_table(evaluation)
     if (
         limits.depth is None and not limits.exact and limits.multipv == 1
-        and limits.soft_time is not None and evaluation in (None, EVALUATION)
+        and limits.soft_time is not None
+        and (evaluation in (None, EVALUATION) or evaluation.endswith(".npz"))
     ):
         hit = book.lookup(state)
         if hit:

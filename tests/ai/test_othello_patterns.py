@@ -99,6 +99,14 @@ def test_the_shipped_weights_load_with_their_version_and_shape() -> None:
     assert all(np.count_nonzero(compact[s]) > 500 for s in range(patterns.STAGES))
 
 
+def test_a_benchmark_can_name_a_weights_file_as_the_evaluation(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    patterns.save(tmp_path / "zero.npz",
+                  np.zeros((patterns.STAGES, patterns.FEATURES), np.int16))
+    state = GAME.initial().play(GAME.initial().legal_moves()[0])
+    assert engine.leaf_value(state, str(tmp_path / "zero.npz")) == 0
+    assert engine.leaf_value(state, str(patterns.WEIGHTS_FILE)) == engine.leaf_value(state)
+
+
 def test_a_weights_file_of_another_version_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "w.npz"
     np.savez(path, version=np.array(patterns.VERSION + 1),
