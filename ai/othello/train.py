@@ -25,7 +25,8 @@ Everything is seeded: the same seed and options give the same weights (game ``i`
 its own seed; the search tables are cleared every ``CHUNK`` games, where a resumed run
 starts; labels come from fresh tables). So ``--jobs N`` (processes for the games and the
 labels, each given whole chunks and blocks of positions) changes the time, not the result,
-and a larger ``--games`` with the same seed extends an earlier run's games.
+and a larger ``--games`` with the same seed extends an earlier run's games (when that run's
+count was a whole number of chunks).
 """
 
 from __future__ import annotations
