@@ -157,7 +157,7 @@ def _mapped(pool: Executor | None, function: Callable[..., list], tasks: list[tu
     """``function(*task)`` for each task, in order: in ``pool`` if there is one."""
     if pool is None:
         return (function(*task) for task in tasks)
-    return pool.map(function, *zip(*tasks, strict=True)) if tasks else iter(())
+    return pool.map(function, *zip(*tasks, strict=True))
 
 
 def _save(path: Path, **arrays: np.ndarray) -> None:
@@ -256,12 +256,12 @@ def label_exact(data: dict[str, np.ndarray], empties: np.ndarray, labels: Labels
            _solve_block, (), pool, report)
 
 
-def label_stage(data: dict[str, np.ndarray], empties: np.ndarray, labels: Labels,
-                stage: int, exact_empties: int, depth: int, table: np.ndarray,
+def label_stage(data: dict[str, np.ndarray], empties: np.ndarray, stages: np.ndarray,
+                labels: Labels, stage: int, exact_empties: int, depth: int, table: np.ndarray,
                 report: TextIO, pool: Executor | None = None) -> None:
-    """Search-label the positions of ``stage`` beyond the exact ones."""
-    mine = (np.array([patterns.stage_of(int(e)) for e in empties]) == stage) & (
-        empties > exact_empties)
+    """Search-label the positions of ``stage`` (``stages``: each position's) beyond the exact
+    ones."""
+    mine = (stages == stage) & (empties > exact_empties)
     _label(data, labels, mine, f"stage {stage:2d}  ", _search_block, (depth, table), pool,
            report)
 
@@ -369,6 +369,7 @@ def _train(work: Path, out: Path, games: int, seed: int, exact_empties: int, dep
     game = data["game"]
     compact = np.zeros((patterns.STAGES, patterns.FEATURES))
     first = patterns.stage_of(exact_empties + 1)
+    stages = np.array([patterns.stage_of(int(e)) for e in empties])
     for stage in range(first - 1):
         compact[stage], _ = fit_stage(stage, rows, labels.values, game, empties, choose=False)
     for stage in range(first, patterns.STAGES):
@@ -376,7 +377,8 @@ def _train(work: Path, out: Path, games: int, seed: int, exact_empties: int, dep
         compact[stage - 1], _ = fit_stage(stage - 1, rows, labels.values, game, empties,
                                           choose=False)
         table = patterns.expand(to_int16(compact))
-        label_stage(data, empties, labels, stage, exact_empties, depth, table, report, pool)
+        label_stage(data, empties, stages, labels, stage, exact_empties, depth, table, report,
+                    pool)
     labeled = int((~np.isnan(labels.values)).sum())
     report.write(f"{labeled} positions labelled, {clock(time.perf_counter() - started)} "
                  "so far; final fit:\n")

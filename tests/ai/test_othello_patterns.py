@@ -148,11 +148,11 @@ def test_the_trainer_gives_the_same_weights_in_one_process_or_several(
     how many there are (the constants are the parent's: it cuts the work)."""
     monkeypatch.setattr(train, "CHUNK", 2)
     monkeypatch.setattr(train, "BLOCK", 40)
-    quiet = open(tmp_path / "report", "w")  # noqa: SIM115
-    one = train.train(tmp_path / "one", tmp_path / "one.npz", games=5, seed=3,
-                      exact_empties=12, depth=5, report=quiet)
-    two = train.train(tmp_path / "two", tmp_path / "two.npz", games=5, seed=3,
-                      exact_empties=12, depth=5, report=quiet, jobs=2)
+    with open(tmp_path / "report", "w") as quiet:
+        one = train.train(tmp_path / "one", tmp_path / "one.npz", games=5, seed=3,
+                          exact_empties=12, depth=5, report=quiet)
+        two = train.train(tmp_path / "two", tmp_path / "two.npz", games=5, seed=3,
+                          exact_empties=12, depth=5, report=quiet, jobs=2)
     assert np.abs(one).sum() > 0
     assert np.array_equal(one, two)
     data = np.load(tmp_path / "two" / "positions.npz")
