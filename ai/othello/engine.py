@@ -168,7 +168,7 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None,
     if (
         limits.depth is None and not limits.exact and limits.multipv == 1
         and limits.soft_time is not None
-        and (evaluation in (None, EVALUATION) or evaluation.endswith(".npz"))
+        and leaves is not kernels.CLASSIC  # the book was built with pattern weights
     ):
         hit = book.lookup(state)
         if hit:
