@@ -35,6 +35,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SECRET = "the cluster test's fixed secret"
 LEASE = 2.0
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+PATIENCE = 15.0
+"""Seconds a client waits for a message: each crosses processes, Redis and a database commit,
+and on a busy machine the default 5 s was once missed in the middle of a game."""
 
 pytestmark = [
     pytest.mark.slow,
@@ -73,6 +76,15 @@ class Cluster:
 
     def log(self, name: str) -> str:
         return (self.logs / f"{name}.log").read_text(errors="replace")
+
+    def report(self) -> None:
+        """Print what every process logged, but the health checks' lines: pytest shows it
+        with a failed test, where a timeout alone says little of what the nodes did."""
+        noise = ("HTTP response sent", "connection open", "connection closed")
+        for path in sorted(self.logs.glob("*.log")):
+            lines = [line for line in path.read_text(errors="replace").splitlines()
+                     if not any(n in line for n in noise)]
+            print(f"--- {path.name}", *lines[-60:], sep="\n")
 
     def stop_all(self) -> None:
         procs = [p for p, _ in self.nodes.values()] + self.workers
@@ -116,6 +128,7 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
         yield made
     finally:
         made.stop_all()
+        made.report()
         await drop_database(name)
         await drop_keys(prefix)
 
@@ -136,10 +149,13 @@ async def _reconnect(url: str, name: str, resume: str) -> Client:
     deadline = time.monotonic() + 20
     while True:
         try:
-            return await Client.open(url, name, resume=resume)
+            client = await Client.open(url, name, resume=resume)  # a dead node: try again
         except (OSError, InvalidHandshake, ConnectionClosed, TimeoutError):
             assert time.monotonic() < deadline, "could not reconnect in 20 s"
             await asyncio.sleep(0.2)
+        else:
+            client.patience = PATIENCE
+            return client
 
 
 def _moves(sequence: str) -> Iterator[tuple[int, str]]:
@@ -149,9 +165,9 @@ def _moves(sequence: str) -> Iterator[tuple[int, str]]:
 async def test_players_on_two_nodes_and_a_spectator_through_haproxy_play_a_game_to_its_end(
     cluster: Cluster,
 ) -> None:
-    ann = await Client.open(cluster.url("node1"), "Ann")
-    bob = await Client.open(cluster.url("node2"), "Bob")
-    eve = await Client.open(cluster.url(), "Eve")
+    ann = await Client.open(cluster.url("node1"), "Ann", patience=PATIENCE)
+    bob = await Client.open(cluster.url("node2"), "Bob", patience=PATIENCE)
+    eve = await Client.open(cluster.url(), "Eve", patience=PATIENCE)
     await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
     room = (await ann.expect("room_state"))["room"]["id"]
     await bob.send(type="join_room", room=room)
@@ -177,9 +193,9 @@ async def test_killing_the_node_that_runs_two_games_loses_no_move_and_both_go_on
     """Bob (node1) plays Ann (node2) in a room node1 runs; Dan (node1) plays the AI there
     too. Node1 is killed while the AI thinks; Ann stays connected, Bob and Dan come back
     through HAProxy, and both games are played on to their end."""
-    ann = await Client.open(cluster.url("node2"), "Ann")
-    bob = await Client.open(cluster.url("node1"), "Bob")
-    dan = await Client.open(cluster.url("node1"), "Dan")
+    ann = await Client.open(cluster.url("node2"), "Ann", patience=PATIENCE)
+    bob = await Client.open(cluster.url("node1"), "Bob", patience=PATIENCE)
+    dan = await Client.open(cluster.url("node1"), "Dan", patience=PATIENCE)
     await bob.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
     room = (await bob.expect("room_state"))["room"]["id"]
     await ann.send(type="join_room", room=room)
@@ -263,7 +279,7 @@ async def test_a_frozen_node_writes_nothing_for_rooms_taken_over_and_lets_them_g
     Node2 takes the room over when the lease runs out and stores the AI's move. Woken
     (SIGCONT), node1 has an AI answer of its own to store: the store refuses it, node1 lets
     the room go, and Dan, still connected to node1, plays on through node2."""
-    dan = await Client.open(cluster.url("node1"), "Dan")
+    dan = await Client.open(cluster.url("node1"), "Dan", patience=PATIENCE)
     await dan.send(type="create_room", game="connect4", seat=0,
                    opponent={"kind": "ai", "level": "hard"})
     room = (await dan.expect("room_state"))["room"]["id"]
