@@ -1,8 +1,9 @@
 """Connect Four expert against other levels: does it keep the won game, and how fast does it move?
 
-``python -m bench.c4_expert --positions N [--level expert] [--seed S]``: the level's move in N
-random positions 6 to 20 plies in (each a uniform number of plies of uniformly random
-moves; games already over are drawn again), each searched with empty tables at the level's
+``python -m bench.c4_expert --positions N [--level expert] [--seed S] [--plies 6-20]``: the
+level's move in N random positions 6 to 20 (``--plies``) plies in (each a uniform number of
+plies of uniformly random moves; games already over are drawn again), each searched with
+empty tables at the level's
 own clock, then refereed by the solver with no time limit: how many moves change the game's
 value (win to draw or loss, draw to loss), by how long the level thought and by ply, and the
 longest move. The referee is a weak solve (win, draw or loss) of the position and of the
@@ -135,15 +136,17 @@ class Referee:
         return -1
 
 
-def value_losing(level: Level, count: int, seed: int) -> None:
-    """Print how often ``level`` loses the game's value in ``count`` random positions."""
+def value_losing(level: Level, count: int, seed: int, plies: tuple[int, int] = (6, 20)
+                 ) -> None:
+    """Print how often ``level`` loses the game's value in ``count`` random positions
+    ``plies`` (first, last) in."""
     referee = Referee()
     lost: list[tuple[str, int, int]] = []
     by_ply: Counter[int] = Counter()
     lost_by_ply: Counter[int] = Counter()
     times: list[float] = []
     spent_referee = 0.0
-    for i, state in enumerate(random_positions(seed, count)):
+    for i, state in enumerate(random_positions(seed, count, *plies)):
         engine.clear()  # as a fresh worker would meet it: nothing learnt from the others
         move, how, seconds = _move(state, level, move_seed(seed, i))
         times.append(seconds)
@@ -174,6 +177,8 @@ def main(argv: list[str] | None = None) -> None:
                         "instead of playing games")
     parser.add_argument("--level", default="expert", help="the level --positions measures")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--plies", default="6-20",
+                        help="FIRST-LAST: how many random moves in the --positions are")
     parser.add_argument("--games", type=int, default=10)
     parser.add_argument("--opponent", default="hard",
                         help="a level's name, or 'perfect' (the solver choosing at random "
@@ -182,7 +187,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     ai.warm_up("connect4")
     if args.positions:
-        value_losing(find("connect4", args.level), args.positions, args.seed)
+        first, _, last = args.plies.partition("-")
+        value_losing(find("connect4", args.level), args.positions, args.seed,
+                     (int(first), int(last or first)))
         return
     expert = find("connect4", "expert")
     other = Perfect() if args.opponent == "perfect" else find("connect4", args.opponent)
