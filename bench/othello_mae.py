@@ -27,7 +27,7 @@ from ai.othello.weights import DISC, TT_BITS
 from games.othello import OthelloState
 
 SEED_BASE = 10**9
-"""Held-out games' seeds start here (the trainer's are ``seed * 1_000_003 + index``)."""
+"""Held-out games' seeds start here (the trainer's: ``ai.othello.train.game_seed``)."""
 
 
 def held_out(per_empties: int, seed: int, low: int = 20, high: int = 24

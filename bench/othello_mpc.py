@@ -30,7 +30,7 @@ from bench import othello_match
 from games.othello import OthelloState
 
 SEED_BASE = 7_777_777
-"""Bench games are seeded apart from the fit's (``probcut_fit`` uses ``seed * 1_000_003``)."""
+"""Bench games are seeded apart from the fit's (``ai.othello.train.game_seed``)."""
 
 
 def positions(count: int, low: int, high: int, seed: int) -> list[OthelloState]:

@@ -76,6 +76,12 @@ _U = np.uint64
 # 1. Games
 
 
+def game_seed(seed: int, index: int) -> int:
+    """The seed of a run's ``index``-th game (``play_game``), apart from every other run's;
+    the ProbCut fit replays the same games, and benches seed theirs beyond these."""
+    return seed * 1_000_003 + index
+
+
 def play_game(seed: int) -> list[OthelloState]:
     """One self-play game from ``seed``: the positions where the side to move has a move."""
     rng = random.Random(seed)
@@ -111,7 +117,7 @@ def _play_chunk(seed: int, first: int, last: int) -> list[tuple[int, int, int]]:
     engine.clear()
     out = []
     for index in range(first, last):
-        for state in play_game(seed * 1_000_003 + index):
+        for state in play_game(game_seed(seed, index)):
             P, O = state.mover_boards()
             out.append((P, O, index))
     return out
