@@ -74,6 +74,10 @@ class Cluster:
         port = self.lb_port if node is None else self.nodes[node][1]
         return f"ws://127.0.0.1:{port}/ws"
 
+    async def client(self, name: str, node: str | None = None) -> Client:
+        """A player connected to ``node`` (None: through HAProxy), waiting ``PATIENCE``."""
+        return await Client.open(self.url(node), name, patience=PATIENCE)
+
     def log(self, name: str) -> str:
         return (self.logs / f"{name}.log").read_text(errors="replace")
 
@@ -165,9 +169,9 @@ def _moves(sequence: str) -> Iterator[tuple[int, str]]:
 async def test_players_on_two_nodes_and_a_spectator_through_haproxy_play_a_game_to_its_end(
     cluster: Cluster,
 ) -> None:
-    ann = await Client.open(cluster.url("node1"), "Ann", patience=PATIENCE)
-    bob = await Client.open(cluster.url("node2"), "Bob", patience=PATIENCE)
-    eve = await Client.open(cluster.url(), "Eve", patience=PATIENCE)
+    ann = await cluster.client("Ann", "node1")
+    bob = await cluster.client("Bob", "node2")
+    eve = await cluster.client("Eve")
     await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
     room = (await ann.expect("room_state"))["room"]["id"]
     await bob.send(type="join_room", room=room)
@@ -193,9 +197,9 @@ async def test_killing_the_node_that_runs_two_games_loses_no_move_and_both_go_on
     """Bob (node1) plays Ann (node2) in a room node1 runs; Dan (node1) plays the AI there
     too. Node1 is killed while the AI thinks; Ann stays connected, Bob and Dan come back
     through HAProxy, and both games are played on to their end."""
-    ann = await Client.open(cluster.url("node2"), "Ann", patience=PATIENCE)
-    bob = await Client.open(cluster.url("node1"), "Bob", patience=PATIENCE)
-    dan = await Client.open(cluster.url("node1"), "Dan", patience=PATIENCE)
+    ann = await cluster.client("Ann", "node2")
+    bob = await cluster.client("Bob", "node1")
+    dan = await cluster.client("Dan", "node1")
     await bob.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
     room = (await bob.expect("room_state"))["room"]["id"]
     await ann.send(type="join_room", room=room)
@@ -279,7 +283,7 @@ async def test_a_frozen_node_writes_nothing_for_rooms_taken_over_and_lets_them_g
     Node2 takes the room over when the lease runs out and stores the AI's move. Woken
     (SIGCONT), node1 has an AI answer of its own to store: the store refuses it, node1 lets
     the room go, and Dan, still connected to node1, plays on through node2."""
-    dan = await Client.open(cluster.url("node1"), "Dan", patience=PATIENCE)
+    dan = await cluster.client("Dan", "node1")
     await dan.send(type="create_room", game="connect4", seat=0,
                    opponent={"kind": "ai", "level": "hard"})
     room = (await dan.expect("room_state"))["room"]["id"]

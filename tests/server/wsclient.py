@@ -8,12 +8,15 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
+PATIENCE = 5.0
+"""Seconds ``recv`` and ``expect`` wait by default."""
+
 
 class Client:
     """One websocket connection; ``expect`` reads until a message of the wanted type,
     keeping what it skipped in ``seen`` so tests can check order."""
 
-    def __init__(self, ws: ClientConnection, patience: float = 5.0) -> None:
+    def __init__(self, ws: ClientConnection, patience: float = PATIENCE) -> None:
         self.ws = ws
         self.patience = patience
         """How long ``recv`` and ``expect`` wait unless told."""
@@ -22,7 +25,7 @@ class Client:
 
     @classmethod
     async def open(cls, url: str, name: str | None = "tester", resume: str | None = None,
-                   hello: bool = True, source: str | None = None, patience: float = 5.0,
+                   hello: bool = True, source: str | None = None, patience: float = PATIENCE,
                    **options: Any) -> Client:
         """``source``: the local address to connect from (``127.0.0.2``, ``127.0.0.3``, ...
         on loopback), so a test can play distinct clients' addresses; other ``options`` go
