@@ -102,8 +102,8 @@ def measure(work: Path, games: int, seed: int, depth: int, report: TextIO
     progress = Progress(report, "positions", games, done)
     while done < games:
         for index in range(done, min(done + CHUNK, games)):
-            game = train.game_seed(seed, index)
-            for state in positions_of(train.play_game(game), random.Random(game)):
+            game_seed = train.game_seed(seed, index)
+            for state in positions_of(train.play_game(game_seed), random.Random(game_seed)):
                 empties.append(64 - sum(b.bit_count() for b in state.mover_boards()))
                 rows.append(values(state, depth, leaves))
                 game_of.append(index)
