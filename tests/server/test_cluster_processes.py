@@ -37,7 +37,8 @@ LEASE = 2.0
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 PATIENCE = 15.0
 """Seconds a client waits for a message: each crosses processes, Redis and a database commit,
-and on a busy machine the default 5 s was once missed in the middle of a game."""
+and on a busy machine the test client's default (``wsclient.PATIENCE``) was once missed in the
+middle of a game."""
 
 pytestmark = [
     pytest.mark.slow,
