@@ -6,8 +6,10 @@ with the hand-made one, at the same time per move.
 
 A player ``P`` is an evaluation (``patterns``, ``classic``, or a pattern weights file's path
 ending in ``.npz``), with ``+mpc`` for the selective search (Multi-ProbCut, at
-``weights.PROBCUT_T`` or at ``+mpc@T``): ``--new patterns+mpc --old patterns`` measures what
-Multi-ProbCut is worth, ``--new new.npz+mpc --old patterns+mpc`` freshly trained weights.
+``weights.PROBCUT_T`` or at ``+mpc@T``, with the shipped table or a fitted one at
+``+mpc:FILE.json``): ``--new patterns+mpc --old patterns`` measures what Multi-ProbCut is
+worth, ``--new new.npz+mpc --old patterns+mpc`` freshly trained weights,
+``--new patterns+mpc:refit.json --old patterns+mpc`` a refitted ProbCut table.
 
 Each opening (``--opening`` random legal moves from the start, 8 to 12 by default, seeded) is
 played twice, the colours swapped; both sides search as the expert level does (by the clock
@@ -26,6 +28,8 @@ import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
 
 from ai.levels import choose_move, find
 from ai.limits import Iteration, Limits
@@ -45,14 +49,30 @@ def opening(rng: random.Random, low: int, high: int) -> OthelloState:
             return state
 
 
-def player(spec: str) -> tuple[str, bool, float | None]:
-    """(evaluation, selective, ProbCut t or None for the default) of a player like
-    ``patterns+mpc@1.5``."""
+@dataclass(frozen=True)
+class Player:
+    """What ``engine.search`` is given for one side: ``evaluation``, whether the search is
+    ``selective``, its ProbCut ``t`` and ``table`` (None: the shipped ones)."""
+
+    evaluation: str
+    selective: bool
+    t: float | None
+    table: Path | None
+
+
+def player(spec: str) -> Player:
+    """The player of a spec like ``patterns``, ``patterns+mpc@1.5`` or
+    ``new.npz+mpc:refit.json`` (``ValueError`` for anything else)."""
     evaluation, _, selective = spec.partition("+")
-    if selective and not selective.startswith("mpc"):
-        raise ValueError(f"unknown player {spec!r}: an evaluation, then +mpc or +mpc@T")
+    selective, _, table = selective.partition(":")
+    if selective and not selective.startswith("mpc") or table and not selective:
+        raise ValueError(f"unknown player {spec!r}: an evaluation, then +mpc, +mpc@T "
+                         "or +mpc@T:TABLE.json")
     _, _, t = selective.partition("@")
-    return evaluation, bool(selective), float(t) if t else None
+    path = Path(table) if table else None
+    if path is not None and not path.is_file():
+        raise ValueError(f"{spec!r}: no ProbCut table at {path}")
+    return Player(evaluation, bool(selective), float(t) if t else None, path)
 
 
 _THREADS: dict[str, ThreadPoolExecutor] = {}
@@ -61,9 +81,10 @@ from move to move, as an engine process does, and neither reads what the other s
 
 
 def _think(spec: str, state: OthelloState, seconds: float) -> list[Iteration]:
-    evaluation, selective, t = player(spec)
-    limits = Limits(soft_time=seconds, hard_time=2 * seconds, selective=selective)
-    return list(engine.search(state, limits, evaluation=evaluation, probcut_t=t))
+    side = player(spec)
+    limits = Limits(soft_time=seconds, hard_time=2 * seconds, selective=side.selective)
+    return list(engine.search(state, limits, evaluation=side.evaluation, probcut_t=side.t,
+                              probcut_table=side.table))
 
 
 def play(start: OthelloState, black: str, white: str, seconds: float, seed: int) -> int:

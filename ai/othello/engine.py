@@ -154,12 +154,14 @@ def _pv(table: np.ndarray, P: int, O: int, first: int, salt: int, length: int) -
 
 
 def search(state: OthelloState, limits: Limits, evaluation: str | None = None,
-           probcut_t: float | None = None) -> Iterator[Iteration]:
+           probcut_t: float | None = None, probcut_table: Path | None = None
+           ) -> Iterator[Iteration]:
     """Yield each finished iteration of a search of ``state``; see the module docstring.
 
     ``evaluation`` picks the midgame's static score (``weights.EVALUATIONS``; default
-    ``weights.EVALUATION``) and ``probcut_t`` a selective search's confidence (default
-    ``weights.PROBCUT_T``): comparison benchmarks set them, the server never does."""
+    ``weights.EVALUATION``), ``probcut_t`` a selective search's confidence (default
+    ``weights.PROBCUT_T``) and ``probcut_table`` its fitted rows (default the shipped
+    ``probcut.TABLE_FILE``): comparison benchmarks set them, the server never does."""
     started = time.perf_counter()  # the caller's clock starts at its call, not at our tables
     legal = state.legal_moves()
     if not legal:
@@ -186,7 +188,8 @@ def search(state: OthelloState, limits: Limits, evaluation: str | None = None,
     # solve never prunes. Their table entries are keyed apart (``kernels._MPC_SALT``).
     cuts = kernels.NO_PROBCUT
     if limits.selective:
-        cuts = probcut.kernel_table(PROBCUT_T if probcut_t is None else probcut_t)
+        cuts = probcut.kernel_table(PROBCUT_T if probcut_t is None else probcut_t,
+                                    probcut_table or probcut.TABLE_FILE)
     salt = int(kernels._MPC_SALT) if limits.selective else 0
     ctl = kernels.new_control(limits.nodes, use_tt=True, generation=generation,
                               selective=limits.selective)

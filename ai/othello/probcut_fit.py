@@ -1,7 +1,8 @@
 """Measure how a shallow search predicts a deep one, and fit the Multi-ProbCut table.
 
-``python -m ai.othello.probcut_fit [--games N] [--seed S] [--depth D] [--work DIR] [--out F]``
-runs two steps, the first resumable (its work saved in ``DIR`` every ``CHUNK`` games):
+``python -m ai.othello.probcut_fit [--games N] [--seed S] [--depth D] [--work DIR] [--out F]
+[--jobs J]`` runs two steps, the first resumable (its work saved in ``DIR`` every ``CHUNK``
+games, its games spread over ``J`` processes):
 
 1. **Values.** Self-play games of the training pipeline (``train.play_game``: the shipped
    levels beginner to medium, random openings and random moves now and then), seeded per game.
@@ -21,11 +22,14 @@ The same seed and options give the same table. Nothing here decides ``t``: the b
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import multiprocessing
 import random
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 from typing import TextIO
 
@@ -80,10 +84,20 @@ def values(state: OthelloState, depth: int, leaves: np.ndarray) -> np.ndarray:
     return out
 
 
-def measure(work: Path, games: int, seed: int, depth: int, report: TextIO
-            ) -> dict[str, np.ndarray]:
-    """Play and search until ``work/values.npz`` holds ``games`` games' positions; returns its
-    arrays ``empties``, ``values`` (one row of depths per position) and ``game``."""
+def game_values(index: int, seed: int, depth: int) -> list[tuple[int, np.ndarray]]:
+    """(empties, values by depth) of each position measured in game ``index`` of ``seed``."""
+    game_seed = train.game_seed(seed, index)
+    leaves = engine.pattern_table()
+    return [(64 - sum(b.bit_count() for b in state.mover_boards()), values(state, depth, leaves))
+            for state in positions_of(train.play_game(game_seed), random.Random(game_seed))]
+
+
+def measure(work: Path, games: int, seed: int, depth: int, report: TextIO,
+            pool: Executor | None = None) -> dict[str, np.ndarray]:
+    """Play and search until ``work/values.npz`` holds ``games`` games' positions (on
+    ``pool``'s processes when given); returns its arrays ``empties``, ``values`` (one row of
+    depths per position) and ``game``."""
+    work.mkdir(parents=True, exist_ok=True)
     path = work / "values.npz"
     empties: list[int] = []
     rows: list[np.ndarray] = []
@@ -98,17 +112,18 @@ def measure(work: Path, games: int, seed: int, depth: int, report: TextIO
             rows = list(data["values"])
             game_of = [int(x) for x in data["game"]]
             done = int(data["games"])
-    leaves = engine.pattern_table()
-    progress = Progress(report, "positions", games, done)
+    progress = Progress(report, "games", games, done)
     while done < games:
-        for index in range(done, min(done + CHUNK, games)):
-            game_seed = train.game_seed(seed, index)
-            for state in positions_of(train.play_game(game_seed), random.Random(game_seed)):
-                empties.append(64 - sum(b.bit_count() for b in state.mover_boards()))
-                rows.append(values(state, depth, leaves))
+        chunk = range(done, min(done + CHUNK, games))
+        measured = (pool.map(game_values, chunk, itertools.repeat(seed), itertools.repeat(depth))
+                    if pool is not None else (game_values(i, seed, depth) for i in chunk))
+        for index, positions in zip(chunk, measured):
+            for empty, row in positions:
+                empties.append(empty)
+                rows.append(row)
                 game_of.append(index)
             progress.step()
-        done = min(done + CHUNK, games)
+        done = chunk.stop
         train._save(path, empties=np.array(empties, dtype=np.int64),
                     values=np.array(rows, dtype=np.int64).reshape(-1, depth + 1),
                     game=np.array(game_of, dtype=np.int32), games=np.array(done))
@@ -155,13 +170,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="where the measured values are kept (default data/othello-probcut)")
     parser.add_argument("--out", type=Path, default=probcut.TABLE_FILE,
                         help="the table file (default: the one the engine ships)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="processes measuring games at once (default 1)")
     args = parser.parse_args(argv)
     if not probcut.MIN_DEPTH <= args.depth <= probcut.MAX_DEPTH:
         parser.error(f"--depth must be {probcut.MIN_DEPTH}..{probcut.MAX_DEPTH}")
-    args.work.mkdir(parents=True, exist_ok=True)
     engine.warm_up()
     started = time.perf_counter()
-    data = measure(args.work, args.games, args.seed, args.depth, sys.stdout)
+    if args.jobs > 1:  # spawned, as the trainer's: each process loads the compiled kernels
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+            data = measure(args.work, args.games, args.seed, args.depth, sys.stdout, pool)
+    else:
+        data = measure(args.work, args.games, args.seed, args.depth, sys.stdout)
     rows = fit(data["empties"], data["values"])
     write(args.out, rows, {"games": args.games, "seed": args.seed, "depth": args.depth,
                            "positions": len(data["empties"])})
