@@ -9,7 +9,9 @@ Entries are keyed by the position under its mirror image (the board read right t
 one entry serves both; the move is mirrored back on the way out. The file is text, one entry
 a line: the canonical key in hex, the best column (1-7, in the canonical orientation) and the
 score (from the side to move). Ties between best moves were broken by the builder towards
-the centre, so the book is reproducible.
+the centre, so the book is reproducible. Two more files widen it: every position of the
+first plies (``EVERY_FILE``), and outcomes only at the ply where even the weak solve does not
+fit the expert's clock (``OUTCOMES_FILE``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,16 @@ EVERY_FILE = Path(__file__).with_name("book_every.txt")
 move of every position before ``EVERY_PLY`` has a proven value, so the analysis board answers
 the first plies of any game at once."""
 EVERY_PLY = 4
+OUTCOMES_FILE = Path(__file__).with_name("book_outcomes.txt")
+"""The book's third file: win, draw or loss only (no exact score) and a move that keeps it,
+for every position of ``OUTCOMES_PLY`` (``book_build --outcomes-ply``) that the other two do
+not hold. There the weak solve takes the solver 2-20 s, past the expert's 3 s clock, so
+off the book's lines (a take-back, the analysis board, a bot's odd opening) the expert
+played its heuristic's move and lost the game's value in about one position of ten. One
+line a position: the canonical key in hex, the column (1-7, canonical orientation) and W, D
+or L from the side to move. A build cut short ships what it holds (centre-first order)."""
+OUTCOMES_PLY = 6
+_LETTERS = {"W": 1, "D": 0, "L": -1}
 PLIES = (10, 9)
 """How far the shipped book reaches (``book_build --first-plies --second-plies``): positions
 the first player faces before ply 10 and the second player before ply 9. From ply 8 the
@@ -79,6 +91,36 @@ def load(path: Path = BOOK_FILE) -> dict[int, tuple[int, int]]:
             key, column, score = parse_entry(line)
             entries[key] = (column, score)
     return entries
+
+
+def format_outcome(key: int, column: int, outcome: int) -> str:
+    return f"{key:x} {column + 1} {'LDW'[outcome + 1]}"
+
+
+@functools.lru_cache(maxsize=2)
+def load_outcomes(path: Path) -> dict[int, tuple[int, int]]:
+    """Canonical key -> (column in the canonical orientation, outcome 1, 0 or -1) of an
+    outcomes file; empty without one."""
+    if not path.exists():
+        return {}
+    entries = {}
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("#"):
+            key, column, letter = line.split()
+            entries[int(key, 16)] = (int(column) - 1, _LETTERS[letter])
+    return entries
+
+
+def outcome(state: Connect4State, path: Path | None = None) -> tuple[int, int] | None:
+    """(a column that keeps it, outcome from the side to move: 1, 0 or -1) of ``state`` from
+    the outcomes file (``path``, default ``OUTCOMES_FILE``), or None if it does not hold it.
+    For a loss the column is one legal move (every move keeps a loss)."""
+    key, mirrored = canonical(state)
+    entry = load_outcomes(OUTCOMES_FILE if path is None else path).get(key)
+    if entry is None:
+        return None
+    column, result = entry
+    return (kernels.WIDTH - 1 - column if mirrored else column), result
 
 
 @functools.lru_cache(maxsize=1)

@@ -25,6 +25,12 @@ children's values (negamax: no search) where they are all held; a last pass, dee
 first, derives what the later plies completed. Resumable like ``build``; a line a position
 with the seconds it took.
 
+``--outcomes-ply P`` instead fills the book's third file (``book.OUTCOMES_FILE``) with the
+outcome (win, draw or loss, the weak solve: far cheaper than the exact score) and a move that
+keeps it of every position at ply P that the other files do not hold, on ``--processes``
+workers fed groups of siblings (centre first), each keeping its table (``--table-bits``);
+resumable like ``build``. ``--verify-outcomes N`` with it solves N entries again.
+
 ``--verify N`` instead solves N entries of the file again, chosen at random, and fails if any
 differs; ``--stats`` says what it holds. ``discus book build|verify|stats`` runs the same.
 """
@@ -36,7 +42,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TextIO
@@ -246,8 +252,103 @@ def build_every(out: Path, plies: int, report: TextIO = sys.stdout,
     return written
 
 
-def _warm_worker() -> None:
+def _solve_outcome(state: Connect4State) -> tuple[int, int]:
+    """(a column that keeps it, outcome 1/0/-1) of ``state`` by the weak solve, no time limit.
+    The solve names the move it proved a win or draw by, unless its table already held the
+    answer: then the first column (centre first) whose own outcome keeps it."""
+    solved = engine.outcome_value(state, from_book=False)
+    assert solved is not None  # no time limit
+    found, move = solved
+    legal = [col for col in CENTRE_FIRST if col in state.legal_moves()]
+    if found < 0:
+        return legal[0], found
+    if move is not None:
+        return move, found
+    for col in legal:
+        child = state.play(col)
+        if child.is_over():
+            if child.winner() is not None or found == 0:
+                return col, found
+            continue
+        kept = engine.outcome_value(child, from_book=False)
+        if kept is not None and -kept[0] == found:
+            return col, found
+    raise AssertionError(f"no move keeps {found}: {GAME.format_moves(state.moves)}")
+
+
+def _outcomes_of(group: list[str]) -> list[tuple[str, int, int, float]]:
+    """A worker's task: (moves, column, outcome, seconds) of each position after ``group``'s
+    moves (siblings: the worker's table carries one's proof to the next)."""
+    out = []
+    for moves in group:
+        started = time.perf_counter()
+        column, found = _solve_outcome(GAME.parse_moves(moves))
+        out.append((moves, column, found, time.perf_counter() - started))
+    return out
+
+
+def build_outcomes(out: Path, todo: Sequence[Connect4State], processes: int = 1,
+                   table_bits: int | None = None, report: TextIO = sys.stdout) -> int:
+    """Write to ``out`` the outcome and a keeping move of each of ``todo`` that neither the
+    book's other files nor ``out`` hold; returns the number of entries written.
+
+    Positions go to the workers in groups of siblings (same parent, in ``todo``'s order),
+    and each worker keeps its solver's table (``table_bits``) from one group to the next; a
+    group's lines are written when it is done, so a build that is stopped resumes there."""
+    held = set(book._shipped()) | set(book.load_outcomes.__wrapped__(out))
+    groups: dict[str, list[str]] = {}
+    seen: set[int] = set()
+    for state in todo:
+        key, _ = book.canonical(state)
+        if key not in held and key not in seen and not state.is_over():
+            seen.add(key)
+            moves = GAME.format_moves(state.moves)
+            groups.setdefault(moves[:-1], []).append(moves)
+    progress = Progress(report, "outcomes", len(seen), processes)
+    written = 0
+    with out.open("a") as file, ProcessPoolExecutor(
+        processes, initializer=_warm_worker, initargs=(table_bits,)
+    ) as pool:
+        for future in as_completed([pool.submit(_outcomes_of, g) for g in groups.values()]):
+            for moves, column, found, seconds in future.result():
+                key, mirrored = book.canonical(GAME.parse_moves(moves))
+                file.write(book.format_outcome(key, 6 - column if mirrored else column, found)
+                           + "\n")
+                written += 1
+                progress.step(moves, column, found, seconds)
+            file.flush()
+    return written
+
+
+def verify_outcomes(path: Path, ply: int, count: int, seed: int = 1) -> int:
+    """Weak-solve ``count`` random entries of ``path`` at ``ply`` again, each from an empty
+    table, and check the outcome and that the entry's move keeps it; returns how many
+    differ."""
+    entries = book.load_outcomes.__wrapped__(path)
+    held = [s for s in every_position(ply)[ply] if book.canonical(s)[0] in entries]
+    wrong = 0
+    for state in random.Random(seed).sample(held, min(count, len(held))):
+        entry = book.outcome(state, path)
+        assert entry is not None
+        column, found = entry
+        clear()
+        _, solved = _solve_outcome(state)
+        child = state.play(column)
+        if child.is_over():
+            kept = 0 if child.winner() is None else 1
+        else:
+            kept = -_solve_outcome(child)[1]
+        if solved != found or (found >= 0 and kept != found):
+            wrong += 1
+            print(f"differs: {GAME.format_moves(state.moves)} file {column + 1} {found:+d}, "
+                  f"solver {solved:+d}, file's move {kept:+d}", flush=True)
+    return wrong
+
+
+def _warm_worker(table_bits: int | None = None) -> None:
     ai.warm_up("connect4")
+    if table_bits is not None:
+        engine.use_exact_table(table_bits)
 
 
 def verify(path: Path, count: int, first_plies: int, second_plies: int,
@@ -285,7 +386,20 @@ def stats(path: Path, first_plies: int, second_plies: int) -> list[str]:
         lines.append(f"ply {ply:2d}: {len(scores):5d} positions ({wins} won, "
                      f"{scores.count(0)} drawn, {len(scores) - wins - scores.count(0)} lost "
                      "for the side to move)")
-    return lines + every_stats(book.EVERY_PLY)
+    return lines + every_stats(book.EVERY_PLY) + outcome_stats(book.OUTCOMES_PLY)
+
+
+def outcome_stats(ply: int, path: Path | None = None) -> list[str]:
+    """Lines saying what the outcomes file holds and how much of every position at ``ply``
+    it and the other two files hold (a build may be cut short)."""
+    path = book.OUTCOMES_FILE if path is None else path
+    entries = book.load_outcomes.__wrapped__(path)
+    results = [outcome for _, outcome in entries.values()]
+    keys = {book.canonical(s)[0] for s in every_position(ply)[ply]}
+    held = sum(k in entries or k in book._shipped() for k in keys)
+    return [f"outcomes file {path.name}: {len(entries)} entries ({results.count(1)} won, "
+            f"{results.count(0)} drawn, {results.count(-1)} lost for the side to move); "
+            f"ply {ply}: {held}/{len(keys)} positions held with the other files"]
 
 
 def every_stats(plies: int, path: Path | None = None) -> list[str]:
@@ -320,6 +434,11 @@ def main(argv: list[str] | None = None) -> int:
                              "each; a larger one proves the first plies sooner)")
     parser.add_argument("--no-solve", action="store_true",
                         help="with --every-ply: only what follows from held children")
+    parser.add_argument("--outcomes-ply", type=int, default=None, metavar="P",
+                        help="weak-solve every position at ply P into the outcomes file "
+                             f"(the book's is ply {book.OUTCOMES_PLY})")
+    parser.add_argument("--verify-outcomes", type=int, default=None, metavar="N",
+                        help="with --outcomes-ply: solve N entries again instead")
     parser.add_argument("--stats", action="store_true", help="say what the book holds")
     args = parser.parse_args(argv)
     if args.stats:
@@ -330,6 +449,18 @@ def main(argv: list[str] | None = None) -> int:
         wrong = verify(args.out, args.verify, args.first_plies, args.second_plies)
         print(f"{args.verify} entries solved again: {wrong} differ")
         return 1 if wrong else 0
+    if args.outcomes_ply is not None:
+        out = book.OUTCOMES_FILE if args.out == book.BOOK_FILE else args.out
+        if args.verify_outcomes is not None:
+            ai.warm_up("connect4")
+            wrong = verify_outcomes(out, args.outcomes_ply, args.verify_outcomes)
+            print(f"{args.verify_outcomes} entries solved again: {wrong} differ")
+            return 1 if wrong else 0
+        todo = every_position(args.outcomes_ply)[args.outcomes_ply]
+        written = build_outcomes(out, todo, args.processes or os.cpu_count() or 1,
+                                 args.table_bits)
+        print(f"{written} entries written to {out}")
+        return 0
     if args.every_ply is not None:
         ai.warm_up("connect4")
         if args.table_bits is not None:

@@ -131,7 +131,8 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
        in time, ``h`` is played and the outcome not reported (an ``Iteration`` with an
        outcome has a move that keeps it).
 
-    With ``Limits.outcome`` (proven before: the position cache holds it) steps 1 and 2's
+    With ``Limits.outcome`` (proven before: the position cache or the book's outcomes file,
+    ``book.outcome``, holds it) steps 1 and 2's
     weak solve are skipped: the exact solve within the proven range runs until
     ``SOLVE_SHARE`` of the soft time, and ``Limits.outcome_move`` stands for the weak
     solve's move.
@@ -148,6 +149,9 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
                         outcome=_sign(score))
         return
     assert limits.soft_time is not None
+    known = book.outcome(state) if limits.outcome is None else None
+    if known is not None:  # the book's outcomes file: as the position cache would tell it
+        limits = dataclasses.replace(limits, outcome=known[1], outcome_move=known[0])
     budget = _Budget(limits)
     outcome: int | None
     if limits.outcome is None:
@@ -791,20 +795,25 @@ def exact_value(state: Connect4State, hard_time: float | None = None,
 
 
 def outcome_value(state: Connect4State, hard_time: float | None = None,
-                  stop: np.ndarray | None = None) -> tuple[int, int | None] | None:
+                  stop: np.ndarray | None = None, from_book: bool = True
+                  ) -> tuple[int, int | None] | None:
     """(outcome from the side to move: 1 a win, 0 a draw, -1 a loss; a move proven to keep
-    it, or None) of ``state`` (not over): the book's where it holds the position, else the
-    weak solve's (``solver.outcome``: two null windows around zero, often a small part of
-    ``exact_value``'s proof early in the game) within ``hard_time`` seconds (None: the
-    budget ran out first). No move for a loss (every move keeps it), nor when the table,
-    not a search, decided the outcome. ``stop`` as for ``exact_value``. Idle workers prove
-    this first, so a position whose exact score does not fit their budget still has its
-    outcome kept (``ai.review.prove_positions``)."""
+    it, or None) of ``state`` (not over): the book's where one of its files holds the
+    position (the outcomes file too), else the weak solve's (``solver.outcome``: two null
+    windows around zero, often a small part of ``exact_value``'s proof early in the game)
+    within ``hard_time`` seconds (None: the budget ran out first). No move for a loss
+    (every move keeps it), nor when the table, not a search, decided the outcome. ``stop``
+    as for ``exact_value``. Idle workers prove this first, so a position whose exact score
+    does not fit their budget still has its outcome kept (``ai.review.prove_positions``).
+    Without ``from_book``, always the weak solve's (the book's builder checks the book)."""
     if state.is_over():
         raise ValueError("the game is over: there is nothing to solve")
-    hit = book.lookup(state)
+    hit = book.lookup(state) if from_book else None
     if hit is not None:
         return _sign(hit[1]), hit[0]
+    known = book.outcome(state) if from_book else None
+    if known is not None:
+        return known[1], known[0] if known[1] >= 0 else None
     ws = _workspace()
     with StopFlag(hard_time, stop) as flag:
         ctl = solver.new_control()

@@ -117,7 +117,7 @@ def measure(work: Path, games: int, seed: int, depth: int, report: TextIO,
         chunk = range(done, min(done + CHUNK, games))
         measured = (pool.map(game_values, chunk, itertools.repeat(seed), itertools.repeat(depth))
                     if pool is not None else (game_values(i, seed, depth) for i in chunk))
-        for index, positions in zip(chunk, measured):
+        for index, positions in zip(chunk, measured, strict=True):
             for empty, row in positions:
                 empties.append(empty)
                 rows.append(row)
