@@ -29,7 +29,9 @@ with the seconds it took.
 outcome (win, draw or loss, the weak solve: far cheaper than the exact score) and a move that
 keeps it of every position at ply P that the other files do not hold, on ``--processes``
 workers fed groups of siblings (centre first), each keeping its table (``--table-bits``);
-resumable like ``build``. ``--verify-outcomes N`` with it solves N entries again.
+resumable like ``build``; with ``--derive``, then each earlier ply down to ``book.EVERY_PLY +
+1`` from its children's (no search: ``derive_outcomes``; not shipped yet: tests take ply-5
+positions as ones no short clock proves). ``--verify-outcomes N`` solves N entries again.
 
 ``--verify N`` instead solves N entries of the file again, chosen at random, and fails if any
 differs; ``--stats`` says what it holds. ``discus book build|verify|stats`` runs the same.
@@ -320,6 +322,44 @@ def build_outcomes(out: Path, todo: Sequence[Connect4State], processes: int = 1,
     return written
 
 
+def derive_outcomes(out: Path, todo: Sequence[Connect4State],
+                    report: TextIO = sys.stdout) -> int:
+    """Write to ``out`` the outcome of each of ``todo`` that no file holds but whose every
+    child one of them holds or ends the game: the best of the children's outcomes negated,
+    its move centre first, no search. Returns the number of entries written."""
+    exact = book._shipped()
+    outcomes = dict(book.load_outcomes.__wrapped__(out))
+
+    def child_outcome(child: Connect4State) -> int | None:
+        """The child's outcome for its side to move, or None if nothing holds it."""
+        if child.is_over():
+            return 0 if child.winner() is None else -1
+        key, _ = book.canonical(child)
+        if key in exact:
+            return (exact[key][1] > 0) - (exact[key][1] < 0)
+        return outcomes[key][1] if key in outcomes else None
+
+    written = 0
+    with out.open("a") as file:
+        for state in todo:
+            key, mirrored = book.canonical(state)
+            if key in exact or key in outcomes or state.is_over():
+                continue
+            values = {col: child_outcome(state.play(col)) for col in CENTRE_FIRST
+                      if col in state.legal_moves()}
+            known = {col: value for col, value in values.items() if value is not None}
+            if len(known) < len(values):
+                continue
+            column = min(known, key=known.__getitem__)  # worst for the opponent, centre first
+            found = -known[column]
+            canonical_column = 6 - column if mirrored else column
+            outcomes[key] = (canonical_column, found)
+            file.write(book.format_outcome(key, canonical_column, found) + "\n")
+            written += 1
+        report.write(f"{written} outcomes derived from their children's\n")
+    return written
+
+
 def verify_outcomes(path: Path, ply: int, count: int, seed: int = 1) -> int:
     """Weak-solve ``count`` random entries of ``path`` at ``ply`` again, each from an empty
     table, and check the outcome and that the entry's move keeps it; returns how many
@@ -437,6 +477,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--outcomes-ply", type=int, default=None, metavar="P",
                         help="weak-solve every position at ply P into the outcomes file "
                              f"(the book's is ply {book.OUTCOMES_PLY})")
+    parser.add_argument("--derive", action="store_true",
+                        help="with --outcomes-ply: then each earlier ply from its children's")
     parser.add_argument("--verify-outcomes", type=int, default=None, metavar="N",
                         help="with --outcomes-ply: solve N entries again instead")
     parser.add_argument("--stats", action="store_true", help="say what the book holds")
@@ -456,9 +498,11 @@ def main(argv: list[str] | None = None) -> int:
             wrong = verify_outcomes(out, args.outcomes_ply, args.verify_outcomes)
             print(f"{args.verify_outcomes} entries solved again: {wrong} differ")
             return 1 if wrong else 0
-        todo = every_position(args.outcomes_ply)[args.outcomes_ply]
-        written = build_outcomes(out, todo, args.processes or os.cpu_count() or 1,
+        layers = every_position(args.outcomes_ply)
+        written = build_outcomes(out, layers[-1], args.processes or os.cpu_count() or 1,
                                  args.table_bits)
+        for ply in range(args.outcomes_ply - 1, book.EVERY_PLY, -1) if args.derive else ():
+            written += derive_outcomes(out, layers[ply])  # free, from the children
         print(f"{written} entries written to {out}")
         return 0
     if args.every_ply is not None:

@@ -11,7 +11,8 @@ import pytest
 
 import ai
 from ai.connect4 import book, engine
-from ai.connect4.book_build import build_outcomes, every_position, verify_outcomes
+from ai.connect4.book_build import (build_outcomes, derive_outcomes, every_position,
+                                   verify_outcomes)
 from ai.limits import Limits
 from games.connect4 import GAME
 from games.connect4.rules import Connect4State
@@ -66,6 +67,27 @@ def test_the_builder_gives_pons_outcomes_with_a_keeping_move_and_resumes(
     assert outcomes == {-1, 0, 1}
 
 
+def test_a_position_whose_children_are_all_held_is_derived_from_them_without_a_search(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    lines = (shared_data / "connect4" / "Test_L2_R1").read_text().splitlines()
+    samples = [(GAME.parse_position(moves), int(score))
+               for moves, score in (line.split() for line in (lines[0], lines[28], lines[1]))]
+    out = tmp_path / "outcomes.txt"
+    report = io.StringIO()
+    # The children of the first two (a win and a draw) are solved; the third's are not.
+    children = [s.play(col) for s, _ in samples[:2] for col in s.legal_moves()]
+    build_outcomes(out, children, report=report)
+    states = [state for state, _ in samples]
+    assert derive_outcomes(out, states, report=report) == 2
+    assert derive_outcomes(out, states, report=report) == 0
+    for state, score in samples[:2]:
+        entry = book.outcome(state, out)
+        assert entry is not None and entry[1] == sign(score), GAME.format_position(state)
+        assert keeps(state, *entry)
+    assert book.outcome(samples[2][0], out) is None
+
+
 def test_with_its_outcome_on_file_a_clock_too_short_to_prove_still_keeps_the_win(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -87,8 +109,8 @@ def test_the_shipped_outcomes_are_of_the_ply_they_are_built_for_and_check_out() 
     entries = book.load_outcomes(book.OUTCOMES_FILE)
     if not entries:
         pytest.skip("no outcomes shipped yet")
-    layer = {book.canonical(s)[0] for s in every_position(book.OUTCOMES_PLY)[book.OUTCOMES_PLY]}
-    assert set(entries) <= layer
+    layers = every_position(book.OUTCOMES_PLY)[book.EVERY_PLY + 1:]
+    assert set(entries) <= {book.canonical(s)[0] for layer in layers for s in layer}
     assert not set(entries) & set(book._shipped())
     # One entry solved again from an empty table (a ply-6 weak solve takes seconds).
     assert verify_outcomes(book.OUTCOMES_FILE, book.OUTCOMES_PLY, count=1, seed=3) == 0
