@@ -132,10 +132,9 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
        outcome has a move that keeps it).
 
     With ``Limits.outcome`` (proven before: the position cache or the book's outcomes file,
-    ``book.outcome``, holds it) steps 1 and 2's
-    weak solve are skipped: the exact solve within the proven range runs until
-    ``SOLVE_SHARE`` of the soft time, and ``Limits.outcome_move`` stands for the weak
-    solve's move.
+    ``book.outcome``, holds it) steps 1 and 2's weak solve are skipped: the exact solve
+    within the proven range runs until ``SOLVE_SHARE`` of the soft time, and
+    ``Limits.outcome_move`` stands for the weak solve's move.
 
     Its move then keeps the game's value wherever the weak solve fits in the clock, and no
     longer depends on how deep the clock let the heuristic look wherever the book or the
