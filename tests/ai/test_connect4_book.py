@@ -97,9 +97,14 @@ def test_discus_book_stats_says_how_many_entries_and_what_each_ply_holds(
     lines = out.splitlines()
     second_file = next(n for n, line in enumerate(lines) if line.startswith("second file"))
     plies = [int(line.split()[1].rstrip(":")) for line in lines[1:second_file]]
+    third_file = next(n for n, line in enumerate(lines) if line.startswith("outcomes file"))
     # Then the second file: how much of every position up to its last ply is held.
-    assert [line.split()[1] for line in lines[second_file + 1:]] == [
+    assert [line.split()[1] for line in lines[second_file + 1:third_file]] == [
         f"{ply}:" for ply in range(book.EVERY_PLY + 1)]
+    # Last the third: its entries, and how much of its ply the three files hold.
+    assert lines[third_file:] == [lines[-1]]
+    assert f": {len(book.load_outcomes(book.OUTCOMES_FILE))} entries (" in lines[-1]
+    assert f"; ply {book.OUTCOMES_PLY}: " in lines[-1]
     first = range(0, FIRST_PLIES, 2)  # the first player moves at even plies
     second = range(1, SECOND_PLIES, 2)
     assert plies == sorted([*first, *second])  # every ply the book's sides move at
