@@ -11,8 +11,7 @@ import pytest
 
 import ai
 from ai.connect4 import book, engine
-from ai.connect4.book_build import (build_outcomes, derive_outcomes, every_position,
-                                   verify_outcomes)
+from ai.connect4.book_build import build_outcomes, derive_outcomes, every_position, verify_outcomes
 from ai.limits import Limits
 from games.connect4 import GAME
 from games.connect4.rules import Connect4State
