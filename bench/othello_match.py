@@ -21,6 +21,7 @@ their search's best move. Prints each game, then the score, the Elo difference w
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import random
 import statistics
@@ -60,9 +61,11 @@ class Player:
     table: Path | None
 
 
+@functools.cache
 def player(spec: str) -> Player:
     """The player of a spec like ``patterns``, ``patterns+mpc@1.5`` or
-    ``new.npz+mpc:refit.json`` (``ValueError`` for anything else)."""
+    ``new.npz+mpc:refit.json`` (``ValueError`` for anything else); read once per spec, not
+    at every move."""
     evaluation, _, selective = spec.partition("+")
     selective, _, table = selective.partition(":")
     if selective and not selective.startswith("mpc") or table and not selective:

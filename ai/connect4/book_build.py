@@ -254,26 +254,34 @@ def build_every(out: Path, plies: int, report: TextIO = sys.stdout,
     return written
 
 
+def _weak(state: Connect4State) -> tuple[int, int | None]:
+    """``engine.outcome_value`` of ``state`` by the solver itself (never the book's files),
+    with no time limit."""
+    solved = engine.outcome_value(state, from_book=False)
+    assert solved is not None  # no time limit
+    return solved
+
+
+def _outcome_after(state: Connect4State, column: int) -> int:
+    """The outcome of playing ``column`` for the side that plays it (1, 0 or -1)."""
+    child = state.play(column)
+    if child.is_over():
+        return 0 if child.winner() is None else 1
+    return -_weak(child)[0]
+
+
 def _solve_outcome(state: Connect4State) -> tuple[int, int]:
     """(a column that keeps it, outcome 1/0/-1) of ``state`` by the weak solve, no time limit.
     The solve names the move it proved a win or draw by, unless its table already held the
     answer: then the first column (centre first) whose own outcome keeps it."""
-    solved = engine.outcome_value(state, from_book=False)
-    assert solved is not None  # no time limit
-    found, move = solved
+    found, move = _weak(state)
     legal = [col for col in CENTRE_FIRST if col in state.legal_moves()]
     if found < 0:
         return legal[0], found
     if move is not None:
         return move, found
     for col in legal:
-        child = state.play(col)
-        if child.is_over():
-            if child.winner() is not None or found == 0:
-                return col, found
-            continue
-        kept = engine.outcome_value(child, from_book=False)
-        if kept is not None and -kept[0] == found:
+        if _outcome_after(state, col) == found:
             return col, found
     raise AssertionError(f"no move keeps {found}: {GAME.format_moves(state.moves)}")
 
@@ -299,21 +307,22 @@ def build_outcomes(out: Path, todo: Sequence[Connect4State], processes: int = 1,
     group's lines are written when it is done, so a build that is stopped resumes there."""
     held = set(book._shipped()) | set(book.load_outcomes.__wrapped__(out))
     groups: dict[str, list[str]] = {}
-    seen: set[int] = set()
+    keys: dict[str, tuple[int, bool]] = {}  # moves -> canonical key, mirrored
     for state in todo:
-        key, _ = book.canonical(state)
-        if key not in held and key not in seen and not state.is_over():
-            seen.add(key)
+        key, mirrored = book.canonical(state)
+        if key not in held and not state.is_over():
+            held.add(key)
             moves = GAME.format_moves(state.moves)
+            keys[moves] = key, mirrored
             groups.setdefault(moves[:-1], []).append(moves)
-    progress = Progress(report, "outcomes", len(seen), processes)
+    progress = Progress(report, "outcomes", len(keys), processes)
     written = 0
     with out.open("a") as file, ProcessPoolExecutor(
         processes, initializer=_warm_worker, initargs=(table_bits,)
     ) as pool:
         for future in as_completed([pool.submit(_outcomes_of, g) for g in groups.values()]):
             for moves, column, found, seconds in future.result():
-                key, mirrored = book.canonical(GAME.parse_moves(moves))
+                key, mirrored = keys[moves]
                 file.write(book.format_outcome(key, 6 - column if mirrored else column, found)
                            + "\n")
                 written += 1
@@ -372,12 +381,8 @@ def verify_outcomes(path: Path, ply: int, count: int, seed: int = 1) -> int:
         assert entry is not None
         column, found = entry
         clear()
-        _, solved = _solve_outcome(state)
-        child = state.play(column)
-        if child.is_over():
-            kept = 0 if child.winner() is None else 1
-        else:
-            kept = -_solve_outcome(child)[1]
+        solved, _ = _weak(state)
+        kept = _outcome_after(state, column)
         if solved != found or (found >= 0 and kept != found):
             wrong += 1
             print(f"differs: {GAME.format_moves(state.moves)} file {column + 1} {found:+d}, "
