@@ -107,7 +107,7 @@ def test_with_no_time_for_the_exact_solve_the_expert_still_keeps_the_value(
 
 
 def test_an_outcome_proven_before_is_not_proven_again_and_the_move_still_keeps_it(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, no_c4_outcomes: None,
 ) -> None:
     # The weak solve proves the win in about a second here; the exact solve takes about four.
     state = GAME.parse_moves("64171")
@@ -133,6 +133,7 @@ def test_an_outcome_proven_before_is_not_proven_again_and_the_move_still_keeps_i
 
 
 def test_when_even_the_weak_solve_does_not_fit_the_heuristic_answers_within_the_hard_time(
+    no_c4_outcomes: None,
 ) -> None:
     # Edge stones only, past the plies the book holds in full: off the book, hard to solve.
     state = GAME.parse_moves("11777")
@@ -144,7 +145,9 @@ def test_when_even_the_weak_solve_does_not_fit_the_heuristic_answers_within_the_
     assert last.outcome is None and not last.exact and last.move in state.legal_moves()
 
 
-def test_the_expert_answers_within_its_hard_time_where_nothing_can_be_proven() -> None:
+def test_the_expert_answers_within_its_hard_time_where_nothing_can_be_proven(
+    no_c4_outcomes: None,
+) -> None:
     state = GAME.parse_moves("11771")  # past the plies the book holds in full
     assert book.lookup(state) is None
     engine.clear()

@@ -44,8 +44,10 @@ GAME = (3, 3, 3, 3, 3, 3, 2, 1, 0, 4, 0, 4, 4, 5, 0, 6, 4, 2, 6, 1)
 """Twenty plies: the book's opening, then positions the solver proves in about a second."""
 OTHER = (*GAME[:16], 5, 2, 1)
 """Another game leaving the first at ply 16."""
-HARD = (0, 6, 0, 6, 1)
-"""A game whose deepest position (off the book at ply 5) takes the solver minutes."""
+HARD = (0, 0, 6, 6, 0)
+"""A game whose deepest position (ply 5, "11771") takes the solver minutes to prove exactly.
+Its outcome (a win) is in the book's outcomes file, which leaves the exact score to prove; a
+drawn one would be proven at once (a draw's outcome is its exact score)."""
 NO_TIME = 1e-4
 """A proof budget in which the solver proves none of these positions."""
 
@@ -203,7 +205,7 @@ def test_a_budget_never_outlasts_the_pools_patience_with_a_task() -> None:
 
 
 def test_a_position_too_hard_to_prove_exactly_keeps_its_outcome_for_the_expert(
-    sqlite_url: str, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch, no_c4_outcomes: None,  # noqa: F811
 ) -> None:
     # The weak solve proves the win in about a second, the exact solve takes about four:
     # a budget of 2.5 s keeps the outcome and not the score.

@@ -297,7 +297,7 @@ class _Quiet:
 
 
 def test_an_outcome_weak_solved_once_is_not_weak_solved_again_on_another_worker(
-    sqlite_url: str, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch, no_c4_outcomes: None,  # noqa: F811
 ) -> None:
     # The weak solve proves the win in about a second here, the exact solve takes about four:
     # the expert (with a hard time a busy machine cannot miss) proves the outcome, not the
