@@ -135,7 +135,8 @@ def test_an_outcome_proven_before_is_not_proven_again_and_the_move_still_keeps_i
 def test_when_even_the_weak_solve_does_not_fit_the_heuristic_answers_within_the_hard_time(
     no_c4_outcomes: None,
 ) -> None:
-    # Edge stones only, past the plies the book holds in full: off the book, hard to solve.
+    # Edge stones only, five plies in: the outcomes file emptied, off every book file and
+    # hard to solve.
     state = GAME.parse_moves("11777")
     assert book.lookup(state) is None
     engine.clear()
@@ -148,7 +149,7 @@ def test_when_even_the_weak_solve_does_not_fit_the_heuristic_answers_within_the_
 def test_the_expert_answers_within_its_hard_time_where_nothing_can_be_proven(
     no_c4_outcomes: None,
 ) -> None:
-    state = GAME.parse_moves("11771")  # past the plies the book holds in full
+    state = GAME.parse_moves("11771")  # the outcomes file emptied: off every book file
     assert book.lookup(state) is None
     engine.clear()
     started = time.perf_counter()
