@@ -1,13 +1,15 @@
 """Connect Four expert against other levels: does it keep the won game, and how fast does it move?
 
-``python -m bench.c4_expert --positions N [--level expert] [--seed S] [--plies 6-20]``: the
+``python -m bench.c4_expert --positions N [--level expert] [--seed S] [--plies 6-20]
+[--processes P]``: the
 level's move in N random positions 6 to 20 (``--plies``) plies in (each a uniform number of
 plies of uniformly random moves; games already over are drawn again), each searched with
 empty tables at the level's own clock, then refereed by the solver with no time limit: how
 many moves change the game's value (win to draw or loss, draw to loss), by how long the
 level thought and by ply, and the longest move. The referee is a weak solve (win, draw or
 loss) of the position and of the position after the move, with a table of its own. The same
-seed gives the same positions, so two versions of the engine are compared on one set.
+seed gives the same positions, so two versions of the engine are compared on one set;
+``--processes`` shares them out (an hour of a core for 1,000 becomes half an hour of two).
 
 ``python -m bench.c4_expert [--games N] [--opponent hard|perfect] [--sides both]``: N games
 with the expert moving first and N with it moving second, against ``--opponent`` (a level, or
@@ -28,6 +30,9 @@ import random
 import statistics
 import time
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from typing import NamedTuple
 
 import numpy as np
 
@@ -135,38 +140,72 @@ class Referee:
         return -1
 
 
-def value_losing(level: Level, count: int, seed: int, plies: tuple[int, int] = (6, 20)
-                 ) -> None:
-    """Print how often ``level`` loses the game's value in ``count`` random positions
-    ``plies`` (first, last) in."""
+class Judged(NamedTuple):
+    """One position of the value-losing measure: the level's move and the referee's verdict."""
+
+    number: int
+    position: str
+    ply: int
+    column: int
+    seconds: float
+    before: int
+    after: int
+    referee_seconds: float
+
+
+def _judge(level_name: str, count: int, seed: int, plies: tuple[int, int], shard: int,
+           shards: int) -> list[Judged]:
+    """The positions of the measure whose index is ``shard`` modulo ``shards``, judged in
+    this process (its own referee; the level's tables emptied before each position, so how
+    the positions are shared out does not change any move)."""
+    ai.warm_up("connect4")
+    level = find("connect4", level_name)
     referee = Referee()
-    lost: list[tuple[str, int, int]] = []
-    by_ply: Counter[int] = Counter()
-    lost_by_ply: Counter[int] = Counter()
-    times: list[float] = []
-    spent_referee = 0.0
+    judged: list[Judged] = []
     for i, state in enumerate(random_positions(seed, count, *plies)):
+        if i % shards != shard:
+            continue
         engine.clear()  # as a fresh worker would meet it: nothing learnt from the others
-        move, how, seconds = _move(state, level, move_seed(seed, i))
-        times.append(seconds)
+        move, _, seconds = _move(state, level, move_seed(seed, i))
         started = time.perf_counter()
         before = referee.outcome(state)
         after = -referee.outcome(state.play(move))
-        spent_referee += time.perf_counter() - started
-        by_ply[state.ply] += 1
-        if after < before:
-            lost.append((GAME.format_position(state), move + 1, before))
-            lost_by_ply[state.ply] += 1
-        if (i + 1) % 50 == 0:
-            print(f"  {i + 1} positions, {len(lost)} values lost", flush=True)
+        judged.append(Judged(i, GAME.format_position(state), state.ply, move, seconds, before,
+                             after, time.perf_counter() - started))
+        if len(judged) % 50 == 0:
+            lost = sum(j.after < j.before for j in judged)
+            share = f" (share {shard + 1} of {shards})" if shards > 1 else ""
+            print(f"  {len(judged)} positions{share}, {lost} values lost", flush=True)
+    return judged
+
+
+def value_losing(level: Level, count: int, seed: int, plies: tuple[int, int] = (6, 20),
+                 processes: int = 1) -> None:
+    """Print how often ``level`` loses the game's value in ``count`` random positions
+    ``plies`` (first, last) in, judged by ``processes`` processes (each position's move is
+    the same whatever their number; its time is not, on a machine with other work)."""
+    if processes == 1:
+        judged = _judge(level.name, count, seed, plies, 0, 1)
+    else:
+        with ProcessPoolExecutor(processes, mp_context=get_context("spawn")) as pool:
+            shares = [pool.submit(_judge, level.name, count, seed, plies, shard, processes)
+                      for shard in range(processes)]
+            judged = sorted((j for share in shares for j in share.result()),
+                            key=lambda j: j.number)
+    lost = [j for j in judged if j.after < j.before]
+    by_ply = Counter(j.ply for j in judged)
+    lost_by_ply = Counter(j.ply for j in lost)
+    times = [j.seconds for j in judged]
     print(f"{level.name}: {len(lost)} of {count} moves lost the game's value "
           f"({100 * len(lost) / count:.1f}%); seed {seed}")
     print(f"  move time: mean {statistics.fmean(times):.3f} s, max {max(times):.3f} s "
-          f"(hard limit {level.hard_time} s); referee {spent_referee:.0f} s in all")
+          f"(hard limit {level.hard_time} s); referee "
+          f"{sum(j.referee_seconds for j in judged):.0f} s in all")
     print("  by ply (lost/positions): " + ", ".join(
         f"{ply}: {lost_by_ply[ply]}/{by_ply[ply]}" for ply in sorted(by_ply)))
-    for moves, column, before in lost:
-        print(f"  after {moves}: played {column}, lost a {['loss', 'draw', 'win'][before + 1]}")
+    for j in lost:
+        print(f"  after {j.position}: played {j.column + 1}, "
+              f"lost a {['loss', 'draw', 'win'][j.before + 1]}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -182,13 +221,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--opponent", default="hard",
                         help="a level's name, or 'perfect' (the solver choosing at random "
                         "among its best moves)")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="--positions shared out among this many processes")
     parser.add_argument("--sides", choices=("both", "first", "second"), default="both")
     args = parser.parse_args(argv)
     ai.warm_up("connect4")
     if args.positions:
         first, _, last = args.plies.partition("-")
         value_losing(find("connect4", args.level), args.positions, args.seed,
-                     (int(first), int(last or first)))
+                     (int(first), int(last or first)), args.processes)
         return
     expert = find("connect4", "expert")
     other = Perfect() if args.opponent == "perfect" else find("connect4", args.opponent)
