@@ -31,7 +31,7 @@ keeps it of every position at ply P that the other files do not hold, on ``--pro
 workers fed groups of siblings (centre first), each keeping its table (``--table-bits``);
 resumable like ``build``; with ``--derive``, then each earlier ply down to ``book.EVERY_PLY +
 1`` from its children's (no search: ``derive_outcomes``; the shipped ply 5 came so from ply
-6). ``--verify-outcomes N`` solves N entries again.
+6; plies 6 and 7 were searched). ``--verify-outcomes N`` solves N entries again.
 
 ``--verify N`` instead solves N entries of the file again, chosen at random, and fails if any
 differs; ``--stats`` says what it holds. ``discus book build|verify|stats`` runs the same.

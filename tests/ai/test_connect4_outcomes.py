@@ -118,5 +118,5 @@ def test_the_shipped_outcomes_are_of_the_ply_they_are_built_for_and_check_out() 
     assert complete - exact <= set(entries), "a position of the complete plies is missing"
     assert set(entries) <= complete | keys(range(book.OUTCOMES_PLY + 1, book.OUTCOMES_PLY + 2))
     assert not set(entries) & exact
-    # One entry solved again from an empty table (a ply-6 weak solve takes seconds).
+    # One entry solved again from an empty table (a ply-7 weak solve takes a second or so).
     assert verify_outcomes(book.OUTCOMES_FILE, book.OUTCOMES_PLY, count=1, seed=3) == 0
