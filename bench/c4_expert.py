@@ -9,7 +9,7 @@ many moves change the game's value (win to draw or loss, draw to loss), by how l
 level thought and by ply, and the longest move. The referee is a weak solve (win, draw or
 loss) of the position and of the position after the move, with a table of its own. The same
 seed gives the same positions, so two versions of the engine are compared on one set;
-``--processes`` shares them out (an hour of a core for 1,000 becomes half an hour of two).
+``--processes`` shares them out (1,000 at plies 6-20: 6 minutes on two cores).
 
 ``python -m bench.c4_expert [--games N] [--opponent hard|perfect] [--sides both]``: N games
 with the expert moving first and N with it moving second, against ``--opponent`` (a level, or
