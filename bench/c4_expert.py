@@ -1,15 +1,15 @@
 """Connect Four expert against other levels: does it keep the won game, and how fast does it move?
 
 ``python -m bench.c4_expert --positions N [--level expert] [--seed S] [--plies 6-20]
-[--processes P]``: the
-level's move in N random positions 6 to 20 (``--plies``) plies in (each a uniform number of
-plies of uniformly random moves; games already over are drawn again), each searched with
-empty tables at the level's own clock, then refereed by the solver with no time limit: how
-many moves change the game's value (win to draw or loss, draw to loss), by how long the
-level thought and by ply, and the longest move. The referee is a weak solve (win, draw or
-loss) of the position and of the position after the move, with a table of its own. The same
-seed gives the same positions, so two versions of the engine are compared on one set;
-``--processes`` shares them out (1,000 at plies 6-20: 6 minutes on two cores).
+[--processes P]``: the level's move in N random positions 6 to 20 (``--plies``) plies in
+(each a uniform number of plies of uniformly random moves; games already over are drawn
+again), each searched with empty tables at the level's own clock, then refereed by the
+solver with no time limit: how many moves change the game's value (win to draw or loss, draw
+to loss), by how long the level thought and by ply, and the longest move. The referee is a
+weak solve (win, draw or loss) of the position and of the position after the move, with a
+table of its own. The same seed gives the same positions, so two versions of the engine are
+compared on one set; ``--processes`` shares them out (1,000 at plies 6-20: 6 minutes on two
+cores).
 
 ``python -m bench.c4_expert [--games N] [--opponent hard|perfect] [--sides both]``: N games
 with the expert moving first and N with it moving second, against ``--opponent`` (a level, or
