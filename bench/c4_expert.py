@@ -158,7 +158,6 @@ def _judge(level_name: str, count: int, seed: int, plies: tuple[int, int], shard
     """The positions of the measure whose index is ``shard`` modulo ``shards``, judged in
     this process (its own referee; the level's tables emptied before each position, so how
     the positions are shared out does not change any move)."""
-    ai.warm_up("connect4")
     level = find("connect4", level_name)
     referee = Referee()
     judged: list[Judged] = []
@@ -187,7 +186,8 @@ def value_losing(level: Level, count: int, seed: int, plies: tuple[int, int] = (
     if processes == 1:
         judged = _judge(level.name, count, seed, plies, 0, 1)
     else:
-        with ProcessPoolExecutor(processes, mp_context=get_context("spawn")) as pool:
+        with ProcessPoolExecutor(processes, mp_context=get_context("spawn"),
+                                 initializer=ai.warm_up, initargs=("connect4",)) as pool:
             shares = [pool.submit(_judge, level.name, count, seed, plies, shard, processes)
                       for shard in range(processes)]
             judged = sorted((j for share in shares for j in share.result()),
