@@ -21,6 +21,14 @@ after which the solver no longer proves a first-player win (there should be none
 player wins with perfect play). The check solves each position after the expert's moves
 from the book's depth on (earlier ones are the book's); those solves are not in the move
 times.
+
+``python -m bench.c4_expert --openings N [--opening-plies 4-6] [--seed S] [--processes P]``:
+N random openings (each 4 to 6 random moves, not over), each played twice from there, the
+expert taking either seat, against the ``Keeper``: a perfect opponent that knows every
+move's outcome (the outcomes file where it holds the position, else the referee's weak
+solve) and picks at random among the moves that keep its own. Every position the expert
+moves in is refereed before and after its move, so the run counts both the games whose
+result falls short of the opening's value and the moves that lost it.
 """
 
 from __future__ import annotations
@@ -30,9 +38,10 @@ import random
 import statistics
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -44,6 +53,8 @@ from ai.levels import Level, choose_move, find
 from ai.limits import Limits
 from games.connect4 import GAME
 from games.connect4.rules import Connect4State
+
+T = TypeVar("T")
 
 
 def _move(state: Connect4State, level: Level, seed: int) -> tuple[int, str, float]:
@@ -140,6 +151,32 @@ class Referee:
         return -1
 
 
+class Keeper:
+    """The perfect opponent of the openings games: every legal move's outcome, and a seeded
+    random choice among those that keep the best of them. Outcomes come from the shipped
+    files where they hold the position (verified against the solver when built; weak-solving
+    a five-ply position from scratch takes minutes), else from the ``Referee``."""
+
+    def __init__(self) -> None:
+        self.referee = Referee()
+
+    def outcome(self, state: Connect4State) -> int:
+        """1, 0 or -1 for the side to move (a finished game: for the side that would move)."""
+        if not state.is_over():
+            known = book.outcome(state)
+            if known is not None:
+                return known[1]
+            hit = book.lookup(state)
+            if hit is not None:
+                return (hit[1] > 0) - (hit[1] < 0)
+        return self.referee.outcome(state)
+
+    def move(self, state: Connect4State, seed: int) -> int:
+        after = {col: -self.outcome(state.play(col)) for col in state.legal_moves()}
+        top = max(after.values())
+        return random.Random(seed).choice(sorted(c for c, o in after.items() if o == top))
+
+
 class Judged(NamedTuple):
     """One position of the value-losing measure: the level's move and the referee's verdict."""
 
@@ -178,20 +215,24 @@ def _judge(level_name: str, count: int, seed: int, plies: tuple[int, int], shard
     return judged
 
 
+def _share_out(work: Callable[..., list[T]], processes: int, *args: object) -> list[T]:
+    """``work(*args, shard, shards)`` for every shard, in this process or in ``processes``
+    spawned ones (each warmed once), the shares' lists joined."""
+    if processes == 1:
+        return work(*args, 0, 1)
+    with ProcessPoolExecutor(processes, mp_context=get_context("spawn"),
+                             initializer=ai.warm_up, initargs=("connect4",)) as pool:
+        shares = [pool.submit(work, *args, shard, processes) for shard in range(processes)]
+        return [item for share in shares for item in share.result()]
+
+
 def value_losing(level: Level, count: int, seed: int, plies: tuple[int, int] = (6, 20),
                  processes: int = 1) -> None:
     """Print how often ``level`` loses the game's value in ``count`` random positions
     ``plies`` (first, last) in, judged by ``processes`` processes (each position's move is
     the same whatever their number; its time is not, on a machine with other work)."""
-    if processes == 1:
-        judged = _judge(level.name, count, seed, plies, 0, 1)
-    else:
-        with ProcessPoolExecutor(processes, mp_context=get_context("spawn"),
-                                 initializer=ai.warm_up, initargs=("connect4",)) as pool:
-            shares = [pool.submit(_judge, level.name, count, seed, plies, shard, processes)
-                      for shard in range(processes)]
-            judged = sorted((j for share in shares for j in share.result()),
-                            key=lambda j: j.number)
+    judged = sorted(_share_out(_judge, processes, level.name, count, seed, plies),
+                    key=lambda j: j.number)
     lost = [j for j in judged if j.after < j.before]
     by_ply = Counter(j.ply for j in judged)
     lost_by_ply = Counter(j.ply for j in lost)
@@ -208,6 +249,85 @@ def value_losing(level: Level, count: int, seed: int, plies: tuple[int, int] = (
               f"lost a {['loss', 'draw', 'win'][j.before + 1]}")
 
 
+class Played(NamedTuple):
+    """One game of the openings measure, from the expert's side."""
+
+    number: int
+    opening: str
+    seat: int
+    value: int  # the opening's outcome for the expert: 1, 0 or -1
+    result: int
+    lost: list[tuple[str, int, int]]  # (position, column, its outcome) of each move losing it
+    seconds: list[float]
+
+
+def _play_openings(count: int, seed: int, plies: tuple[int, int], shard: int, shards: int
+                   ) -> list[Played]:
+    """The openings games of the openings whose index is ``shard`` modulo ``shards``: each
+    twice, the expert in either seat (its tables emptied before each game, as a fresh worker
+    would meet it), against a ``Keeper`` of this process."""
+    expert = find("connect4", "expert")
+    keeper = Keeper()
+    played: list[Played] = []
+    for i, start in enumerate(random_positions(seed, count, *plies)):
+        if i % shards != shard:
+            continue
+        for seat in (0, 1):
+            engine.clear()
+            game_seed = move_seed(seed, 2 * i + seat)
+            value = keeper.outcome(start) * (1 if start.to_move == seat else -1)
+            state, lost, seconds = start, [], []
+            while not state.is_over():
+                if state.to_move == seat:
+                    move, _, spent = _move(state, expert, move_seed(game_seed, state.ply))
+                    seconds.append(spent)
+                    before = keeper.outcome(state)
+                    if -keeper.outcome(state.play(move)) < before:
+                        lost.append((GAME.format_position(state), move, before))
+                else:
+                    move = keeper.move(state, move_seed(game_seed, state.ply))
+                state = state.play(move)
+            winner = state.winner()
+            result = 0 if winner is None else (1 if winner == seat else -1)
+            played.append(Played(i, GAME.format_position(start), seat, value, result, lost,
+                                 seconds))
+        print(f"  opening {i + 1}: {played[-2].result:+d} as first, "
+              f"{played[-1].result:+d} as second", flush=True)
+    return played
+
+
+def opening_games(count: int, seed: int, plies: tuple[int, int] = (4, 6),
+                  processes: int = 1) -> None:
+    """Print the openings measure: per the opening's value for the expert, its results; the
+    expert's moves that lost a game's value; its move times."""
+    played = sorted(_share_out(_play_openings, processes, count, seed, plies),
+                    key=lambda p: (p.number, p.seat))
+    names = {1: "won", 0: "drawn", -1: "lost"}
+    print(f"expert against the keeper: {count} openings of {plies[0]}-{plies[1]} random "
+          f"moves, each played in both seats; seed {seed}")
+    for value in (1, 0, -1):
+        games = [p for p in played if p.value == value]
+        if games:
+            results = Counter(p.result for p in games)
+            short = sum(p.result < value for p in games)
+            print(f"  {names[value]:5} openings: {len(games):3d} games, {results[1]} won, "
+                  f"{results[0]} drawn, {results[-1]} lost; {short} fell short of the value")
+    lost = [(p, move) for p in played for move in p.lost]
+    moves = [s for p in played for s in p.seconds]
+    print(f"  expert moves: {len(moves)}, {len(lost)} lost the game's value; time mean "
+          f"{statistics.fmean(moves):.3f} s, max {max(moves):.3f} s")
+    for p, (position, column, before) in lost:
+        print(f"  game {p.number + 1} ({'first' if p.seat == 0 else 'second'}, from "
+              f"{p.opening}): after {position} played {column + 1}, lost a "
+              f"{['loss', 'draw', 'win'][before + 1]}")
+
+
+def _span(text: str) -> tuple[int, int]:
+    """"FIRST-LAST" (or one number) as (first, last)."""
+    first, _, last = text.partition("-")
+    return int(first), int(last or first)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--positions", type=int, default=0,
@@ -217,19 +337,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--plies", default="6-20",
                         help="FIRST-LAST: how many random moves in the --positions are")
+    parser.add_argument("--openings", type=int, default=0,
+                        help="play this many random openings in both seats against the "
+                        "keeper instead of the games below")
+    parser.add_argument("--opening-plies", default="4-6",
+                        help="FIRST-LAST: how many random moves the --openings are")
     parser.add_argument("--games", type=int, default=10)
     parser.add_argument("--opponent", default="hard",
                         help="a level's name, or 'perfect' (the solver choosing at random "
                         "among its best moves)")
     parser.add_argument("--processes", type=int, default=1,
-                        help="--positions shared out among this many processes")
+                        help="--positions or --openings shared out among this many "
+                        "processes")
     parser.add_argument("--sides", choices=("both", "first", "second"), default="both")
     args = parser.parse_args(argv)
     ai.warm_up("connect4")
     if args.positions:
-        first, _, last = args.plies.partition("-")
         value_losing(find("connect4", args.level), args.positions, args.seed,
-                     (int(first), int(last or first)), args.processes)
+                     _span(args.plies), args.processes)
+        return
+    if args.openings:
+        opening_games(args.openings, args.seed, _span(args.opening_plies), args.processes)
         return
     expert = find("connect4", "expert")
     other = Perfect() if args.opponent == "perfect" else find("connect4", args.opponent)
