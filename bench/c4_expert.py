@@ -164,14 +164,8 @@ class Keeper:
 
     def outcome(self, state: Connect4State) -> int:
         """1, 0 or -1 for the side to move (a finished game: for the side that would move)."""
-        if not state.is_over():
-            known = book.outcome(state)
-            if known is not None:
-                return known[1]
-            hit = book.lookup(state)
-            if hit is not None:
-                return (hit[1] > 0) - (hit[1] < 0)
-        return self.referee.outcome(state)
+        known = None if state.is_over() else engine.known_outcome(state)
+        return self.referee.outcome(state) if known is None else known[0]
 
     def move(self, state: Connect4State, seed: int) -> int:
         after = {col: -self.outcome(state.play(col)) for col in state.legal_moves()}

@@ -760,6 +760,18 @@ def known_value(state: Connect4State) -> tuple[int, int] | None:
     return None if hit is None else (hit[1], hit[0])
 
 
+def known_outcome(state: Connect4State) -> tuple[int, int | None] | None:
+    """``outcome_value``'s answer from the shipped files alone (the book, then the outcomes
+    file), without any search; None where neither holds ``state``."""
+    hit = book.lookup(state)
+    if hit is not None:
+        return _sign(hit[1]), hit[0]
+    known = book.outcome(state)
+    if known is not None:
+        return known[1], known[0] if known[1] >= 0 else None
+    return None
+
+
 def exact_value(state: Connect4State, hard_time: float | None = None,
                 stop: np.ndarray | None = None, outcome: int | None = None
                 ) -> tuple[int, int] | None:
@@ -807,12 +819,9 @@ def outcome_value(state: Connect4State, hard_time: float | None = None,
     Without ``from_book``, always the weak solve's (the book's builder checks the book)."""
     if state.is_over():
         raise ValueError("the game is over: there is nothing to solve")
-    hit = book.lookup(state) if from_book else None
-    if hit is not None:
-        return _sign(hit[1]), hit[0]
-    known = book.outcome(state) if from_book else None
+    known = known_outcome(state) if from_book else None
     if known is not None:
-        return known[1], known[0] if known[1] >= 0 else None
+        return known
     ws = _workspace()
     with StopFlag(hard_time, stop) as flag:
         ctl = solver.new_control()
