@@ -32,6 +32,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -117,9 +118,9 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
 
     1. the exact solve for ``QUICK_SOLVE_SHARE`` of the soft time (most positions past the
        opening prove in milliseconds): its best move, as ``Limits.exact`` gives;
-    2. the weak solve (``solver.outcome``: win, draw or loss, two null windows around zero)
-       until ``WEAK_SHARE`` of ``hard``; if it ends before ``SOLVE_SHARE`` of the soft time,
-       the exact solve within the proven range until then;
+    2. the weak solve (``_weak_solve``: win, draw or loss, two null windows around zero,
+       "not a loss?" first) until ``WEAK_SHARE`` of ``hard``; if it ends before
+       ``SOLVE_SHARE`` of the soft time, the exact solve within the proven range until then;
     3. iterative deepening until the soft time (at least ``DEEPEN_SHARE`` of it), abandoned
        at ``DEEPEN_HARD_SHARE`` of ``hard`` (``VERIFY_SHARE`` if nothing was proven): the
        heuristic's move ``h``, the answer if nothing is proven;
@@ -127,9 +128,11 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
        null-window test proves that it keeps the outcome by ``VERIFY_SHARE`` of ``hard``,
        else the weak solve's move (or, without one, the first other move proven to keep
        it). A proven draw is reported exact (score 0); a proven win or loss only as
-       ``Iteration.outcome``, its score the heuristic's. When no move is proven to keep it
-       in time, ``h`` is played and the outcome not reported (an ``Iteration`` with an
-       outcome has a move that keeps it).
+       ``Iteration.outcome``, its score the heuristic's. When the clock ended the weak solve
+       after "not a loss" was proven, the move is chosen the same way among the moves that
+       do not lose, and no outcome is reported. When no move is proven to keep it in time,
+       ``h`` is played and the outcome not reported (an ``Iteration`` with an outcome has a
+       move that keeps it).
 
     With ``Limits.outcome`` (proven before: the position cache or the book's outcomes file,
     ``book.outcome``, holds it) steps 1 and 2's weak solve are skipped: the exact solve
@@ -152,16 +155,16 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
     if known is not None:  # the book's outcomes file: as the position cache would tell it
         limits = dataclasses.replace(limits, outcome=known[1], outcome_move=known[0])
     budget = _Budget(limits)
-    outcome: int | None
     if limits.outcome is None:
         proof = _proof(state, budget, budget.soft * QUICK_SOLVE_SHARE)
         if proof is not None:
             yield proof
             return
-        outcome, proving = _weak_solve(state, budget)
+        proven = _weak_solve(state, budget)
     else:  # proven before (the position cache): its time goes to the exact solve instead
-        outcome = limits.outcome
-        proving = -1 if limits.outcome_move is None else limits.outcome_move
+        proven = _Proven(limits.outcome, limits.outcome,
+                         -1 if limits.outcome_move is None else limits.outcome_move)
+    outcome = proven.outcome
     if outcome is not None and budget.elapsed() < budget.soft * SOLVE_SHARE:
         proof = _proof(state, budget, budget.soft * SOLVE_SHARE, *_range(outcome))
         if proof is not None:
@@ -172,37 +175,83 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
     for iteration in _deepening(state, Limits(
         soft_time=max(budget.soft, budget.elapsed() + budget.soft * DEEPEN_SHARE)
         - budget.elapsed(),
-        hard_time=max(1e-3, budget.hard * (DEEPEN_HARD_SHARE if outcome is not None
-                                           else VERIFY_SHARE) - budget.elapsed()),
+        hard_time=max(1e-3, budget.hard * (DEEPEN_HARD_SHARE if proven.low >= 0
+                                           or outcome is not None else VERIFY_SHARE)
+                      - budget.elapsed()),
         nodes=budget.nodes_left(),
     )):
         budget.nodes += iteration.nodes - (last.nodes if last is not None else 0)
         last = iteration
         yield iteration
     assert last is not None, "the first iteration always finishes"
-    if outcome is None or last.exact:  # unproven, or a result the heuristic proved itself
-        return
-    if outcome < 0:  # every move loses: the heuristic's resists best
+    if last.exact or proven.low < 0 and outcome is None:  # the heuristic proved it itself,
+        return                                           # or nothing is proven to keep
+    if outcome == -1:  # every move loses: the heuristic's resists best
         yield _with(last, last.move, outcome, state, budget)
         return
-    move, kept = _keeping(state, outcome, last.move, proving, budget)
+    move, kept = _keeping(state, proven.low, last.move, proven.move, budget)
     if kept:
         yield _with(last, move, outcome, state, budget)
     else:  # no move proven to keep it in time: the heuristic's, the outcome not reported
         yield dataclasses.replace(last, nodes=budget.nodes, seconds=budget.elapsed())
 
 
-def _weak_solve(state: Connect4State, budget: _Budget) -> tuple[int | None, int]:
-    """(outcome, a move proven to keep it or -1) by the weak solve, ended at ``WEAK_SHARE``
-    of the budget's hard time (outcome None: it did not finish)."""
-    ws = _workspace()
+class _Proven(NamedTuple):
+    """What is proven of a position's outcome: it lies in ``[low, high]`` (-1 a loss, 0 a
+    draw, 1 a win) and ``move`` scores at least ``low`` (-1: no move proven)."""
+
+    low: int
+    high: int
+    move: int
+
+    @property
+    def outcome(self) -> int | None:
+        return self.low if self.low == self.high else None
+
+
+def _weak_solve(state: Connect4State, budget: _Budget) -> _Proven:
+    """The weak solve, ended at ``WEAK_SHARE`` of the budget's hard time: "not a loss?" (a
+    null window at -1..0), then, unless it failed, "a win?" (0..1).
+
+    Not a loss first, unlike ``solver.outcome``: a drawn position is where a clock too short
+    for the whole weak solve loses the game's value (every value lost in the openings
+    measure of ``bench.c4_expert`` was a draw), and "not a loss" alone keeps a draw: one
+    move proven to score at least 0 (a cut at the root), where "a win?" first must refute
+    every move before anything is known. When the clock ends "a win?", the move proven not
+    to lose is still known and ``[0, 1]`` proven. In a won position the first window costs
+    about as much again as the second; in a lost one it is the only one.
+    """
     c, m = _U(state.current), _U(state.mask)
-    with budget.flag(budget.hard * WEAK_SHARE) as flag:
+    win = int(solver.immediate_win(c, m))
+    if win >= 0:
+        return _Proven(1, 1, win)
+    until = budget.hard * WEAK_SHARE
+    safe, move = _null_window(state, budget, -1, until)
+    if safe is None:
+        return _Proven(-1, 1, -1)
+    if not safe:
+        return _Proven(-1, -1, -1)
+    wins, winning = _null_window(state, budget, 0, until)
+    if wins is None:
+        return _Proven(0, 1, move)
+    return _Proven(1, 1, winning) if wins else _Proven(0, 0, move)
+
+
+def _null_window(state: Connect4State, budget: _Budget, alpha: int, until: float
+                 ) -> tuple[bool | None, int]:
+    """(whether the value exceeds ``alpha``, None if the clock ran out first; the root move
+    proven to exceed it, or -1) by one null-window search ended ``until`` seconds in. The
+    side to move must not win at once."""
+    ws = _workspace()
+    with budget.flag(until) as flag:
         ctl = budget.control()
-        proven = int(solver.outcome(c, m, ws.exact_table, 0, ctl, flag.array, ws.cells,
-                                    ws.scores))
+        value = int(solver.negamax(_U(state.current), _U(state.mask), state.ply, alpha,
+                                   alpha + 1, ws.exact_table, 0, ctl, flag.array, ws.cells,
+                                   ws.scores))
         budget.nodes += int(ctl[solver.NODES])
-    return (None if ctl[solver.ABORTED] else proven), int(ctl[solver.ROOT_MOVE])
+    if ctl[solver.ABORTED]:
+        return None, -1
+    return value > alpha, int(ctl[solver.ROOT_MOVE])
 
 
 def _sign(score: int) -> int:
@@ -311,10 +360,11 @@ def _keeping(state: Connect4State, outcome: int, preferred: int, proven: int,
     return (proven, True) if proven >= 0 else (preferred, False)
 
 
-def _with(last: Iteration, move: int, outcome: int, state: Connect4State,
+def _with(last: Iteration, move: int, outcome: int | None, state: Connect4State,
           budget: _Budget) -> Iteration:
     """The heuristic's last iteration with ``move`` played and ``outcome`` proven: a draw is
-    an exact score of 0; a win or a loss keeps the heuristic's score (its size is unknown)."""
+    an exact score of 0; a win or a loss keeps the heuristic's score (its size is unknown),
+    as does None (only that ``move`` does not lose is proven)."""
     if outcome == 0:
         return Iteration(depth=kernels.CELLS - state.ply, score=0, move=move, pv=(move,),
                          nodes=budget.nodes, seconds=budget.elapsed(), exact=True,
