@@ -175,17 +175,16 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
     for iteration in _deepening(state, Limits(
         soft_time=max(budget.soft, budget.elapsed() + budget.soft * DEEPEN_SHARE)
         - budget.elapsed(),
-        hard_time=max(1e-3, budget.hard * (DEEPEN_HARD_SHARE if proven.low >= 0
-                                           or outcome is not None else VERIFY_SHARE)
-                      - budget.elapsed()),
+        hard_time=max(1e-3, budget.hard * (VERIFY_SHARE if proven.nothing
+                                           else DEEPEN_HARD_SHARE) - budget.elapsed()),
         nodes=budget.nodes_left(),
     )):
         budget.nodes += iteration.nodes - (last.nodes if last is not None else 0)
         last = iteration
         yield iteration
     assert last is not None, "the first iteration always finishes"
-    if last.exact or proven.low < 0 and outcome is None:  # the heuristic proved it itself,
-        return                                           # or nothing is proven to keep
+    if last.exact or proven.nothing:  # the heuristic proved it itself, or nothing is proven
+        return
     if outcome == -1:  # every move loses: the heuristic's resists best
         yield _with(last, last.move, outcome, state, budget)
         return
@@ -207,6 +206,11 @@ class _Proven(NamedTuple):
     @property
     def outcome(self) -> int | None:
         return self.low if self.low == self.high else None
+
+    @property
+    def nothing(self) -> bool:
+        """Nothing proven: any outcome, and no move known to keep one."""
+        return (self.low, self.high) == (-1, 1)
 
 
 def _weak_solve(state: Connect4State, budget: _Budget) -> _Proven:
