@@ -22,7 +22,9 @@ and the level's seeded choice apply:
 A weak solve's outcome (a win or a loss proven, its size not: ``Iteration.outcome`` without
 ``exact``) is stored as a proven bound (``CachedResult.proven_bound``) and never answers a job
 by itself: ``known_limits`` hands it to the next search of the position (``Limits.outcome``),
-which then need not prove it again.
+which then need not prove it again. A weak solve whose clock ended after "not a loss" was
+proven (``Iteration.not_lost``) is stored the same way, as a floor (``not_lost_result``), and
+handed to the next search as ``Limits.not_lost``, which then asks only whether it wins.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ Othello 60 moves and its passes), so that the cache's rule for keeping the bette
 results (proven first, then the deeper: ``server.storage.cache.Entry.better_than``) keeps it
 over every depth-bounded result and never over an exact score, and no reader looking for a
 result at some search depth takes it for one."""
+FLOOR_DEPTH = PROVEN_DEPTH - 1
+"""The depth a proven floor (``not_lost_result``) is stored at: below a proven bound, which
+says more and so must win the cache's rule over it, above any search."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,16 @@ class CachedResult:
         return not self.exact and self.depth == PROVEN_DEPTH and self.bound in (LOWER, UPPER)
 
     @property
+    def not_lost(self) -> bool:
+        """Whether the result proves that the side to move does not lose: its outcome is a
+        draw or a win, or it is a proven floor (``not_lost_result``); ``move`` keeps it."""
+        outcome = self.outcome
+        if outcome is not None:
+            return outcome >= 0
+        return (not self.exact and self.depth == FLOOR_DEPTH and self.bound == LOWER
+                and self.score == 0)
+
+    @property
     def outcome(self) -> int | None:
         """The game's proven result from the side to move (1 a win, 0 a draw, -1 a loss): an
         exact score's sign, or a proven bound's; None when the result proves none."""
@@ -90,6 +105,12 @@ def outcome_result(outcome: int, move: int | None) -> CachedResult:
     if outcome not in (1, -1):
         raise ValueError(f"a proven bound is a win or a loss, not {outcome}")
     return CachedResult(PROVEN_DEPTH, outcome, LOWER if outcome > 0 else UPPER, move)
+
+
+def not_lost_result(move: int | None) -> CachedResult:
+    """The proven floor that stores a position proven not lost (a draw or a win, which one
+    not known), with a move that does not lose (None: not known)."""
+    return CachedResult(FLOOR_DEPTH, 0, LOWER, move)
 
 
 def cached_iteration(state: State, limits: Limits, root: CachedResult | None,
@@ -150,17 +171,23 @@ def pv_results(state: State, iteration: Iteration) -> list[tuple[State, CachedRe
     root a proven bound (``outcome_result``) with the iteration's move, which keeps the outcome
     (the ``Iteration`` contract), and so the child after that move a proven bound the other
     way, without a move (the principal variation's reply is the heuristic's, not proven); the
-    rest of the variation is stored as the heuristic found it.
+    rest of the variation is stored as the heuristic found it. A position proven only not
+    lost (``iteration.not_lost``) makes the root a proven floor (``not_lost_result``) the
+    same way; its child is left as the heuristic found it.
     """
     pv = iteration.pv or (iteration.move,)
-    if iteration.exact or iteration.outcome not in (1, -1):
+    if iteration.exact:
         return _pv_entries(state, iteration, pv)
-    assert iteration.outcome is not None
+    if iteration.outcome in (1, -1):
+        proven = [(state, outcome_result(iteration.outcome, iteration.move))]
+        child = state.play(iteration.move)
+        if not child.is_over():
+            proven.append((child, outcome_result(-iteration.outcome, None)))
+    elif iteration.not_lost:
+        proven = [(state, not_lost_result(iteration.move))]
+    else:
+        return _pv_entries(state, iteration, pv)
     heuristic = _pv_entries(state, iteration, pv if pv[0] == iteration.move else (iteration.move,))
-    proven = [(state, outcome_result(iteration.outcome, iteration.move))]
-    child = state.play(iteration.move)
-    if not child.is_over():
-        proven.append((child, outcome_result(-iteration.outcome, None)))
     return proven + heuristic[len(proven):]
 
 
@@ -205,15 +232,42 @@ def usable_answer(hit: CachedResult | None, limits: Limits) -> CachedResult | No
 def known_limits(state: State, limits: Limits, root: CachedResult | None,
                  children: Sequence[CachedResult | None]) -> Limits:
     """``limits`` with the outcome the cached results prove for ``state`` and a move that
-    keeps it (``Limits.outcome``, ``Limits.outcome_move``; ``known_outcome``), so a search
-    that would prove it again takes it as given; ``limits`` as they are when nothing is
-    proven (or they carry an outcome already)."""
+    keeps it (``Limits.outcome``, ``Limits.outcome_move``; ``known_outcome``), or else that
+    it is not lost and a move that does not lose (``Limits.not_lost``; ``not_losing``), so a
+    search that would prove it again takes it as given; ``limits`` as they are when nothing
+    is proven (or they carry an outcome already)."""
     if limits.outcome is not None:
         return limits
     known = known_outcome(state, root, children)
-    if known is None:
+    if known is not None:
+        return dataclasses.replace(limits, outcome=known[0], outcome_move=known[1],
+                                   not_lost=False)
+    if limits.not_lost:
         return limits
-    return dataclasses.replace(limits, outcome=known[0], outcome_move=known[1])
+    move = not_losing(state, root, children)
+    if move is None:
+        return limits
+    return dataclasses.replace(limits, not_lost=True, outcome_move=move)
+
+
+def not_losing(state: State, root: CachedResult | None,
+               children: Sequence[CachedResult | None]) -> int | None:
+    """A move of ``state`` the cached results prove does not lose, or None: the root's proven
+    floor's move (``not_lost_result``), else a move to a child proven not won for its side to
+    move (a draw, proven or on the board). For a position whose outcome they do not prove
+    (``known_outcome`` says more where they do)."""
+    if root is not None and root.not_lost and root.move is not None:
+        return root.move
+    if not children:
+        return None
+    for move, hit in zip(state.legal_moves(), children, strict=True):
+        child = state.play(move)
+        if child.is_over():
+            if child.result() == 0:
+                return move
+        elif hit is not None and hit.outcome == 0:
+            return move
+    return None
 
 
 def known_outcome(state: State, root: CachedResult | None,

@@ -30,7 +30,11 @@ class Limits:
       play from the side to move (1 a win, 0 a draw, -1 a loss) when it was proven before (the
       position cache holds it, ``ai.cached.known_outcome``), None when it was not. An engine
       that would prove it (Connect Four's weak solve) takes it as given; it must be true.
-    - ``outcome_move``: a move proven to keep ``outcome``, when one is known (None if not).
+    - ``not_lost``: the position was proven not lost for the side to move (a draw or a win:
+      which one was not), its ``outcome`` not known; an engine that would ask (Connect Four's
+      weak solve, whose first question it is) takes it as given; it must be true.
+    - ``outcome_move``: a move proven to keep ``outcome``, or not to lose when only
+      ``not_lost`` is known, when one is known (None if not).
     """
 
     depth: int | None = None
@@ -42,6 +46,7 @@ class Limits:
     selective: bool = False
     outcome: int | None = None
     outcome_move: int | None = None
+    not_lost: bool = False
 
     def __post_init__(self) -> None:
         if self.depth is not None and self.depth < 1:
@@ -56,8 +61,10 @@ class Limits:
             raise ValueError(f"multipv must be at least 1, got {self.multipv}")
         if self.outcome not in (None, -1, 0, 1):
             raise ValueError(f"outcome must be -1, 0, 1 or None, got {self.outcome}")
-        if self.outcome_move is not None and self.outcome is None:
-            raise ValueError("outcome_move without an outcome")
+        if self.not_lost and self.outcome is not None:
+            raise ValueError("not_lost with an outcome: the outcome says more")
+        if self.outcome_move is not None and self.outcome is None and not self.not_lost:
+            raise ValueError("outcome_move without an outcome or not_lost")
 
 
 @dataclass(frozen=True)
@@ -72,7 +79,9 @@ class Iteration:
     ``outcome``: the game's proven result with best play from the side to move (1 a win, 0 a
     draw, -1 a loss) when the engine proved it, None when it did not; ``move`` then keeps it.
     It may be known when ``score`` is not (a weak solve proves who wins, not by how much);
-    an ``exact`` score's sign is its outcome whether or not this is set.
+    an ``exact`` score's sign is its outcome whether or not this is set. ``not_lost``: the
+    engine proved the position not lost (a draw or a win) but not its outcome; ``move`` then
+    does not lose.
     """
 
     depth: int
@@ -85,3 +94,4 @@ class Iteration:
     root_scores: tuple[tuple[int, int], ...] = field(default=())
     book: bool = False
     outcome: int | None = None
+    not_lost: bool = False

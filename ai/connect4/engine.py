@@ -11,9 +11,9 @@ Three modes, picked by the ``Limits``:
 - bounded by time alone (no depth) and after the single best move, as the expert level is:
   the opening book's proven move (``book``) where it holds the position, else the exact
   solve if it fits a share of the clock, else the weak solve (win, draw or loss; skipped
-  when ``Limits.outcome`` gives it) and the heuristic's move if it is proven to keep that
-  outcome, else one proven to keep it; the deepening below where nothing is proven in time
-  (``_book_solve_or_deepen``).
+  when ``Limits.outcome`` gives it, half of it when ``Limits.not_lost`` does) and the
+  heuristic's move if it is proven to keep that outcome, else one proven to keep it; the
+  deepening below where nothing is proven in time (``_book_solve_or_deepen``).
 - otherwise: iterative deepening of the depth-limited search (``alphabeta.search``) with
   aspiration windows; the first iteration always finishes, later ones stop at the hard
   deadline or node budget and no new one starts after the soft time. A proven result (a win
@@ -137,7 +137,11 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
     With ``Limits.outcome`` (proven before: the position cache or the book's outcomes file,
     ``book.outcome``, holds it) steps 1 and 2's weak solve are skipped: the exact solve
     within the proven range runs until ``SOLVE_SHARE`` of the soft time, and
-    ``Limits.outcome_move`` stands for the weak solve's move.
+    ``Limits.outcome_move`` stands for the weak solve's move. With ``Limits.not_lost``
+    (proven before, the outcome not) the weak solve asks only "a win?", and
+    ``Limits.outcome_move`` stands for the move proven not to lose. An answer that proves
+    only that the position is not lost says so (``Iteration.not_lost``), for the position
+    cache to keep.
 
     Its move then keeps the game's value wherever the weak solve fits in the clock, and no
     longer depends on how deep the clock let the heuristic look wherever the book or the
@@ -153,17 +157,17 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
     assert limits.soft_time is not None
     known = book.outcome(state) if limits.outcome is None else None
     if known is not None:  # the book's outcomes file: as the position cache would tell it
-        limits = dataclasses.replace(limits, outcome=known[1], outcome_move=known[0])
+        limits = dataclasses.replace(limits, outcome=known[1], outcome_move=known[0],
+                                     not_lost=False)
     budget = _Budget(limits)
     if limits.outcome is None:
         proof = _proof(state, budget, budget.soft * QUICK_SOLVE_SHARE)
         if proof is not None:
             yield proof
             return
-        proven = _weak_solve(state, budget)
+        proven = _weak_solve(state, budget, _given(limits))
     else:  # proven before (the position cache): its time goes to the exact solve instead
-        proven = _Proven(limits.outcome, limits.outcome,
-                         -1 if limits.outcome_move is None else limits.outcome_move)
+        proven = _given(limits)
     outcome = proven.outcome
     if outcome is not None and budget.elapsed() < budget.soft * SOLVE_SHARE:
         proof = _proof(state, budget, budget.soft * SOLVE_SHARE, *_range(outcome))
@@ -213,9 +217,20 @@ class _Proven(NamedTuple):
         return (self.low, self.high) == (-1, 1)
 
 
-def _weak_solve(state: Connect4State, budget: _Budget) -> _Proven:
+def _given(limits: Limits) -> _Proven:
+    """What ``limits`` say was proven before the search (the position cache, the book)."""
+    move = -1 if limits.outcome_move is None else limits.outcome_move
+    if limits.outcome is not None:
+        return _Proven(limits.outcome, limits.outcome, move)
+    if limits.not_lost:
+        return _Proven(0, 1, move)
+    return _Proven(-1, 1, -1)
+
+
+def _weak_solve(state: Connect4State, budget: _Budget, given: _Proven) -> _Proven:
     """The weak solve, ended at ``WEAK_SHARE`` of the budget's hard time: "not a loss?" (a
-    null window at -1..0), then, unless it failed, "a win?" (0..1).
+    null window at -1..0; skipped when ``given``, proven before, says so already), then,
+    unless it failed, "a win?" (0..1).
 
     Not a loss first, unlike ``solver.outcome``: a drawn position is where a clock too short
     for the whole weak solve loses the game's value (every value lost in the openings
@@ -230,11 +245,13 @@ def _weak_solve(state: Connect4State, budget: _Budget) -> _Proven:
     if win >= 0:
         return _Proven(1, 1, win)
     until = budget.hard * WEAK_SHARE
-    safe, move = _null_window(state, budget, -1, until)
-    if safe is None:
-        return _Proven(-1, 1, -1)
-    if not safe:
-        return _Proven(-1, -1, -1)
+    move = given.move
+    if given.low < 0:
+        safe, move = _null_window(state, budget, -1, until)
+        if safe is None:
+            return _Proven(-1, 1, -1)
+        if not safe:
+            return _Proven(-1, -1, -1)
     wins, winning = _null_window(state, budget, 0, until)
     if wins is None:
         return _Proven(0, 1, move)
@@ -368,14 +385,15 @@ def _with(last: Iteration, move: int, outcome: int | None, state: Connect4State,
           budget: _Budget) -> Iteration:
     """The heuristic's last iteration with ``move`` played and ``outcome`` proven: a draw is
     an exact score of 0; a win or a loss keeps the heuristic's score (its size is unknown),
-    as does None (only that ``move`` does not lose is proven)."""
+    as does None (only that ``move`` does not lose is proven: ``Iteration.not_lost``)."""
     if outcome == 0:
         return Iteration(depth=kernels.CELLS - state.ply, score=0, move=move, pv=(move,),
                          nodes=budget.nodes, seconds=budget.elapsed(), exact=True,
                          root_scores=((move, 0),), outcome=0)
     pv = last.pv if move == last.move else (move,)
     return dataclasses.replace(last, move=move, pv=pv, root_scores=((move, last.score),),
-                               nodes=budget.nodes, seconds=budget.elapsed(), outcome=outcome)
+                               nodes=budget.nodes, seconds=budget.elapsed(), outcome=outcome,
+                               not_lost=outcome is None)
 
 
 def _never() -> np.ndarray:

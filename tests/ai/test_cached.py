@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 import games
 from ai.cached import (
+    FLOOR_DEPTH,
     PROVEN_DEPTH,
     CachedResult,
     cached_iteration,
     known_limits,
     known_outcome,
     learned,
+    not_lost_result,
     outcome_result,
     pv_results,
     usable_answer,
@@ -150,3 +154,43 @@ def test_the_outcome_the_cache_proves_goes_to_the_search_with_a_move_that_keeps_
     assert known_outcome(state, None, [*won[:6], None]) is None
     # A proven loss at the root names no move: every move keeps it.
     assert known_outcome(state, outcome_result(-1, legal[0]), []) == (-1, None)
+
+
+def test_a_position_proven_only_not_lost_teaches_a_floor_that_the_next_search_is_given(
+) -> None:
+    state = C4.parse_moves("4453")
+    legal = state.legal_moves()
+    it = dataclasses.replace(_weak_solved(state, 1), outcome=None, not_lost=True)
+    child = state.play(it.pv[0])
+    taught = learned(state, it, candidates=1)
+    # The root a floor with the move that does not lose; the child as the heuristic found it.
+    assert taught[0] == (state, not_lost_result(it.move))
+    assert taught[1] == (child, CachedResult(17, -37, 3, it.pv[1]))
+    floor = taught[0][1]
+    assert floor.not_lost and floor.outcome is None and not floor.proven_bound
+    assert floor.depth == FLOOR_DEPTH < PROVEN_DEPTH
+    # It never answers a job, and the next search is told what it proves.
+    expert = Limits(soft_time=1.5, hard_time=3.0)
+    for limits in (expert, Limits(depth=12), Limits(exact=True), Limits(depth=4, multipv=3)):
+        assert cached_iteration(state, limits, floor, [None] * 7) is None
+    told = known_limits(state, expert, floor, [None] * 7)
+    assert (told.not_lost, told.outcome, told.outcome_move) == (True, None, it.move)
+    # A child proven drawn proves the same through the move to it; an outcome says more.
+    drawn: list[CachedResult | None] = [None] * 7
+    drawn[2] = CachedResult(30, 0, 3, 1, exact=True)
+    told = known_limits(state, expert, None, drawn)
+    assert (told.not_lost, told.outcome, told.outcome_move) == (True, None, legal[2])
+    won = known_limits(state, told, outcome_result(1, legal[4]), drawn)
+    assert (won.not_lost, won.outcome, won.outcome_move) == (False, 1, legal[4])
+    # Unproven results prove nothing, nor does a floor of any other score or depth.
+    assert known_limits(state, expert, CachedResult(20, 3, 3, 1), [None] * 7) == expert
+    for other in (CachedResult(FLOOR_DEPTH, 1, 1, 1), CachedResult(FLOOR_DEPTH - 1, 0, 1, 1)):
+        assert not other.not_lost
+    # The limits refuse a floor beside an outcome (it says less) and a move with neither.
+    with pytest.raises(ValueError, match="not_lost with an outcome"):
+        Limits(soft_time=1.0, outcome=1, not_lost=True)
+    with pytest.raises(ValueError, match="outcome_move without"):
+        Limits(soft_time=1.0, outcome_move=3)
+    # Without a floor, the heuristic's answer teaches what it always did.
+    plain = dataclasses.replace(it, not_lost=False)
+    assert learned(state, plain, 1)[0][1] == CachedResult(18, 37, 3, it.move)

@@ -158,6 +158,12 @@ def test_the_expert_answers_within_its_hard_time_where_nothing_can_be_proven(
     assert time.perf_counter() - started < EXPERT.hard_time
 
 
+def _column_4(state: Connect4State, limits: Limits) -> Iterator[Iteration]:
+    """A heuristic that answers column 4 at once (the move that lost the draw after
+    ``763144444``)."""
+    yield Iteration(depth=1, score=0, move=3, pv=(3,), nodes=1, seconds=0.0)
+
+
 def test_when_the_clock_ends_the_weak_solve_after_not_a_loss_the_move_still_keeps_the_draw(
     monkeypatch: pytest.MonkeyPatch, no_c4_outcomes: None,
 ) -> None:
@@ -171,16 +177,48 @@ def test_when_the_clock_ends_the_weak_solve_after_not_a_loss_the_move_still_keep
     assert book.lookup(state) is None
     assert value_after(state, 3) < 0
 
-    def heuristic(state: Connect4State, limits: Limits) -> Iterator[Iteration]:
-        yield Iteration(depth=1, score=0, move=3, pv=(3,), nodes=1, seconds=0.0)
-
     monkeypatch.setattr(engine, "_proof", lambda *args, **kwargs: None)
-    monkeypatch.setattr(engine, "_deepening", heuristic)
+    monkeypatch.setattr(engine, "_deepening", _column_4)
     engine.clear()
     last = ai.best(state, Limits(soft_time=60.0, hard_time=120.0, nodes=12_000_000))
     assert last.outcome is None and not last.exact  # a draw or a win: not known which
+    assert last.not_lost  # what it proved, for the position cache to keep
     assert value_after(state, last.move) == 0
     engine.clear()  # with the nodes for both windows, the draw is proven
     last = ai.best(state, Limits(soft_time=60.0, hard_time=120.0, nodes=40_000_000))
     assert (last.outcome, last.exact, last.score) == (0, True, 0)
     assert value_after(state, last.move) == 0
+
+
+def test_a_position_proven_not_lost_before_asks_only_whether_it_wins(
+    monkeypatch: pytest.MonkeyPatch, no_c4_outcomes: None,
+) -> None:
+    # 763144444 again: a draw whose heuristic move (column 4) loses. Node budgets, not a
+    # clock, end the weak solve (see the test above).
+    state = GAME.parse_moves("763144444")
+    windows: list[int] = []
+    real = engine._null_window
+
+    def counted(state: Connect4State, budget: object, alpha: int, until: float
+                ) -> tuple[bool | None, int]:
+        windows.append(alpha)
+        return real(state, budget, alpha, until)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "_null_window", counted)
+    monkeypatch.setattr(engine, "_proof", lambda *args, **kwargs: None)
+    monkeypatch.setattr(engine, "_deepening", _column_4)
+    engine.clear()
+    first = ai.best(state, Limits(soft_time=60.0, hard_time=120.0, nodes=12_000_000))
+    assert first.not_lost and windows == [-1, 0]
+    # Another process (an empty table) told it is not lost, and the move: "a win?" alone is
+    # asked. With no nodes to spare the told move is played, still not lost; with enough,
+    # the draw is proven.
+    for nodes, proven in ((1_000, None), (40_000_000, 0)):
+        windows.clear()
+        engine.clear()
+        told = Limits(soft_time=60.0, hard_time=120.0, nodes=nodes, not_lost=True,
+                      outcome_move=first.move)
+        last = ai.best(state, told)
+        assert windows == [0]
+        assert last.outcome == proven and last.not_lost == (proven is None)
+        assert value_after(state, last.move) == 0

@@ -10,7 +10,7 @@ import pytest
 import redis.asyncio as aioredis
 
 import games
-from ai.cached import PROVEN_DEPTH, outcome_result
+from ai.cached import PROVEN_DEPTH, not_lost_result, outcome_result
 from server.storage import SqlStore, open_cache, open_sync_cache
 from server.storage import keys as redis_keys
 from server.storage.cache import (
@@ -139,23 +139,28 @@ async def test_at_equal_depth_an_exact_score_and_a_known_move_are_kept_in_every_
     assert cache.stats()["durable_hits"] == 2
 
 
-async def test_an_exact_score_is_kept_over_a_proven_bound_and_that_over_any_depth(
+async def test_an_exact_score_is_kept_over_a_proven_bound_that_over_a_floor_and_that_over_any_depth(
     cache: PositionCache, redis_client: aioredis.Redis, redis_prefix: str
 ) -> None:
     # A weak solve's win (a proven bound) after a deep heuristic result and before an
     # exact score, and the other way round, each batch its own upsert: every tier keeps the
-    # exact score if there is one, else the proven bound.
+    # exact score if there is one, else the proven bound. A weak solve's floor (not lost,
+    # the outcome unknown) gives way to the win and beats a search's result.
     deep = CachedResult(PROVEN_DEPTH - 1, 25, 3, 2)  # deeper than any search goes
     win = outcome_result(1, 3)
     exact = CachedResult(30, 3, 3, 3, exact=True)
     quick = CachedResult(9, 8, 3, 3, exact=True)  # a win the heuristic proved in its horizon
-    states = [C4.parse_moves(moves) for moves in ("4453", "4412", "4467", "4456")]
-    orders = ([deep, win, exact], [exact, win, deep], [win, quick], [deep, win])
+    floor = not_lost_result(4)
+    searched = CachedResult(30, 12, 3, 2)
+    states = [C4.parse_moves(moves)
+              for moves in ("4453", "4412", "4467", "4456", "4411", "4422", "4433")]
+    orders = ([deep, win, exact], [exact, win, deep], [win, quick], [deep, win],
+              [floor, win], [win, floor], [searched, floor, searched])
     for state, order in zip(states, orders, strict=True):
         for result in order:
             await cache.save([(state, result)])
             await cache.flush()
-    want = [exact, exact, quick, win]
+    want = [exact, exact, quick, win, win, win, floor]
     assert await cache.lookup(states) == want
     await forget_redis(redis_client, redis_prefix)
     assert await cache.lookup(states) == want
