@@ -68,7 +68,9 @@ class Entry:
         is saved without one), then the newer wins. ``repository.save_cached_positions``
         applies the same rule in SQL. A proven bound (a weak solve's win or loss,
         ``ai.cached.CachedResult.proven_bound``) is not ``exact`` and deeper than any search,
-        so it beats every depth-bounded result and no exact score."""
+        so it beats every depth-bounded result and no exact score; a proven floor (a position
+        proven not lost, ``ai.cached.not_lost_result``), one shallower, beats the same and no
+        proven bound."""
         if self.exact != other.exact:
             return self.exact
         if self.depth != other.depth:
