@@ -229,8 +229,8 @@ def _given(limits: Limits) -> _Proven:
 
 def _weak_solve(state: Connect4State, budget: _Budget, given: _Proven) -> _Proven:
     """The weak solve, ended at ``WEAK_SHARE`` of the budget's hard time: "not a loss?" (a
-    null window at -1..0; skipped when ``given``, proven before, says so already), then,
-    unless it failed, "a win?" (0..1).
+    null window at -1..0; skipped when ``given``, proven before, says so already and names
+    a move that does not lose), then, unless it failed, "a win?" (0..1).
 
     Not a loss first, unlike ``solver.outcome``: a drawn position is where a clock too short
     for the whole weak solve loses the game's value (every value lost in the openings
@@ -246,10 +246,10 @@ def _weak_solve(state: Connect4State, budget: _Budget, given: _Proven) -> _Prove
         return _Proven(1, 1, win)
     until = budget.hard * WEAK_SHARE
     move = given.move
-    if given.low < 0:
+    if given.low < 0 or move < 0:  # a move that does not lose is wanted, known or not
         safe, move = _null_window(state, budget, -1, until)
         if safe is None:
-            return _Proven(-1, 1, -1)
+            return given
         if not safe:
             return _Proven(-1, -1, -1)
     wins, winning = _null_window(state, budget, 0, until)

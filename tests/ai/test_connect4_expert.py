@@ -222,3 +222,9 @@ def test_a_position_proven_not_lost_before_asks_only_whether_it_wins(
         assert windows == [0]
         assert last.outcome == proven and last.not_lost == (proven is None)
         assert value_after(state, last.move) == 0
+    # Told it is not lost but no move: "not a loss?" is still asked, for the move.
+    windows.clear()
+    engine.clear()
+    last = ai.best(state, Limits(soft_time=60.0, hard_time=120.0, nodes=40_000_000,
+                                 not_lost=True))
+    assert windows == [-1, 0] and (last.outcome, last.exact) == (0, True)
