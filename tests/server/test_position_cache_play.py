@@ -21,7 +21,7 @@ from wsclient import Client
 
 import ai
 import games
-from ai.cached import PROVEN_DEPTH
+from ai.cached import PROVEN_DEPTH, not_lost_result
 from ai.levels import DEFAULT_LEVELS, Level, choose_move, find
 from ai.limits import Limits
 from games.base import State
@@ -342,6 +342,52 @@ def test_an_outcome_weak_solved_once_is_not_weak_solved_again_on_another_worker(
     for answer in answers:
         after = state.play(answer.move)
         assert ai.best(after, Limits(exact=True)).score < 0  # the win is kept
+
+
+def test_a_position_proven_only_not_lost_is_not_asked_so_again_on_another_worker(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch, no_c4_outcomes: None,  # noqa: F811
+) -> None:
+    # 763144444, a draw: a budget of 12 M nodes ends the expert's weak solve after "not a
+    # loss?" (about 9 M nodes) and before "a win?" (tests/ai/test_connect4_expert.py). The
+    # first worker proves only that the position is not lost and stores that floor; a
+    # second (its own cache client, an empty solver table) finds it in SQLite and asks only
+    # "a win?"; both play a move that keeps the draw.
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    from ai.connect4 import engine
+
+    rules = games.load("connect4")
+    state = rules.parse_moves("763144444")
+    moves = tuple(int(c) - 1 for c in "763144444")
+    level = Level("counted-expert", 9, "", None, 30.0, 60.0, 12_000_000, candidates=1,
+                  margin=0, rails=True)
+    asyncio.run(_migrate(sqlite_url))
+    windows: list[int] = []
+    real = engine._null_window
+
+    def counted(*args: Any) -> Any:
+        windows.append(args[2])
+        return real(*args)
+
+    monkeypatch.setattr(engine, "_null_window", counted)
+    monkeypatch.setattr(engine, "_proof", lambda *args, **kwargs: None)  # no exact solve
+    asked, played = [], []
+    for job_id in ("first", "second"):
+        engine.clear()
+        windows.clear()
+        cache = open_sync_cache(None, sqlite_url)
+        try:
+            answer, learnt = think(_Quiet(), Think(job_id, AiJob("connect4", moves, level, 1)),
+                                   ai.search, False, cache)
+            assert learnt is not None
+            _save(cache, *learnt)
+        finally:
+            cache.close()  # writes its batch to SQLite
+        asked.append(list(windows))
+        played.append(answer.move)
+        assert asyncio.run(_stored(sqlite_url, state)) == not_lost_result(played[0])
+    assert asked == [[-1, 0], [0]]
+    for move in played:
+        assert ai.best(state.play(move), Limits(exact=True)).score == 0  # the draw is kept
 
 
 async def _migrate(url: str) -> None:
