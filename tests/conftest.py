@@ -30,7 +30,7 @@ def othello_perft(shared_data: Path) -> dict[int, int]:
 @pytest.fixture
 def no_c4_outcomes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The Connect Four book's outcomes file read as empty, in this process: the early
-    positions it holds (plies 5 to 7) are then off every book file, as later
+    positions it holds (plies 5 to 8) are then off every book file, as later
     positions are, and the expert must prove them itself. Tests of that weak solve, its cache and
     its time limits use such a position: one proven in about a second (``64171``), or none in
     seconds (``11771``)."""

@@ -34,14 +34,14 @@ EVERY_PLY = 4
 OUTCOMES_FILE = Path(__file__).with_name("book_outcomes.txt")
 """The book's third file: win, draw or loss only (no exact score) and a move that keeps it,
 for every position after ``EVERY_PLY`` up to ``OUTCOMES_PLY`` that the other two do not hold
-(``book_build --outcomes-ply 6`` and ``7``, then ``--derive`` for ply 5 from ply 6), and may
-hold part of the ply after it (a build cut short ships what it holds, centre first). There
+(``book_build --outcomes-ply 6``, ``7`` and ``8``, then ``--derive`` for ply 5 from ply 6),
+and may hold part of the ply after it (a build cut short ships what it holds, centre first). There
 the weak solve takes the solver 1-20 s, past the expert's 3 s clock, so off the book's lines
 (a take-back, the analysis board, a bot's odd opening) the expert played its heuristic's move
 and lost the game's value in about one position of ten (two of 44 at ply 7). One line a
 position: the canonical key in hex, the column (1-7, canonical orientation) and W, D or L from
 the side to move."""
-OUTCOMES_PLY = 7
+OUTCOMES_PLY = 8
 _LETTERS = {"W": 1, "D": 0, "L": -1}
 PLIES = (10, 9)
 """How far the shipped book reaches (``book_build --first-plies --second-plies``): positions
