@@ -323,14 +323,7 @@ def test_an_outcome_weak_solved_once_is_not_weak_solved_again_on_another_worker(
     answers = []
     for job_id in ("first", "second"):
         engine.clear()
-        cache = open_sync_cache(None, sqlite_url)
-        try:
-            answer, learnt = think(_Quiet(), Think(job_id, AiJob("connect4", moves, expert, 1)),
-                                   ai.search, False, cache)
-            assert learnt is not None
-            _save(cache, *learnt)
-        finally:
-            cache.close()  # writes its batch to SQLite
+        answer = _worker_move(sqlite_url, job_id, moves, expert)
         answers.append(answer)
         if job_id == "first":
             assert len(weak_solves) == 1 and not answer.exact
@@ -374,20 +367,27 @@ def test_a_position_proven_only_not_lost_is_not_asked_so_again_on_another_worker
     for job_id in ("first", "second"):
         engine.clear()
         windows.clear()
-        cache = open_sync_cache(None, sqlite_url)
-        try:
-            answer, learnt = think(_Quiet(), Think(job_id, AiJob("connect4", moves, level, 1)),
-                                   ai.search, False, cache)
-            assert learnt is not None
-            _save(cache, *learnt)
-        finally:
-            cache.close()  # writes its batch to SQLite
+        answer = _worker_move(sqlite_url, job_id, moves, level)
         asked.append(list(windows))
         played.append(answer.move)
         assert asyncio.run(_stored(sqlite_url, state)) == not_lost_result(played[0])
     assert asked == [[-1, 0], [0]]
     for move in played:
         assert ai.best(state.play(move), Limits(exact=True)).score == 0  # the draw is kept
+
+
+def _worker_move(url: str, job_id: str, moves: tuple[int, ...], level: Level) -> AiAnswer:
+    """One Connect Four move as a worker with its own cache client on the SQLite ``url`` (no
+    Redis) makes it: looked up, searched, answered, then saved and written to SQLite."""
+    cache = open_sync_cache(None, url)
+    try:
+        answer, learnt = think(_Quiet(), Think(job_id, AiJob("connect4", moves, level, 1)),
+                               ai.search, False, cache)
+        assert learnt is not None
+        _save(cache, *learnt)
+    finally:
+        cache.close()  # writes its batch to SQLite
+    return answer
 
 
 async def _migrate(url: str) -> None:
