@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +27,28 @@ def othello_perft(shared_data: Path) -> dict[int, int]:
             depth, leaves = line.split()
             counts[int(depth)] = int(leaves)
     return counts
+
+
+@pytest.fixture
+def c4_engine_calls(monkeypatch: pytest.MonkeyPatch
+                    ) -> Callable[[str, Callable[[tuple[Any, ...]], Any]], list[Any]]:
+    """``record(name, pick)``: from then on, each call of ``ai.connect4.engine.<name>`` is
+    recorded as ``pick(its arguments)`` in the list returned, and still runs. How tests of
+    the expert count its weak solves and null windows, in one process or a worker's."""
+    from ai.connect4 import engine
+
+    def record(name: str, pick: Callable[[tuple[Any, ...]], Any]) -> list[Any]:
+        calls: list[Any] = []
+        real = getattr(engine, name)
+
+        def recorded(*args: Any) -> Any:
+            calls.append(pick(args))
+            return real(*args)
+
+        monkeypatch.setattr(engine, name, recorded)
+        return calls
+
+    return record
 
 
 @pytest.fixture

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -108,19 +109,12 @@ def test_with_no_time_for_the_exact_solve_the_expert_still_keeps_the_value(
 
 
 def test_an_outcome_proven_before_is_not_proven_again_and_the_move_still_keeps_it(
-    monkeypatch: pytest.MonkeyPatch, no_c4_outcomes: None,
+    c4_engine_calls: Callable[..., list[Any]], no_c4_outcomes: None,
 ) -> None:
     # The weak solve proves the win in about a second here; the exact solve takes about four.
     state = GAME.parse_moves("64171")
     assert book.lookup(state) is None
-    weak_solves = []
-    real = engine._weak_solve
-
-    def counted(*args: object) -> object:
-        weak_solves.append(args)
-        return real(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(engine, "_weak_solve", counted)
+    weak_solves = c4_engine_calls("_weak_solve", lambda args: args)
     engine.clear()
     first = ai.best(state, ROOMY)
     assert (first.outcome, first.exact, len(weak_solves)) == (1, False, 1)
@@ -191,20 +185,13 @@ def test_when_the_clock_ends_the_weak_solve_after_not_a_loss_the_move_still_keep
 
 
 def test_a_position_proven_not_lost_before_asks_only_whether_it_wins(
-    monkeypatch: pytest.MonkeyPatch, no_c4_outcomes: None,
+    monkeypatch: pytest.MonkeyPatch, c4_engine_calls: Callable[..., list[Any]],
+    no_c4_outcomes: None,
 ) -> None:
     # 763144444 again: a draw whose heuristic move (column 4) loses. Node budgets, not a
     # clock, end the weak solve (see the test above).
     state = GAME.parse_moves("763144444")
-    windows: list[int] = []
-    real = engine._null_window
-
-    def counted(state: Connect4State, budget: object, alpha: int, until: float
-                ) -> tuple[bool | None, int]:
-        windows.append(alpha)
-        return real(state, budget, alpha, until)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(engine, "_null_window", counted)
+    windows = c4_engine_calls("_null_window", lambda args: args[2])  # each window's alpha
     monkeypatch.setattr(engine, "_proof", lambda *args, **kwargs: None)
     monkeypatch.setattr(engine, "_deepening", _column_4)
     engine.clear()

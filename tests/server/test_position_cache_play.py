@@ -10,7 +10,7 @@ the durable table answers and refills it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import pytest
@@ -297,7 +297,8 @@ class _Quiet:
 
 
 def test_an_outcome_weak_solved_once_is_not_weak_solved_again_on_another_worker(
-    sqlite_url: str, monkeypatch: pytest.MonkeyPatch, no_c4_outcomes: None,  # noqa: F811
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    c4_engine_calls: Callable[..., list[Any]], no_c4_outcomes: None,
 ) -> None:
     # The weak solve proves the win in about a second here, the exact solve takes about four:
     # the expert (with a hard time a busy machine cannot miss) proves the outcome, not the
@@ -312,14 +313,7 @@ def test_an_outcome_weak_solved_once_is_not_weak_solved_again_on_another_worker(
     expert = Level("roomy-expert", 9, "", None, 1.5, 6.0, None, candidates=1, margin=0,
                    rails=True)
     asyncio.run(_migrate(sqlite_url))
-    weak_solves = []
-    real = engine._weak_solve
-
-    def counted(*args: Any) -> Any:
-        weak_solves.append(args)
-        return real(*args)
-
-    monkeypatch.setattr(engine, "_weak_solve", counted)
+    weak_solves = c4_engine_calls("_weak_solve", lambda args: args)
     answers = []
     for job_id in ("first", "second"):
         engine.clear()
@@ -338,7 +332,8 @@ def test_an_outcome_weak_solved_once_is_not_weak_solved_again_on_another_worker(
 
 
 def test_a_position_proven_only_not_lost_is_not_asked_so_again_on_another_worker(
-    sqlite_url: str, monkeypatch: pytest.MonkeyPatch, no_c4_outcomes: None,  # noqa: F811
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    c4_engine_calls: Callable[..., list[Any]], no_c4_outcomes: None,
 ) -> None:
     # 763144444, a draw: a budget of 12 M nodes ends the expert's weak solve after "not a
     # loss?" (about 9 M nodes) and before "a win?" (tests/ai/test_connect4_expert.py). The
@@ -354,14 +349,7 @@ def test_a_position_proven_only_not_lost_is_not_asked_so_again_on_another_worker
     level = Level("counted-expert", 9, "", None, 30.0, 60.0, 12_000_000, candidates=1,
                   margin=0, rails=True)
     asyncio.run(_migrate(sqlite_url))
-    windows: list[int] = []
-    real = engine._null_window
-
-    def counted(*args: Any) -> Any:
-        windows.append(args[2])
-        return real(*args)
-
-    monkeypatch.setattr(engine, "_null_window", counted)
+    windows = c4_engine_calls("_null_window", lambda args: args[2])  # each window's alpha
     monkeypatch.setattr(engine, "_proof", lambda *args, **kwargs: None)  # no exact solve
     asked, played = [], []
     for job_id in ("first", "second"):
