@@ -41,7 +41,7 @@ class Engine:
       ``warm_up()`` (seconds spent compiling or loading).
     - ``levels``: the difficulty levels a fresh server offers (``ai.levels.DEFAULT_LEVELS``).
     - ``measured``: level name -> (Elo over the weakest level, its standard error), as
-      ``discus calibrate`` found for exactly these levels (``server.level_calibration``).
+      ``discus calibrate`` found for exactly these levels (``server.ratings.level_calibration``).
     - ``review``: how its positions are valued and its moves judged (``ai.review``).
     - ``openings``: short opening lines (moves back to back, in notation) ``discus
       calibrate`` plays before the levels take over, so a pair's games differ.

@@ -42,7 +42,7 @@ MAX_MARGIN = 1000
 """Connect Four's win score: a wider margin would let a level throw away won games."""
 MAX_ORDER = 99
 """Places in one game's ladder: far more levels than anyone offers, and small enough that the
-guessed rating of an uncalibrated level (``server.ratings.guessed_level_rating``) stays on
+guessed rating of an uncalibrated level (``server.ratings.glicko.guessed_level_rating``) stays on
 the rating scale."""
 MAX_NAME = 32
 """Characters of a level's name: it is shown on the page and sent in every room."""
@@ -235,7 +235,7 @@ OTHELLO_LEVELS = (
 """Othello's default levels (its entry in ``ai``)."""
 
 # What ``discus calibrate`` found for the levels above on the project's 2-core machine: Elo
-# relative to the game's weakest level and its standard error (``server.level_calibration``
+# relative to the game's weakest level and its standard error (``server.ratings.level_calibration``
 # says when they stand). Measure again whenever the default levels or the engines change:
 #     discus calibrate connect4 --pairs all --games-per-pair 24 --seed 7
 #     discus calibrate othello --games-per-pair 16 --seed 7

@@ -45,7 +45,7 @@ from typing import Any
 from bench.load import UNLIMITED_SOURCES, cpu_seconds, raise_fd_limit
 
 SHED = 1013
-"""The close code of a connection a saturated server sheds (``server.overload``)."""
+"""The close code of a connection a saturated server sheds (``server.engines.overload``)."""
 CONTROL = "bench"
 """The quick time control the bench's server adds (30 s a side, no increment)."""
 
@@ -74,8 +74,8 @@ class Stats:
 
 async def _serve(port: int, push_seconds: float) -> None:
     from server.app import Settings, running
-    from server.clocks import TIME_CONTROLS, TimeControl
-    from server.sources import SourceLimits
+    from server.play.clocks import TIME_CONTROLS, TimeControl
+    from server.web.sources import SourceLimits
 
     controls = {**TIME_CONTROLS, CONTROL: TimeControl(CONTROL, 30_000, 0)}
     settings = Settings(messages_per_second=1000.0, burst=1000,

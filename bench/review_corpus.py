@@ -16,7 +16,7 @@ at every ply within ``TARGET_SECONDS`` once the server has seen a few hundred ga
 2. Stores the corpus in a fresh SQLite database through the server's ``SqlStore``, as a
    finished game is stored.
 3. Lets the idle workers' code work on it for ``--idle-seconds``: the rounds of
-   ``server.idle_proving.ProvingPlan`` (the positions of the newest stored games, most
+   ``server.engines.idle_proving.ProvingPlan`` (the positions of the newest stored games, most
    visited first, too-hard ones retried with a larger budget) proved by
    ``ai.review.prove_positions`` through the position cache of that database, in this
    process (one worker, no pause between rounds: what a pool's idle worker does while
@@ -154,7 +154,7 @@ def play_games(count: int, rng: random.Random, scale: float,
 async def store_games(url: str, played: list[Played]) -> None:
     """Keep ``played`` in the database at ``url`` as the server keeps finished games."""
     from server.storage import SqlStore
-    from server.store import GameRecord, MoveRecord
+    from server.storage.store import GameRecord, MoveRecord
 
     store = SqlStore(url)
     await store.open()
@@ -190,8 +190,8 @@ def idle_proving(url: str, seconds: float, prove_seconds: float, games_read: int
     """Rounds of ``ProvingPlan`` on the games stored at ``url`` for ``seconds``, proved here
     through that database's position cache; prints what they did."""
     from server.engines.engine_process import use_proven_cache
+    from server.engines.idle_proving import ProvingCounts, ProvingPlan
     from server.engines.pool import CacheSettings
-    from server.idle_proving import ProvingCounts, ProvingPlan
     from server.settings import IdleProving
     from server.storage import SqlStore
 

@@ -51,7 +51,7 @@ async def _timed(call: Callable[[], Awaitable[None]], out: list[float]) -> None:
 
 async def _append_moves(url: str, moves: int, games: int) -> tuple[list[float], list[float]]:
     from server.storage import SqlStore
-    from server.store import GameRecord, MoveRecord
+    from server.storage.store import GameRecord, MoveRecord
 
     store = SqlStore(url)
     await store.open()

@@ -1,7 +1,7 @@
 """The reference bot: ``discus bot --url URL --token TOKEN --engine random|ai:LEVEL``.
 
 It speaks the documented protocol (``docs/PROTOCOL.md``, ``docs/BOTS.md``) with the models of
-``server.protocol``, like any other client. Two layers, as in ``server.rooms``:
+``server.protocol``, like any other client. Two layers, as in ``server.play.rooms``:
 
 - ``BotCore`` is sans-I/O: server messages in, ``Action``s out (messages to send now, a
   ``Think`` asking for a move, a ``Later`` to send after a delay). It knows which games it

@@ -2,12 +2,13 @@
 
 Nothing here decides anything about games, players or rooms; it only says which part gets
 which other parts (docs/ARCHITECTURE.md draws them). The single-node or cluster side of
-``server.placement`` is chosen here, once. ``running`` serves until its block ends;
+``server.play.placement`` is chosen here, once. ``running`` serves until its block ends;
 ``server.serve`` runs it as ``discus serve``.
 
 Ordering guarantees, kept by the parts: every command on a room runs under that room's lock
-(``server.runner``); a move is stored before anybody hears of it; every frame leaves through
-``server.outbox``, so each client sees a room's messages in the order they were produced.
+(``server.play.runner``); a move is stored before anybody hears of it; every frame leaves through
+``server.connections.outbox``, so each client sees a room's messages in the order they were
+produced.
 """
 
 from __future__ import annotations
@@ -25,38 +26,38 @@ from typing import Any
 from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import serve
 
-from server import overload, proxy
-from server.account_desk import AccountDesk
-from server.admin import AdminDesk
-from server.arrivals import Arrivals
-from server.bot_desk import BotDesk
-from server.challenge_desk import ChallengeDesk
-from server.chat_desk import ChatDesk
-from server.cluster import Cluster
-from server.engines import Pool
-from server.gateway import Gateway
-from server.history_desk import HistoryDesk
-from server.http import HttpSide
-from server.identity import Identity
-from server.idle_proving import IdleProver
-from server.ladder_desk import LadderDesk
-from server.live_levels import LiveLevels
-from server.locks import RoomLocks
+from server.admin.desk import AdminDesk
+from server.admin.stats import StatsDesk
+from server.bots.desk import BotDesk
+from server.challenges.desk import ChallengeDesk
+from server.chat.desk import ChatDesk
+from server.cluster.node import ClusterInbox, ClusterPlacement, shared_state
+from server.cluster.redis import Cluster
+from server.connections.outbox import Outbox, publish_nowhere
+from server.engines import Pool, overload
+from server.engines.idle_proving import IdleProver
+from server.engines.live_levels import LiveLevels
+from server.engines.overload import LoadGauge
+from server.ladder.desk import LadderDesk
 from server.metrics import Metrics
-from server.node import ClusterInbox, ClusterPlacement, shared_state
-from server.outbox import Outbox, publish_nowhere
-from server.overload import LoadGauge
-from server.placement import Placement, SingleNode
-from server.rating_desk import RatingDesk
-from server.reviews import ReviewDesk
-from server.rooms import ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, Lobby
+from server.people.accounts import AccountDesk
+from server.people.identity import Identity
+from server.play.locks import RoomLocks
+from server.play.placement import Placement, SingleNode
+from server.play.rooms import ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, Lobby
+from server.play.runner import RoomRunner
+from server.ratings.desk import RatingDesk
+from server.reviews.desk import ReviewDesk
+from server.reviews.history_desk import HistoryDesk
 from server.routes import Desks, handlers
-from server.runner import RoomRunner
 from server.settings import RECONNECT_REASON, SHUTDOWN_SECONDS, STATIC_DIR, Settings
-from server.stats import StatsDesk
-from server.store import MemoryStore, Store
-from server.tournament_desk import TournamentDesk
-from server.tournament_watchers import Watchers
+from server.storage.store import MemoryStore, Store
+from server.tournaments.desk import TournamentDesk
+from server.tournaments.watchers import Watchers
+from server.web import proxy
+from server.web.arrivals import Arrivals
+from server.web.gateway import Gateway
+from server.web.http import HttpSide
 
 __all__ = ["Running", "Server", "Settings", "build", "running"]
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import games
-from server.sources import DEFAULT_SOURCE_LIMITS
+from server.web.sources import DEFAULT_SOURCE_LIMITS
 
 
 def _perft(args: argparse.Namespace) -> int:
@@ -39,8 +39,8 @@ def _analyse(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from server.serve import run
-    from server.sources import SourceLimits
     from server.storage import redis_url
+    from server.web.sources import SourceLimits
 
     if args.workers == 0 and redis_url(args.redis_url) is None:
         print("discus serve --workers 0 needs Redis (--redis-url or $REDIS_URL): its AI moves "
@@ -138,13 +138,13 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _bots(args: argparse.Namespace) -> int:
-    from server.bot_accounts import main_bots
+    from server.bots.accounts import main_bots
 
     return main_bots(args.action, getattr(args, "name", None), args.database_url)
 
 
 def _admins(args: argparse.Namespace) -> int:
-    from server.admin_accounts import main_admins
+    from server.admin.tokens import main_admins
 
     return main_admins(args.action, getattr(args, "name", None), args.database_url)
 
@@ -156,7 +156,7 @@ def _bot(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from server.calibration import main_calibrate
+    from server.admin.calibration import main_calibrate
 
     return main_calibrate(
         args.game, args.games_per_pair, args.levels, args.seed, args.database_url,

@@ -333,7 +333,7 @@ class UnknownChallenge(ProtocolError):
     code = "unknown_challenge"
 
 
-# --- people's accounts (``server.account_desk``) ---------------------------------------
+# --- people's accounts (``server.people.accounts``) ---------------------------------------
 
 
 class WrongNameOrPassword(ProtocolError):

@@ -5,7 +5,7 @@ Why a module of its own: the parts that see these happen (the gateway, the runne
 ``refused``/``observe``; the counts kept elsewhere (the AI pool's fallbacks, the cluster's
 takeovers, the gateway's open connections) are read at scrape time through ``read``. Each
 server has its own registry (tests run several in one process). ``/metrics`` is served on the
-node's own port (``server.http``); ``deploy/haproxy.cfg`` does not pass it through.
+node's own port (``server.web.http``); ``deploy/haproxy.cfg`` does not pass it through.
 """
 
 from __future__ import annotations

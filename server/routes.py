@@ -13,23 +13,24 @@ from typing import Any
 from pydantic import BaseModel
 
 from server import protocol as p
-from server.account_desk import AccountDesk
-from server.admin import AdminDesk
-from server.bot_desk import BotDesk
-from server.challenge_desk import ChallengeDesk
-from server.chat_desk import ChatDesk
-from server.connection import Client, source_of
-from server.gateway import Handler
-from server.history_desk import HistoryDesk
-from server.ladder_desk import LadderDesk
-from server.outbox import Outbox
-from server.placement import Placement
-from server.rating_desk import RatingDesk
-from server.reviews import ReviewDesk
-from server.rooms import Lobby, Player
-from server.runner import RoomRunner
-from server.stats import StatsDesk
-from server.tournament_desk import TournamentDesk
+from server.admin.desk import AdminDesk
+from server.admin.stats import StatsDesk
+from server.bots.desk import BotDesk
+from server.challenges.desk import ChallengeDesk
+from server.chat.desk import ChatDesk
+from server.connections.client import Client, source_of
+from server.connections.outbox import Outbox
+from server.connections.player import Player
+from server.ladder.desk import LadderDesk
+from server.people.accounts import AccountDesk
+from server.play.placement import Placement
+from server.play.rooms import Lobby
+from server.play.runner import RoomRunner
+from server.ratings.desk import RatingDesk
+from server.reviews.desk import ReviewDesk
+from server.reviews.history_desk import HistoryDesk
+from server.tournaments.desk import TournamentDesk
+from server.web.gateway import Handler
 
 
 def handlers(outbox: Outbox, runner: RoomRunner, placement: Placement, lobby: Lobby,

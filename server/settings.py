@@ -12,17 +12,17 @@ from pathlib import Path
 
 from ai.review import ANALYSIS_SOLVE_SECONDS
 from server import protocol as p
-from server.bot_limits import (
+from server.bots.limits import (
     DEFAULT_BOT_LIMITS,
     DEFAULT_REGISTRATION_LIMITS,
     BotLimits,
     RegistrationLimits,
 )
-from server.clocks import TIME_CONTROLS, TimeControl
-from server.sign_in_limits import DEFAULT_SIGN_IN_LIMITS, SignInLimits
-from server.sources import DEFAULT_SOURCE_LIMITS, SourceLimits
+from server.people.sign_in_limits import DEFAULT_SIGN_IN_LIMITS, SignInLimits
+from server.play.clocks import TIME_CONTROLS, TimeControl
+from server.web.sources import DEFAULT_SOURCE_LIMITS, SourceLimits
 
-STATIC_DIR = Path(__file__).resolve().parent / "static"
+STATIC_DIR = Path(__file__).resolve().parent / "web" / "static"
 
 RECONNECT_REASON = "this server is stopping; reconnect"
 """The reason of the 1012 (service restart) close a cluster node sends its clients when it
@@ -42,7 +42,7 @@ FLAG_MARGIN_SECONDS = 0.005
 @dataclass(frozen=True)
 class AnalysisLimits:
     """How much engine time reviews and analyses may hold (``Settings.analyses``, kept by
-    ``server.reviews``). Each costs engine time and a page trying moves needs only its latest
+    ``server.reviews.desk``). Each costs engine time and a page trying moves needs only its latest
     answer, so past these a request is refused at once, never queued."""
 
     per_player: int = 1
@@ -61,7 +61,7 @@ DEFAULT_ANALYSIS_LIMITS = AnalysisLimits()
 
 @dataclass(frozen=True)
 class IdleProving:
-    """Idle AI workers proving the positions people reach (``server.idle_proving``):
+    """Idle AI workers proving the positions people reach (``server.engines.idle_proving``):
     ``Settings.idle_proving``. Off by default (tests turn it on where they test it);
     ``discus serve`` turns it on unless ``--no-idle-proving``."""
 
@@ -75,7 +75,7 @@ class IdleProving:
     """Positions handed to a worker in one background task, most visited first."""
     seconds: float = 60.0
     """Most one position's first proof may take; a position past it is tried again later with
-    a larger budget (``server.idle_proving.ProvingPlan``), a few times at most. Longer than
+    a larger budget (``server.engines.idle_proving.ProvingPlan``), a few times at most. Longer than
     a review's (``ai.review.C4_SOLVE_SECONDS``): the idle workers are there to prove what a
     review gives up on."""
 
@@ -114,9 +114,10 @@ class Settings:
     bot_registration_limits: RegistrationLimits = DEFAULT_REGISTRATION_LIMITS
     """Bounds on ``register_bot`` (``welcome.limits.bot_registration`` while it is on)."""
     sign_in: SignInLimits = DEFAULT_SIGN_IN_LIMITS
-    """Password guesses, sign-ups, admin logins and hashes allowed (``server.sign_in_limits``)."""
+    """Password guesses, sign-ups, admin logins and hashes allowed
+    (``server.people.sign_in_limits``)."""
     max_connections: int = 20_000
-    """Open websocket connections past which new ones are shed (``server.overload``)."""
+    """Open websocket connections past which new ones are shed (``server.engines.overload``)."""
     shed_lag_seconds: float = 0.5
     """New connections are shed for 2 s after the event loop runs this late."""
     min_ai_move_seconds: float = 0.0
@@ -128,18 +129,18 @@ class Settings:
     worker); a move past it is shown without a value."""
     analyses: AnalysisLimits = DEFAULT_ANALYSIS_LIMITS
     """Reviews and analyses in flight per player, per address and in all
-    (``server.reviews.AnalysisLimits``)."""
+    (``server.reviews.desk.AnalysisLimits``)."""
     idle_proving: IdleProving = IdleProving()
     """Whether and how idle AI workers extend the proven positions (``IdleProving``)."""
     time_controls: Mapping[str, TimeControl] = field(default_factory=lambda: dict(TIME_CONTROLS))
-    """The time controls rooms may be made with, by name (``server.clocks``); tests add a
+    """The time controls rooms may be made with, by name (``server.play.clocks``); tests add a
     quick one here rather than through the protocol."""
     standings_push_seconds: float = 0.5
     """At most one arena standings push per player in this many seconds: the events in
     between are coalesced into the next push (0: a push on every event)."""
     tournament_watchers: int = 1000
     """Connections on one node that may watch one tournament's standings live without
-    playing in it (``server.tournament_watchers``); more still get answers, not pushes."""
+    playing in it (``server.tournaments.watchers``); more still get answers, not pushes."""
     schedule_lead_seconds: float = 3600.0
     """How far ahead an admin's arena schedule makes its arenas: each arena starting
     within this many seconds exists (listed as upcoming)."""
@@ -161,10 +162,10 @@ class Settings:
     lobby_chat_kept: int = 500
     """Lobby chat lines the store keeps (the oldest go); a game's lines are kept with it."""
     sources: SourceLimits = DEFAULT_SOURCE_LIMITS
-    """What one client address may hold and do (``server.sources``; docs/SECURITY.md)."""
+    """What one client address may hold and do (``server.web.sources``; docs/SECURITY.md)."""
     trusted_proxies: tuple[str, ...] = ()
     """Addresses or CIDR networks of load balancers whose connections start with a PROXY
-    protocol v2 header naming the real client (``server.proxy``; ``discus serve
+    protocol v2 header naming the real client (``server.web.proxy``; ``discus serve
     --trusted-proxy``). Empty: every peer is a client."""
     allowed_origins: tuple[str, ...] = ()
     """Web origins (``https://example.org``) whose pages may open a websocket besides the

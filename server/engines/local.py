@@ -466,7 +466,7 @@ class AiPool:
         and once started is given back at the first move or task that comes, raising
         ``BackgroundYielded`` (it is not run again: the caller asks again later; the function
         must keep what it did as it goes). For work that only uses idle time, such as
-        proving the positions people reach (``server.idle_proving``). Cancelling the await
+        proving the positions people reach (``server.engines.idle_proving``). Cancelling the await
         drops a task not yet started."""
         assert self._loop is not None, "call start() first"
         if self._closing:

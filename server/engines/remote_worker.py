@@ -17,7 +17,7 @@ time since it was first started (``keys.ai_started``), so the asking node's dead
 with too little left it is dropped, and the node plays its quick move.
 
 With the servers' database (``database_url``) a worker's idle processes also prove the
-positions people reach, as a server's own do (``server.idle_proving``): a live job takes the
+positions people reach, as a server's own do (``server.engines.idle_proving``): a live job takes the
 process back at once; each round holds a Redis lock (``keys.idle_proving_lock``), so the
 cluster's workers never prove the same batch.
 """
@@ -39,6 +39,7 @@ from typing import Any
 
 from redis.exceptions import LockError, RedisError
 
+from server.engines.idle_proving import IdleProver
 from server.engines.local import AiPool
 from server.engines.messages import (
     AiJob,
@@ -61,7 +62,6 @@ from server.engines.stream import (
     entry,
     read,
 )
-from server.idle_proving import IdleProver
 from server.settings import IdleProving
 from server.storage import keys
 from server.storage.config import async_redis
@@ -137,7 +137,7 @@ class Worker:
             await self._client.aclose(close_connection_pool=True)
 
     async def _prove_while_idle(self) -> None:
-        """Idle proving (``server.idle_proving``) on this worker's pool, reading the stored
+        """Idle proving (``server.engines.idle_proving``) on this worker's pool, reading the stored
         games from the servers' database, until ``stop``; nothing without a database, when
         turned off, or with one process (never kept from live jobs)."""
         if not self.idle_proving.enabled or self._database_url is None:

@@ -22,7 +22,7 @@ from server.storage.cache import (
 from server.storage.config import database_url, redis_url
 from server.storage.migrate import downgrade, main_migrate, migrate
 from server.storage.sql_store import SqlStore
-from server.store import Store
+from server.storage.store import Store
 
 __all__ = [
     "CachedResult",

@@ -70,7 +70,7 @@ def ai_worker(prefix: str, name: str) -> str:
 
 def idle_proving_lock(prefix: str, game: str) -> str:
     """Held by the ``discus worker`` proving a round of ``game``'s positions while idle
-    (``server.idle_proving``), so two workers never prove the same batch."""
+    (``server.engines.idle_proving``), so two workers never prove the same batch."""
     return f"{prefix}:ai:idle-proving:{game}"
 
 
@@ -80,7 +80,7 @@ def ai_worker_pattern(prefix: str) -> str:
 
 
 def room_owner(prefix: str, room_id: str) -> str:
-    """A room's lease (``server.cluster``): ``"<node> <epoch>"``, with the lease's TTL."""
+    """A room's lease (``server.cluster.redis``): ``"<node> <epoch>"``, with the lease's TTL."""
     return f"{prefix}:room:{room_id}:owner"
 
 
@@ -137,7 +137,7 @@ def node_events(prefix: str, node: str) -> str:
 
 
 def node_redis_counts(prefix: str, node: str) -> str:
-    """What one node asked of Redis since it started (JSON, ``server.cluster.RedisCounts``),
+    """What one node asked of Redis since it started (JSON, ``server.cluster.redis.RedisCounts``),
     rewritten at each renewal and when it stops, kept an hour after."""
     return f"{prefix}:node:{node}:redis"
 
@@ -158,12 +158,12 @@ def bot_moves(prefix: str, bot_id: str) -> str:
 
 
 def challenges(prefix: str) -> str:
-    """Hash of every standing challenge of a cluster: id -> JSON (``server.shared_challenges``)."""
+    """Hash of every standing challenge of a cluster: id -> JSON (``server.challenges.shared``)."""
     return f"{prefix}:challenges"
 
 
 def sign_in_counts(prefix: str, key: str) -> str:
     """Sorted set of one sign-in limit's events on every node (failed passwords per name, per
     name and source, per source; sign-ups and admin logins per source): a unique member per
-    event, scored by its wall-clock time (``server.shared_limits.SharedCounts``)."""
+    event, scored by its wall-clock time (``server.bots.shared_limits.SharedCounts``)."""
     return f"{prefix}:sign-in:{key}"

@@ -62,7 +62,7 @@ class Game(Base):
     reason: Mapped[str | None] = mapped_column(String(64))
     finished_at: Mapped[float | None] = mapped_column(Double)
     epoch: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
-    """The fencing token of the node that last wrote the game (``server.cluster``): a write
+    """The fencing token of the node that last wrote the game (``server.cluster.redis``): a write
     carrying an older one is refused, so a node that lost the room can never write."""
     time_control: Mapped[str | None] = mapped_column(String(16))
     """The time control's name; NULL for an untimed game (migration 0008)."""
@@ -234,7 +234,7 @@ class Token(Base):
 
 
 class Account(Base):
-    """A person's account (``server.account_desk``): the player (kind ``account``) behind a name
+    """A person's account (``server.people.accounts``): the player (kind ``account``) behind a name
     and a password, stored only as its Argon2id hash. ``name_key`` is the name lower-cased:
     its unique index makes names unique whatever their letter case."""
 
@@ -269,7 +269,7 @@ class Session(Base):
 
 
 class PlayerRating(Base):
-    """A player's Glicko-2 rating in one game (``server.ratings``), one row per account or
+    """A player's Glicko-2 rating in one game (``server.ratings.glicko``), one row per account or
     bot and game once it has played a rated game; ``games`` counts its rated games."""
 
     __tablename__ = "ratings"
@@ -341,7 +341,7 @@ class CachedPosition(Base):
 
 
 class GameReview(Base):
-    """The engine's review of a finished game (``server.reviews``), written once: the
+    """The engine's review of a finished game (``server.reviews.desk``), written once: the
     protocol's ``GameReview`` as JSON. Nodes computing the same review insert if absent."""
 
     __tablename__ = "game_reviews"
@@ -354,7 +354,7 @@ class GameReview(Base):
 
 
 class Tournament(Base):
-    """A tournament's settings and state (``server.store.TournamentRecord``)."""
+    """A tournament's settings and state (``server.storage.store.TournamentRecord``)."""
 
     __tablename__ = "tournaments"
 
@@ -387,7 +387,7 @@ class Tournament(Base):
 
 
 class TournamentSchedule(Base):
-    """A recurring arena an admin made (``server.store.ScheduleRecord``)."""
+    """A recurring arena an admin made (``server.storage.store.ScheduleRecord``)."""
 
     __tablename__ = "tournament_schedules"
 
@@ -453,7 +453,7 @@ class TournamentPairing(Base):
         Index("ix_tournament_pairings_game", "game_id"),
     )
 class ChatLine(Base):
-    """A line of chat (``server.chat_desk``): a game's (players' or spectators' channel),
+    """A line of chat (``server.chat.desk``): a game's (players' or spectators' channel),
     kept with the game, or the lobby's (``game_id`` NULL; only the newest few hundred are
     kept). An admin's deletion marks it (``deleted_at``): it is shown no more."""
 

@@ -6,7 +6,7 @@ an idle worker's) is a proven bound, counted apart. The report counts the proven
 stones on the board (a canonical key is the two
 sides' bitboards, so its bit count is the stones), how many were last saved on each of the
 last seven days (how the proven set grows: reviews, analyses, the expert and the idle
-workers, ``server.idle_proving``), and how much of what people play it covers: of the
+workers, ``server.engines.idle_proving``), and how much of what people play it covers: of the
 positions the newest stored games reach, how many are proven (in the cache or the shipped
 book), and of the most reached ones.
 """
@@ -22,8 +22,8 @@ import games
 from ai import review
 from server.storage import repository as repo
 from server.storage.sql_store import SqlStore
+from server.storage.store import GameRecord, MoveRecord
 from server.storage.symmetry import canonical
-from server.store import GameRecord, MoveRecord
 
 DAY = 86_400.0
 DAYS = 7

@@ -43,7 +43,7 @@ from server.storage.models import (
     TournamentPairing,
     TournamentSchedule,
 )
-from server.store import (
+from server.storage.store import (
     AccountRecord,
     ChatChannel,
     ChatLineRecord,
@@ -838,7 +838,7 @@ async def save_cached_positions(
     )
 
 
-# -- bot accounts (server.bot_accounts) ----------------------------------------------------------
+# -- bot accounts (server.bots.accounts) ----------------------------------------------------------
 
 
 async def find_token(conn: AsyncConnection, token_hash: str) -> dict[str, Any] | None:
@@ -847,7 +847,7 @@ async def find_token(conn: AsyncConnection, token_hash: str) -> dict[str, Any] |
     return None if row is None else dict(row._mapping)
 
 
-# -- people's accounts and sessions (server.account_desk) -----------------------------------------
+# -- people's accounts and sessions (server.people.accounts) ---------------------------------------
 
 
 async def find_account(conn: AsyncConnection, name: str) -> AccountRecord | None:

@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from server.storage import repository as repo
 from server.storage.config import create_engine, create_sqlite_writer, database_url
 from server.storage.migrate import upgrade_engine
-from server.store import (
+from server.storage.store import (
     AccountRecord,
     ChatChannel,
     ChatLineRecord,

@@ -3,7 +3,7 @@
 Nothing in this package sends, stores or reads a clock: callers pass ``now`` and the results
 of games, and turn what comes back (pairings to start, standings) into games and messages.
 Every command checks first and raises a ``server.errors.ProtocolError`` before changing
-anything, as ``server.rooms`` does.
+anything, as ``server.play.rooms`` does.
 
 - ``arena``: a timed arena (lichess's kind): a free player is paired as soon as another is
   free; wins 2, draws 1, streaks and berserk.

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
-from server.store import EntrantRecord, EntrantStatus, PairingRecord, TournamentRecord
+from server.storage.store import EntrantRecord, EntrantStatus, PairingRecord, TournamentRecord
 from server.tournaments import Entrant, roundrobin
 from server.tournaments.arena import Arena, ArenaGame, Status
 from server.tournaments.rounds import Board, Kind, RoundEvent

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from server.store import ScheduleRecord, TournamentRecord
+from server.storage.store import ScheduleRecord, TournamentRecord
 
 
 def first_start(every_minutes: int, now: float) -> float:

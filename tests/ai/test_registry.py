@@ -17,7 +17,7 @@ import games
 from ai import review
 from ai.calibrate import OPENINGS, opening_moves
 from ai.levels import DEFAULT_LEVELS, find, levels_of
-from server.level_calibration import MEASURED
+from server.ratings.level_calibration import MEASURED
 from tests import thirdgame
 
 

@@ -1,4 +1,4 @@
-"""What the language tests share: the message catalogues (server/static/i18n/*.json), the
+"""What the language tests share: the message catalogues (server/web/static/i18n/*.json), the
 text a page shows, and the English left in it when it speaks another language.
 
 A page in Japanese fails the check when its visible text holds the literal part of an English
@@ -18,7 +18,7 @@ from typing import Any
 
 from playwright.async_api import Page
 
-CATALOGUES = Path(__file__).resolve().parents[2] / "server" / "static" / "i18n"
+CATALOGUES = Path(__file__).resolve().parents[2] / "server" / "web" / "static" / "i18n"
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 VISIBLE_TEXT = """() => {

@@ -215,7 +215,7 @@ async def stored_plies(database_url: str, game_id: str) -> tuple[int, str]:
 async def fresh_nodes(tmp_path: Path) -> AsyncIterator[Nodes]:
     """Nodes over a database of their own (dropped after) and the shared Redis, whose keys
     under the nodes' prefix are deleted after."""
-    from tests.storage.conftest import REDIS_URL, create_database, drop_database, drop_keys
+    from tests.server.storage.conftest import REDIS_URL, create_database, drop_database, drop_keys
 
     url, name = await create_database()
     made = Nodes(url, REDIS_URL, tmp_path)

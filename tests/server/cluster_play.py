@@ -1,4 +1,4 @@
-"""Players for the cluster tests, modelled on the page (``server/static/net.js``): a
+"""Players for the cluster tests, modelled on the page (``server/web/static/net.js``): a
 connection that comes back with its resume token when it closes (at once on 1012, after a
 short pause otherwise) and resyncs on ``stale_ply``, and a driver per room that keeps
 sending the next move of whoever is to move, resending after an error or a silence.

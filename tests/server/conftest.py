@@ -3,13 +3,19 @@ Connect Four worker pool."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.async_api import Browser, BrowserContext, async_playwright
 
 from server.engines import AiPool
+
+# The tests of each package import the shared helpers (``wsclient``, ``pages``, ``people``,
+# ...) that stand in this folder by their bare names.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 CHROMIUM = "/usr/bin/chromium"
 """Debian's chromium, installed by .ci/run; Playwright never downloads a browser here."""

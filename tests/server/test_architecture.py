@@ -1,5 +1,7 @@
-"""The server's shape, held as tests: every client message has exactly one handler, and no
-module of ``server/`` imports itself back through others (type-only imports included)."""
+"""The server's shape, held as tests: every client message has exactly one handler; no module
+of ``server/`` imports itself back through others (type-only imports included); the packages
+import each other only downwards, in the order ``PACKAGES`` declares; desks get ports, never
+the app."""
 
 from __future__ import annotations
 
@@ -36,8 +38,8 @@ def _modules() -> dict[str, Path]:
 def _imports(path: Path) -> set[str]:
     """Every ``server.*`` module ``path`` imports, wherever the import stands (under
     ``if TYPE_CHECKING:`` or inside a function too). ``from server import errors`` imports
-    the module ``server.errors``; ``from server.store import Store`` the module
-    ``server.store``."""
+    the module ``server.errors``; ``from server.storage.store import Store`` the module
+    ``server.storage.store``."""
     modules = _modules()
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -90,12 +92,86 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": set()}) is None
 
 
-DESKS = {"admin", "bot_desk", "challenge_desk", "history_desk", "account_desk", "rating_desk",
-         "reviews", "stats", "tournament_desk", "ladder_desk", "chat_desk"}
+PACKAGES = ["protocol", "connections", "storage", "engines", "play", "chat", "reviews",
+            "people", "bots", "admin", "challenges", "ladder", "ratings", "tournaments",
+            "cluster", "web"]
+"""The server's packages, lowest first: a module of one may import modules of the packages
+before it, never after. ``protocol`` is every message; ``connections`` who is on the line and
+the outbox every desk writes through; ``storage`` every table and cache; ``engines`` the AI
+pool; ``play`` rooms and their runner; then the domains built on play; ``cluster`` wires
+several nodes (it places rooms and tournaments, so it stands above them); ``web`` is the edge."""
+
+SHELL = {"server", "server.app", "server.serve", "server.cli", "server.routes"}
+"""The composition root and its entry points: they wire every package, and none imports them."""
+
+BASE = {"server.errors", "server.settings", "server.metrics", "server.gc_policy"}
+"""Modules at the top of ``server/`` that every package may import; they import only pure
+modules (``Settings`` gathers the pure rules' published limits)."""
+
+
+def _pure(graph: dict[str, set[str]]) -> set[str]:
+    """Pure modules import nothing of the server but errors and the protocol: rules (clocks,
+    Glicko-2, limits, tournament pairings) any package may use without depending on another
+    package's state, and without any chance of a circle."""
+    return {name for name, deps in graph.items()
+            if deps <= {"server", "server.errors", "server.protocol"}}
+
+
+def _package(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in PACKAGES) else None
+
+
+def _out_of_order(graph: dict[str, set[str]]) -> list[str]:
+    pure = _pure(graph)
+    found = []
+    for name, deps in sorted(graph.items()):
+        mine = _package(name)
+        for dep in sorted(deps - {"server"}):
+            theirs = _package(dep)
+            if dep in SHELL:
+                if name not in SHELL:
+                    found.append(f"{name} -> {dep} (the shell)")
+            elif name in BASE:
+                if dep not in pure:
+                    found.append(f"{name} -> {dep} (a base module imports only pure ones)")
+            elif mine is None or dep in pure or dep in BASE or theirs == mine:
+                continue
+            elif theirs is None or PACKAGES.index(theirs) > PACKAGES.index(mine):
+                found.append(f"{name} -> {dep}")
+    return found
+
+
+def test_every_package_of_the_server_is_declared_in_order() -> None:
+    on_disk = {path.parent.name for path in SERVER.glob("*/__init__.py")}
+    assert on_disk == set(PACKAGES)
+    top = {path.stem for path in SERVER.glob("*.py")}
+    assert {f"server.{name}" for name in top} | {"server"} == SHELL | BASE | {"server.__init__"}
+
+
+def test_the_packages_import_only_downwards() -> None:
+    assert _out_of_order(_module_graph()) == []
+
+
+def test_the_order_check_finds_an_upward_import() -> None:
+    graph = {"server.play.rooms": {"server.tournaments.desk"}, "server.tournaments.desk": {
+        "server.play.rooms", "server.storage.sql"}, "server.storage.sql": set(),
+        "server.settings": {"server.play.rooms"}, "server.play.clocks": {"server.protocol"},
+        "server.chat.desk": {"server.play.clocks", "server.app"}}
+    assert _out_of_order(graph) == [
+        "server.chat.desk -> server.app (the shell)",
+        "server.play.rooms -> server.tournaments.desk",
+        "server.settings -> server.play.rooms (a base module imports only pure ones)"]
+
+
+DESKS = {"admin.desk", "bots.desk", "challenges.desk", "reviews.history_desk", "people.accounts",
+         "ratings.desk", "reviews.desk", "admin.stats", "tournaments.desk", "ladder.desk",
+         "chat.desk"}
 
 
 @pytest.mark.parametrize("desk", sorted(DESKS))
 def test_no_desk_imports_the_app_or_another_desk(desk: str) -> None:
-    desks = DESKS
-    imported = {m.removeprefix("server.") for m in _imports(SERVER / f"{desk}.py")}
-    assert not imported & ({"app", "runner", "gateway", "node"} | (desks - {desk}))
+    imported = {m.removeprefix("server.") for m in
+                _imports(SERVER.joinpath(*desk.split(".")).with_suffix(".py"))}
+    assert not imported & ({"app", "routes", "play.runner", "web.gateway", "cluster.node"}
+                           | (DESKS - {desk}))

@@ -1,0 +1,2 @@
+"""The lobby's and games' chats: who reads and writes where (rules), and the desk
+(limits, storage, admin deletion and silences)."""
