@@ -158,7 +158,7 @@ class AccountDesk:
         self.by_connection = AttemptLimiter(limits.per_connection, limits.window_seconds)
         self.guard = SignInGuard(counts if counts is not None else LocalCounts(), limits)
         """Failures per (name, source), name and source, and sign-ups per source: in this
-        process, or in Redis on a cluster (``server.bots.shared_limits.SharedCounts``)."""
+        process, or in Redis on a cluster (``server.people.shared_counts.SharedCounts``)."""
         self.hashes = HashQueue(limits.hashes_at_once, limits.hashes_per_source,
                                 limits.hashes_waiting)
         self._dummy_hash: str | None = None

@@ -1,6 +1,6 @@
 """How many password guesses, sign-ups and admin logins a client may make, and where they
 are counted: pure rules over a ``Counts`` store (this process's memory, or Redis on a
-cluster: ``server.bots.shared_limits.SharedCounts``).
+cluster: ``server.people.shared_counts.SharedCounts``).
 
 The rules are built so that a guesser cannot lock the owner out of an account:
 

@@ -165,5 +165,5 @@ def challenges(prefix: str) -> str:
 def sign_in_counts(prefix: str, key: str) -> str:
     """Sorted set of one sign-in limit's events on every node (failed passwords per name, per
     name and source, per source; sign-ups and admin logins per source): a unique member per
-    event, scored by its wall-clock time (``server.bots.shared_limits.SharedCounts``)."""
+    event, scored by its wall-clock time (``server.people.shared_counts.SharedCounts``)."""
     return f"{prefix}:sign-in:{key}"
