@@ -54,10 +54,10 @@ def end_soon(srv: Running, tid: str, seconds: float) -> None:
     """Bring the arena's end forward to ``seconds`` from now, with the timer the desk sets
     for an end (an arena lasts 5 minutes at least: too long to wait for in a test)."""
     desk = srv.app.tournaments
-    ends_at = desk.now() + seconds
-    desk.arenas[tid].ends_at = ends_at
-    desk.records[tid] = dataclasses.replace(desk.records[tid], ends_at=ends_at)
-    desk._set_timers(desk.records[tid])
+    ends_at = desk.held.now() + seconds
+    desk.arenas.arenas[tid].ends_at = ends_at
+    desk.held.records[tid] = dataclasses.replace(desk.held.records[tid], ends_at=ends_at)
+    desk.arenas.set_timers(desk.held.records[tid])
 
 
 async def test_an_arena_made_on_the_page_pairs_two_people_pushes_standings_and_ends_on_a_podium(
