@@ -323,7 +323,7 @@ async def test_a_swiss_is_started_by_its_maker_and_ends_with_its_crosstable_as_c
 
 async def test_in_japanese_the_tournament_and_ladder_pages_show_no_english(
         browser: Browser) -> None:
-    from test_i18n_page import english_left, untranslated_patterns
+    from tests.server.web.test_i18n_page import english_left, untranslated_patterns
 
     patterns = untranslated_patterns()
     store = MemoryStore()
