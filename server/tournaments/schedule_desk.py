@@ -34,8 +34,8 @@ ScheduleMessage = p.AdminCreateSchedule | p.AdminListSchedules | p.AdminDeleteSc
 
 
 class ArenaSchedules:
-    """Schedules, and the arenas made from them through ``open_arena`` (the tournament
-    desk's: it stores the arena and runs it)."""
+    """Schedules, and the arenas made from them through ``open_arena`` (``Arenas.open``, in
+    ``server.tournaments.arena_desk``: it stores the arena and runs it)."""
 
     def __init__(self, store: Store, lobby: Lobby,
                  open_arena: Callable[[TournamentRecord], Awaitable[None]],

@@ -70,7 +70,7 @@ async def test_an_arena_on_one_node_is_joined_played_and_pushed_on_the_other(
     holder = await redis.get(keys.room_owner(prefix, tournament_lease(tid)))
     await redis.aclose()
     assert holder is not None and holder.split()[0] == one.app.cluster.node  # type: ignore[union-attr]
-    assert tid not in two.app.tournaments.records
+    assert tid not in two.app.tournaments.held.records
     # Bob, on node two, joins: node one runs it and answers him through node two.
     bob = await Client.open(two.url, "Bob")
     await bob.send(type="join_tournament", tournament=tid, id="join")
@@ -99,7 +99,7 @@ async def test_an_arena_on_one_node_is_joined_played_and_pushed_on_the_other(
     assert asked["type"] == "tournament" and asked["standings"] == pushed["standings"]
     (listed,) = (await cy.request("list_tournaments"))["tournaments"]
     assert listed["id"] == tid and listed["players"] == 2  # counted from the store there
-    assert tid not in two.app.tournaments.records  # node two never paired it
+    assert tid not in two.app.tournaments.held.records  # node two never paired it
     # Cy, who asked on node two and never joined, is pushed Dee's join on node one.
     dee = await Client.open(one.url, "Dee")
     await dee.send(type="join_tournament", tournament=tid)
@@ -132,15 +132,15 @@ async def test_a_node_that_lost_an_arena_cannot_write_it_and_lets_it_go(
     await redis.aclose()
     assert await two.app.cluster.scan() == 1
     assert two.app.cluster.owned[lease] > old_epoch
-    assert [r.id for r in two.app.tournaments.arenas[tid].standings()] == [ann.player_id]
-    assert tid in one.app.tournaments.arenas  # it has not noticed yet
+    assert [r.id for r in two.app.tournaments.arenas.arenas[tid].standings()] == [ann.player_id]
+    assert tid in one.app.tournaments.arenas.arenas  # it has not noticed yet
     # Bob joins on node one, which still pairs the arena as it believes: the store refuses
     # its write, and it lets the arena go.
     bob = await Client.open(one.url, "Bob")
     await bob.send(type="join_tournament", tournament=tid, id="stale")
     refused = await bob.expect("error", ref="stale")
     assert refused["code"] == "internal_error"
-    assert tid not in one.app.tournaments.arenas and not one.app.cluster.holds(lease)
+    assert tid not in one.app.tournaments.arenas.arenas and not one.app.cluster.holds(lease)
     entrants = await two.app.store.tournament_entrants(tid)
     assert [e.player_id for e in entrants] == [ann.player_id]
     monkeypatch.undo()
@@ -195,12 +195,12 @@ async def test_a_round_robin_made_on_one_node_is_entered_started_and_played_from
     await zed.send(type="create_round_tournament", kind="roundrobin", game="connect4",
                    name="Thursday", time_control="3+2")
     tid = str((await zed.expect("round_tournament"))["tournament"]["id"])
-    assert tid in two.app.tournaments.events
+    assert tid in two.app.tournaments.rounds.events
     ann, bob = await Client.open(one.url, "Ann"), await Client.open(one.url, "Bob")
     for client in (ann, bob):
         await client.send(type="join_tournament", tournament=tid)
         assert (await client.expect("round_tournament"))["round"] == 0
-    assert tid not in one.app.tournaments.events  # node one never pairs it
+    assert tid not in one.app.tournaments.rounds.events  # node one never pairs it
     # Zed starts it: one board, Ann against Bob, in a room of node two.
     await zed.send(type="start_tournament", tournament=tid)
     started = await zed.expect("round_tournament")

@@ -54,10 +54,10 @@ def end_soon(srv: Running, tid: str, seconds: float) -> None:
     """Bring the arena's end forward to ``seconds`` from now, with the timer the desk sets
     for an end (an arena lasts 5 minutes at least: too long to wait for in a test)."""
     desk = srv.app.tournaments
-    ends_at = desk.now() + seconds
-    desk.arenas[tid].ends_at = ends_at
-    desk.records[tid] = dataclasses.replace(desk.records[tid], ends_at=ends_at)
-    desk._set_timers(desk.records[tid])
+    ends_at = desk.held.now() + seconds
+    desk.arenas.arenas[tid].ends_at = ends_at
+    desk.held.records[tid] = dataclasses.replace(desk.held.records[tid], ends_at=ends_at)
+    desk.arenas.set_timers(desk.held.records[tid])
 
 
 async def test_an_arena_made_on_the_page_pairs_two_people_pushes_standings_and_ends_on_a_podium(
@@ -323,7 +323,7 @@ async def test_a_swiss_is_started_by_its_maker_and_ends_with_its_crosstable_as_c
 
 async def test_in_japanese_the_tournament_and_ladder_pages_show_no_english(
         browser: Browser) -> None:
-    from test_i18n_page import english_left, untranslated_patterns
+    from tests.server.web.test_i18n_page import english_left, untranslated_patterns
 
     patterns = untranslated_patterns()
     store = MemoryStore()
