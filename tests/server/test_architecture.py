@@ -114,7 +114,8 @@ def _pure(graph: dict[str, set[str]]) -> set[str]:
     Glicko-2, limits, tournament pairings) any package may use without depending on another
     package's state, and without any chance of a circle."""
     return {name for name, deps in graph.items()
-            if deps <= {"server", "server.errors", "server.protocol"}}
+            if all(dep in {"server", "server.errors"} or _package(dep) == "protocol"
+                   for dep in deps)}
 
 
 def _package(module: str) -> str | None:

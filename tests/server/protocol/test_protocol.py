@@ -8,6 +8,7 @@ import typing
 import pytest
 
 from server import errors, protocol
+from server.protocol import wire
 
 
 def test_the_checked_in_schema_is_exactly_what_the_models_generate() -> None:
@@ -20,7 +21,7 @@ def test_the_schema_check_command_fails_on_a_stale_file(
 ) -> None:
     stale = tmp_path / "protocol.schema.json"
     stale.write_text("{}\n")
-    monkeypatch.setattr(protocol, "SCHEMA_PATH", stale)
+    monkeypatch.setattr(wire, "SCHEMA_PATH", stale)
     assert protocol.main(["--check"]) == 1
     assert protocol.main([]) == 0
     assert protocol.main(["--check"]) == 0
