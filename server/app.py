@@ -2,8 +2,9 @@
 
 Nothing here decides anything about games, players or rooms; it only says which part gets
 which other parts (docs/ARCHITECTURE.md draws them). The single-node or cluster side of
-``server.play.placement`` is chosen here, once. ``running`` serves until its block ends;
-``server.serve`` runs it as ``discus serve``.
+``server.play.placement`` is chosen here, once. ``build`` returns the parts as a ``Server``
+(``server.parts``, with their housekeeping and shutdown order); ``running`` serves until its
+block ends; ``server.serve`` runs it as ``discus serve``.
 
 Ordering guarantees, kept by the parts: every command on a room runs under that room's lock
 (``server.play.runner``); a move is stored before anybody hears of it; every frame leaves through
@@ -40,6 +41,7 @@ from server.engines.live_levels import LiveLevels
 from server.engines.overload import LoadGauge
 from server.ladder.desk import LadderDesk
 from server.metrics import Metrics
+from server.parts import Server
 from server.people.accounts import AccountDesk
 from server.people.identity import Identity
 from server.play.locks import RoomLocks
@@ -50,7 +52,7 @@ from server.ratings.desk import RatingDesk
 from server.reviews.desk import ReviewDesk
 from server.reviews.history_desk import HistoryDesk
 from server.routes import Desks, handlers
-from server.settings import RECONNECT_REASON, SHUTDOWN_SECONDS, STATIC_DIR, Settings
+from server.settings import STATIC_DIR, Settings
 from server.storage.store import MemoryStore, Store
 from server.tournaments.desk import TournamentDesk
 from server.tournaments.watchers import Watchers
@@ -67,82 +69,6 @@ log = logging.getLogger("discus.server")
 def new_room_code() -> str:
     """A fresh room code (also the invite code people type): see ``ROOM_CODE_ALPHABET``."""
     return "".join(secrets.choice(ROOM_CODE_ALPHABET) for _ in range(ROOM_CODE_LENGTH))
-
-
-@dataclass
-class Server:
-    """Every part of one running server, built once by ``build``."""
-
-    settings: Settings
-    store: Store
-    stopping: asyncio.Event
-    """Set at shutdown: commands are refused, AI answers dropped, loops end."""
-    levels: LiveLevels
-    outbox: Outbox
-    lobby: Lobby
-    placement: Placement
-    identity: Identity
-    runner: RoomRunner
-    bots: BotDesk
-    challenges: ChallengeDesk
-    accounts: AccountDesk
-    ratings: RatingDesk
-    reviews: ReviewDesk
-    admin: AdminDesk
-    history: HistoryDesk
-    stats: StatsDesk
-    gauge: LoadGauge
-    gateway: Gateway
-    http: HttpSide
-    metrics: Metrics
-    pool: Pool | None
-    cluster: Cluster | None
-    tournaments: TournamentDesk
-    ladder: LadderDesk
-    prover: IdleProver
-
-    async def sweep_forever(self) -> None:
-        """Every few seconds until ``stopping``: the rooms' housekeeping, then connections
-        of bots and admins whose token was revoked elsewhere."""
-        while not self.stopping.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.stopping.wait(), self.settings.sweep_seconds)
-                return
-            await self.runner.sweep()
-            self.gateway.sweep()
-            try:
-                await self.tournaments.sweep()
-            except Exception:
-                log.exception("failed to look for tournament games ended elsewhere")
-            for cut in (self.bots.cut_revoked, self.admin.cut_revoked):
-                try:
-                    await cut()
-                except Exception:
-                    log.exception("failed to check tokens for revocations")
-
-    async def shut_down(self, ws_server: WsServer, sweeper: asyncio.Task[None]) -> None:
-        """Stop taking work, finish what touches the store, hand the rooms over, then close
-        the connections. Nothing is cancelled while it may use the store (a cancelled
-        aiosqlite call was seen to hang the loop at exit); a task still running after
-        ``SHUTDOWN_SECONDS`` is cancelled as a last resort."""
-        self.stopping.set()
-        self.runner.stop_timers()
-        self.tournaments.close()
-        await self.ladder.close(SHUTDOWN_SECONDS)
-        await self.placement.drain()  # forwarded commands wait for the rooms' next owner
-        await self.runner.quiesce()  # commands under way finish, and announce
-        await self.placement.hand_over()  # other nodes take the rooms over from here
-        await self.admin.close()  # before the pool: a calibration must not finish on quick moves
-        if self.pool is not None:
-            await self.pool.close()
-        await self.reviews.close()
-        await asyncio.wait([sweeper], timeout=SHUTDOWN_SECONDS)
-        await self.runner.wait_tasks(SHUTDOWN_SECONDS)
-        await self.levels.close()
-        await self.placement.close()  # events published, leases given up
-        ws_server.close(code=self.placement.close_code,
-                        reason=RECONNECT_REASON if self.placement.close_code == 1012 else "")
-        await ws_server.wait_closed()
 
 
 async def build(store: Store, pool: Pool | None, settings: Settings, secret: bytes,

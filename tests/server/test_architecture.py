@@ -101,8 +101,9 @@ the outbox every desk writes through; ``storage`` every table and cache; ``engin
 pool; ``play`` rooms and their runner; then the domains built on play; ``cluster`` wires
 several nodes (it places rooms and tournaments, so it stands above them); ``web`` is the edge."""
 
-SHELL = {"server", "server.app", "server.serve", "server.cli", "server.routes"}
-"""The composition root and its entry points: they wire every package, and none imports them."""
+SHELL = {"server", "server.app", "server.parts", "server.serve", "server.cli", "server.routes"}
+"""The composition root, the parts it builds and its entry points: they wire every package, and
+none imports them."""
 
 BASE = {"server.errors", "server.settings", "server.metrics", "server.gc_policy"}
 """Modules at the top of ``server/`` that every package may import; they import only pure

@@ -21,6 +21,14 @@ export function button(text, onClick, cls = "", aria = "") {
   return b;
 }
 
+/** A link that downloads ``href`` (a file the server serves), shown as a button. */
+export function downloadLink(href, label, aria) {
+  const a = Object.assign(document.createElement("a"), { href, textContent: label, className: "button" });
+  a.setAttribute("download", "");
+  if (aria) a.setAttribute("aria-label", aria);
+  return a;
+}
+
 /** An SVG element with ``attrs``. */
 export function svg(name, attrs) {
   const node = document.createElementNS(SVG_NS, name);
