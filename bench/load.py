@@ -666,7 +666,7 @@ def _run(args: argparse.Namespace, database_url: str | None, nodes: int = 0,
             if line.startswith(("POOL", "GC", "LAG", "CENSUS", "LEFTOVER", "CLUSTER")):
                 name = line.split()[0].lower() + (f"_{index + 1}" if count > 1 else "")
                 report[name] = line.split(" ", 1)[1]
-            elif line.startswith("REDIS_COUNTS "):  # the node's own counts (server.cluster.cluster)
+            elif line.startswith("REDIS_COUNTS "):  # the node's own counts (server.cluster.counts)
                 name = "node_redis_per_client_move" + (f"_{index + 1}" if count > 1 else "")
                 report[name] = ", ".join(
                     f"{k}={float(v) / moves:.2f}"

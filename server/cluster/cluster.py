@@ -18,24 +18,17 @@ is refused, and at its next renewal it finds the lease gone and lets the room go
   other node where one of the players they are for is connected, with those player ids;
   that node delivers them to its own connections of those players. An event whose players
   are all connected to the node that made it costs Redis nothing. Pub/sub and not streams:
-  an event matters only to nodes connected now. A node knows where the people of the
-  rooms it runs are (it reads their presence sets when it registers a room, and the
-  presence news below keeps that up to date); anyone else's presence set it reads when it
-  has an event for them. So a node's work per move does not grow with the number of
-  nodes. (A connection hears a room's events from when its node's presence news reached
-  the room's owner, a few milliseconds after its ``hello``; the room's state comes with
-  ``join_room`` or ``spectate`` anyway.)
+  an event matters only to nodes connected now. Where the players are is
+  ``server.cluster.presence``'s. (A connection hears a room's events from when its node's
+  presence news reached the room's owner, a few milliseconds after its ``hello``; the
+  room's state comes with ``join_room`` or ``spectate`` anyway.)
 - **Takeover**: the live rooms are a Redis hash (``rooms``: room id -> current game and
   spectators). Every ``renew_seconds`` each node looks for rooms whose lease is gone and
   tries to take them over: it wins the lease (one node does), fences the game in the store,
   and only then reads it, so it sees every move the former owner stored and no later one.
   People connected to surviving nodes stay connected; they get the room's state again.
-- **Presence**: which nodes a player is connected to (``online``), so a node taking a room
-  over knows who is still there, an owner hears when a player's last connection on
-  another node closes, and events go to the nodes where their players are.
-- **Counts**: every command and byte this node sends to Redis, and the events it publishes
-  and reads (``Cluster.redis_counts``; each node also writes them to Redis, for a
-  benchmark running the nodes as processes: ``stored_redis_counts``).
+- **Presence** (``server.cluster.presence``): which nodes a player is connected to.
+- **Counts** (``server.cluster.counts``): what this node asks of Redis.
 """
 
 from __future__ import annotations
@@ -52,6 +45,8 @@ from typing import Any, Protocol
 
 from redis.exceptions import RedisError
 
+from server.cluster.counts import COUNTS_TTL_SECONDS, RedisCounts, count_commands
+from server.cluster.presence import Presence
 from server.storage import keys
 from server.storage.config import async_redis
 from server.storage.store import Fenced
@@ -67,8 +62,6 @@ INBOX_TTL_SECONDS = 3600
 REVOKED = "!revoked"
 """The address of an events-channel entry saying sessions were revoked (player ids never
 start with ``!``)."""
-COUNTS_TTL_SECONDS = 3600
-"""A node's stored Redis counts outlive it by an hour."""
 
 _ACQUIRE = """
 if redis.call('exists', KEYS[1]) == 1 then return 0 end
@@ -119,66 +112,6 @@ class ClusterSettings:
     """How often every registered room is checked for an owner. Between those checks a node
     looks only at the rooms of nodes that died, so a quiet cluster costs Redis a few
     commands a second however many rooms it runs."""
-
-
-@dataclass
-class RedisCounts:
-    """What one node asked of Redis since it was made (``Cluster.redis_counts``): everything
-    through the cluster's client (leases, inboxes, events, presence, registry, the shared
-    limits and challenges), not the AI queue's or the cache's."""
-
-    commands: int = 0
-    """Commands sent (each command of a pipeline counts)."""
-    bytes_sent: int = 0
-    """Bytes of those commands."""
-    events_published: int = 0
-    """PUBLISH commands of events: one per event per other node it goes to."""
-    events_local: int = 0
-    """Events whose players were all connected to this node: nothing sent to Redis."""
-    events_received: int = 0
-    """Events read from this node's channel."""
-    event_bytes_received: int = 0
-    """Bytes of those events (the message and its addresses)."""
-    lookups: int = 0
-    """Presence sets read to address an event (players outside this node's rooms)."""
-
-
-def _count_commands(client: Any, counts: RedisCounts) -> None:
-    """Make every connection ``client`` opens from now on count into ``counts``: one
-    addition per command and per write, on the path redis-py takes anyway."""
-    pool = client.connection_pool
-    base = pool.connection_class
-
-    class Counting(base):  # type: ignore[misc, valid-type]
-        def pack_command(self, *args: Any) -> Any:
-            counts.commands += 1
-            return super().pack_command(*args)
-
-        async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-            if isinstance(command, bytes | str):
-                counts.bytes_sent += len(command)
-            else:
-                command = list(command)
-                counts.bytes_sent += sum(len(chunk) for chunk in command)
-            await super().send_packed_command(command, check_health)
-
-    Counting.__name__ = Counting.__qualname__ = f"Counting{base.__name__}"
-    pool.connection_class = Counting
-
-
-async def stored_redis_counts(client: Any, prefix: str = keys.DEFAULT_PREFIX,
-                              ) -> dict[str, dict[str, int]]:
-    """Every node's ``RedisCounts`` as it last wrote them (at each renewal, and when it
-    stopped), by node: for a benchmark that runs the nodes as processes. ``client`` is any
-    Redis client of the deployment's Redis."""
-    found: dict[str, dict[str, int]] = {}
-    async for name in client.scan_iter(match=keys.node_redis_counts_pattern(prefix),
-                                       count=500):
-        text = name.decode() if isinstance(name, bytes) else str(name)
-        value = await client.get(name)
-        if value is not None:
-            found[text.split(":")[-2]] = json.loads(value)
-    return found
 
 
 @dataclass(frozen=True)
@@ -242,7 +175,8 @@ class Cluster:
         self._client: Any = async_redis(self.redis_url, decode_responses=True)
         """Made here, connected at first use: the node's other shared state (limits,
         challenges) is built on it before the node joins (``open``)."""
-        _count_commands(self._client, self.counts)
+        count_commands(self._client, self.counts)
+        self.presence = Presence(self._client, prefix, self.node, self.counts)
         self._app: Node | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._publisher: asyncio.Task[None] | None = None
@@ -256,19 +190,6 @@ class Cluster:
         """``drain`` was called: this node takes no room and runs no command for another."""
         self._keeper: asyncio.Task[None] | None = None
         self._scripts: dict[str, Any] = {}
-        self._members: dict[str, frozenset[str]] = {}
-        """Room id -> its people and spectators, for the rooms this node registered while
-        holding their lease."""
-        self._rooms_with: dict[str, set[str]] = {}
-        """Player id -> those of the rooms above the player is in."""
-        self._where: dict[str, set[str]] = {}
-        """Player id -> the nodes the player is connected to, for players in the rooms
-        above: read when the room was registered, kept up to date by presence news."""
-        self._asking: dict[str, object] = {}
-        """Player id -> the read of its presence set under way; presence news about the
-        player meanwhile makes that read too old to keep."""
-        self._here: set[str] = set()
-        """Players connected to this node (``connected``)."""
         self.takeovers = 0
         """Rooms this node took over from another (for tests and the admin view)."""
 
@@ -363,11 +284,7 @@ class Cluster:
         """Redis lost this node (a restart without persistence, or the others took it for
         dead): put its players' presence back, and tell every other node which players
         are here, so that nodes which read their presence meanwhile send events here."""
-        here = sorted(self._here)
-        async with self._client.pipeline(transaction=False) as pipe:
-            for player_id in here:
-                pipe.sadd(keys.player_nodes(self.prefix, player_id), self.node)
-            await pipe.execute()
+        here = await self.presence.restore()
         for node in await self.live_nodes():
             if node != self.node:
                 await self._post(node, {"kind": "here", "node": self.node, "players": here})
@@ -404,7 +321,7 @@ class Cluster:
     async def release(self, room_id: str, unlist: bool = True) -> None:
         """Give up the room's lease (it closed, or this node stops: ``unlist`` False)."""
         epoch = self.owned.pop(room_id, None)
-        self._untrack(room_id)
+        self.presence.untrack(room_id)
         if epoch is not None:
             await self._scripts["release"](
                 keys=[keys.room_owner(self.prefix, room_id),
@@ -441,9 +358,9 @@ class Cluster:
             await asyncio.sleep(self.settings.renew_seconds)
 
     async def _renew(self) -> None:
-        if await self._beat() and self._here:
+        if await self._beat() and self.presence.here:
             log.warning("Redis did not list this node; announcing its %d players again",
-                        len(self._here))
+                        len(self.presence.here))
             await self._here_again()
         owned = list(self.owned.items())
         if not owned:
@@ -459,7 +376,7 @@ class Cluster:
             if not kept and self.owned.get(room_id) == epoch:
                 log.warning("lost the lease of room %s; letting it go", room_id)
                 del self.owned[room_id]
-                self._untrack(room_id)
+                self.presence.untrack(room_id)
                 await self._client.srem(keys.node_rooms(self.prefix, self.node), room_id)
                 game_id = self._app.let_go(room_id)
                 if game_id is not None:
@@ -572,8 +489,8 @@ class Cluster:
         or disconnect finds the room in their rooms and tells its owner), so the room's
         events go only to those nodes."""
         people = list(people)
-        new = [p for p in people if p not in self._where] if room_id in self.owned else []
-        asked = {p: self._ask(p) for p in new}
+        new = [p for p in people if p not in self.presence.where] if room_id in self.owned else []
+        asked = {p: self.presence.ask(p) for p in new}
         async with self._client.pipeline(transaction=False) as pipe:
             pipe.hset(keys.cluster_rooms(self.prefix), room_id,
                       json.dumps({"game": game_id, "watchers": sorted(watchers)}))
@@ -588,12 +505,12 @@ class Cluster:
             try:
                 results = await pipe.execute()
             except BaseException:
-                self._forget_asked(asked)
+                self.presence.forget_asked(asked)
                 raise
         if room_id in self.owned:
-            self._track(room_id, people)
+            self.presence.track(room_id, people)
         for player_id, nodes in zip(new, results[len(results) - len(new):], strict=True):
-            self._learned(player_id, asked[player_id], nodes)
+            self.presence.learned(player_id, asked[player_id], nodes)
 
     async def adopt(self, room_id: str, game_id: str) -> None:
         """Register a stored unfinished game's room unless the registry has it already."""
@@ -631,15 +548,7 @@ class Cluster:
         owners of its rooms elsewhere hear of it, unless after a close the player is still
         connected to another node: then this returns True, and those owners only learn
         not to send the player's events here any more."""
-        key = keys.player_nodes(self.prefix, player_id)
-        elsewhere = False
-        if online:
-            self._here.add(player_id)
-            await self._client.sadd(key, self.node)
-        else:
-            self._here.discard(player_id)
-            await self._client.srem(key, self.node)
-            elsewhere = await self.is_online(player_id)
+        elsewhere = await self.presence.connected(player_id, online)
         for room_id in await self.rooms_of(player_id):
             if room_id in self.owned:
                 continue
@@ -651,12 +560,7 @@ class Cluster:
         return elsewhere
 
     async def is_online(self, player_id: str) -> bool:
-        """Whether the player is connected to some live node."""
-        nodes = await self._client.smembers(keys.player_nodes(self.prefix, player_id))
-        if not nodes:
-            return False
-        alive = await self._client.exists(*(keys.cluster_node(self.prefix, n) for n in nodes))
-        return bool(alive)
+        return await self.presence.is_online(player_id)
 
     # --- commands between nodes ----------------------------------------------------------
 
@@ -738,11 +642,11 @@ class Cluster:
                     # Presence news before anything after it runs: events from now on go
                     # to the nodes where their players are.
                     if message["kind"] in ("presence", "moved") and "node" in message:
-                        self._heard(message["player"], message["node"],
-                                    bool(message["online"]))
+                        self.presence.heard(message["player"], message["node"],
+                                            bool(message["online"]))
                     elif message["kind"] == "here":
                         for player_id in message["players"]:
-                            self._heard(player_id, message["node"], True)
+                            self.presence.heard(player_id, message["node"], True)
                     self._spawn(self._on_entry(message))
 
     def _spawn(self, work: Awaitable[None]) -> None:
@@ -796,23 +700,11 @@ class Cluster:
         self._queue([player_id], f"{self.node}\n{REVOKED}\n{data}")
 
     def _queue(self, player_ids: list[str], payload: str) -> None:
-        nodes = self._nodes_of(player_ids)
+        nodes = self.presence.nodes_of(player_ids)
         if nodes is not None and not nodes:
             self.counts.events_local += 1
             return
         self._outbox.put_nowait(_Event(player_ids, nodes, payload))
-
-    def _nodes_of(self, player_ids: Iterable[str]) -> set[str] | None:
-        """The other live nodes where these players are connected, if this node knows
-        where each of them is; else None."""
-        nodes: set[str] = set()
-        for player_id in player_ids:
-            where = self._where.get(player_id)
-            if where is None:
-                return None
-            nodes |= where
-        nodes.discard(self.node)
-        return nodes
 
     async def _publish(self) -> None:
         """One task publishes, each batch in one pipeline on one connection: events reach
@@ -833,93 +725,23 @@ class Cluster:
                 return
 
     async def _send(self, events: list[_Event]) -> None:
+        where = self.presence.where
         unknown = sorted({p for e in events if e.nodes is None for p in e.players
-                          if p not in self._where})
-        found = await self._look_up(unknown) if unknown else {}
+                          if p not in where})
+        found = await self.presence.look_up(unknown) if unknown else {}
         async with self._client.pipeline(transaction=False) as pipe:
             for event in events:
                 nodes = event.nodes
                 if nodes is None:
                     nodes = set()
                     for player_id in event.players:
-                        nodes |= found.get(player_id) or self._where.get(player_id, set())
+                        nodes |= found.get(player_id) or where.get(player_id, set())
                     nodes.discard(self.node)
                 for node in sorted(nodes):
                     pipe.publish(keys.node_events(self.prefix, node), event.payload)
             self.counts.events_published += len(pipe)
             if len(pipe):
                 await pipe.execute()
-
-    async def _look_up(self, player_ids: list[str]) -> dict[str, set[str]]:
-        """The nodes each of these players is connected to, from their presence sets; kept
-        for those in this node's rooms."""
-        self.counts.lookups += len(player_ids)
-        asked = {p: self._ask(p) for p in player_ids}
-        try:
-            async with self._client.pipeline(transaction=False) as pipe:
-                for player_id in player_ids:
-                    pipe.smembers(keys.player_nodes(self.prefix, player_id))
-                results = await pipe.execute()
-        except BaseException:
-            self._forget_asked(asked)
-            raise
-        found = {p: set(nodes) for p, nodes in zip(player_ids, results, strict=True)}
-        for player_id, nodes in found.items():
-            self._learned(player_id, asked[player_id], nodes)
-        return found
-
-    def _ask(self, player_id: str) -> object:
-        """Note a read of the player's presence set starting (``_learned`` keeps it)."""
-        token = self._asking[player_id] = object()
-        return token
-
-    def _forget_asked(self, asked: dict[str, object]) -> None:
-        for player_id, token in asked.items():
-            if self._asking.get(player_id) is token:
-                del self._asking[player_id]
-
-    def _learned(self, player_id: str, token: object, nodes: Iterable[str]) -> None:
-        """A read of the player's presence set came back: kept if the player is in a room
-        this node runs and no presence news about it came meanwhile."""
-        if self._asking.get(player_id) is token:
-            del self._asking[player_id]
-            if player_id in self._rooms_with:
-                self._where[player_id] = set(nodes)
-
-    def _heard(self, player_id: str, node: str, online: bool) -> None:
-        """Presence news from ``node``: the player's first connection there opened, or its
-        last one closed."""
-        self._asking.pop(player_id, None)
-        where = self._where.get(player_id)
-        if where is not None:
-            if online:
-                where.add(node)
-            else:
-                where.discard(node)
-
-    def _track(self, room_id: str, people: Iterable[str]) -> None:
-        """The people of a room this node runs, as just registered."""
-        before = self._members.get(room_id, frozenset())
-        now = self._members[room_id] = frozenset(people)
-        for player_id in now - before:
-            self._rooms_with.setdefault(player_id, set()).add(room_id)
-        for player_id in before - now:
-            self._drop(player_id, room_id)
-
-    def _untrack(self, room_id: str) -> None:
-        """This node no longer runs the room: presence news of its people may go elsewhere."""
-        for player_id in self._members.pop(room_id, ()):
-            self._drop(player_id, room_id)
-
-    def _drop(self, player_id: str, room_id: str) -> None:
-        rooms = self._rooms_with.get(player_id)
-        if rooms is None:
-            return
-        rooms.discard(room_id)
-        if not rooms:
-            del self._rooms_with[player_id]
-            self._where.pop(player_id, None)
-            self._asking.pop(player_id, None)
 
     async def _read_events(self) -> None:
         assert self._app is not None

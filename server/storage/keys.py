@@ -137,7 +137,7 @@ def node_events(prefix: str, node: str) -> str:
 
 
 def node_redis_counts(prefix: str, node: str) -> str:
-    """What one node asked of Redis since it started (JSON, ``server.cluster.cluster.RedisCounts``),
+    """What one node asked of Redis since it started (JSON, ``server.cluster.counts.RedisCounts``),
     rewritten at each renewal and when it stops, kept an hour after."""
     return f"{prefix}:node:{node}:redis"
 
