@@ -66,7 +66,7 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
     await pool.start()
     cluster = None
     if shared is not None and sql_url is not None:
-        from server.cluster.cluster import ClusterSettings
+        from server.cluster.leases import ClusterSettings
 
         timing = ClusterSettings() if lease is None else ClusterSettings(
             lease_seconds=lease, renew_seconds=lease / 3)

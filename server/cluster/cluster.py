@@ -1,14 +1,8 @@
 """Several server nodes on one Redis and one database: who runs each room, and how commands
 and events reach it.
 
-Every unfinished room is run by exactly one node, its owner, so the room core
-(``server.play.rooms``) stays single-threaded and sans-I/O. Ownership is a lease: a Redis key
-``room_owner`` holding ``"<node> <epoch>"`` with a time to live that the owner renews every
-``renew_seconds``. The epoch comes from a counter that grows at every takeover and is the
-fencing token the store checks (``Store.fence``): a node that was paused or cut off past its
-lease may still believe it owns the room, but every write it makes carries the old epoch and
-is refused, and at its next renewal it finds the lease gone and lets the room go.
-
+- **Leases** (``server.cluster.leases``): every unfinished room is run by exactly one node,
+  which holds its lease; the lease's epoch fences a former owner's writes out of the store.
 - **Commands** for a room another node owns go to that node's inbox, a Redis Stream read by
   that node only, with the asking node's id; the owner runs them under the room's lock, as
   its own clients' commands, and answers on the asking node's inbox (nothing, or the error
@@ -22,11 +16,8 @@ is refused, and at its next renewal it finds the lease gone and lets the room go
   ``server.cluster.presence``'s. (A connection hears a room's events from when its node's
   presence news reached the room's owner, a few milliseconds after its ``hello``; the
   room's state comes with ``join_room`` or ``spectate`` anyway.)
-- **Takeover**: the live rooms are a Redis hash (``rooms``: room id -> current game and
-  spectators). Every ``renew_seconds`` each node looks for rooms whose lease is gone and
-  tries to take them over: it wins the lease (one node does), fences the game in the store,
-  and only then reads it, so it sees every move the former owner stored and no later one.
-  People connected to surviving nodes stay connected; they get the room's state again.
+- **Takeover** (``server.cluster.registry``): the live rooms are registered, so a room whose
+  owner is gone is taken over by another node.
 - **Presence** (``server.cluster.presence``): which nodes a player is connected to.
 - **Counts** (``server.cluster.counts``): what this node asks of Redis.
 """
@@ -46,10 +37,11 @@ from typing import Any, Protocol
 from redis.exceptions import RedisError
 
 from server.cluster.counts import COUNTS_TTL_SECONDS, RedisCounts, count_commands
+from server.cluster.leases import ClusterSettings, Leases
 from server.cluster.presence import Presence
+from server.cluster.registry import Registry, TakingOver
 from server.storage import keys
 from server.storage.config import async_redis
-from server.storage.store import Fenced
 
 log = logging.getLogger("discus.cluster")
 
@@ -62,57 +54,6 @@ INBOX_TTL_SECONDS = 3600
 REVOKED = "!revoked"
 """The address of an events-channel entry saying sessions were revoked (player ids never
 start with ``!``)."""
-
-_ACQUIRE = """
-if redis.call('exists', KEYS[1]) == 1 then return 0 end
-local epoch = redis.call('incr', KEYS[2])
-redis.call('set', KEYS[1], ARGV[1] .. ' ' .. epoch, 'PX', ARGV[2])
-redis.call('sadd', KEYS[3], ARGV[3])
-return epoch
-"""
-"""Take a room's lease if nobody holds it, and list the room under the node: the new epoch,
-or 0."""
-
-_RENEW = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  return redis.call('pexpire', KEYS[1], ARGV[2])
-end
-return 0
-"""
-"""Extend the lease if this node still holds it at this epoch: 1, else 0."""
-
-_CATCH_UP = """
-if tonumber(redis.call('get', KEYS[1]) or '0') < tonumber(ARGV[1]) then
-  redis.call('set', KEYS[1], ARGV[1])
-end
-return 1
-"""
-"""Raise a room's epoch counter to at least the stored game's (after Redis lost it)."""
-
-_RELEASE = """
-if ARGV[3] == '1' then redis.call('srem', KEYS[2], ARGV[2]) end
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
-return 0
-"""
-"""Give a lease up; ARGV[3] '1': and unlist the room from the node (it closed)."""
-
-
-@dataclass(frozen=True)
-class ClusterSettings:
-    """How long a lease lasts and how often it is renewed (``discus serve --lease``)."""
-
-    lease_seconds: float = 3.0
-    """A node silent this long loses its rooms to the others."""
-    renew_seconds: float = 1.0
-    """How often leases are renewed and ownerless rooms looked for; well below the lease,
-    so a busy event loop does not lose its rooms."""
-    forward_timeout: float = 10.0
-    """How long a node waits for a room's owner to answer a forwarded command."""
-    full_scan_seconds: float = 30.0
-    """How often every registered room is checked for an owner. Between those checks a node
-    looks only at the rooms of nodes that died, so a quiet cluster costs Redis a few
-    commands a second however many rooms it runs."""
-
 
 @dataclass(frozen=True)
 class _Event:
@@ -128,7 +69,7 @@ class OwnerGone(Exception):
     """The node a command was forwarded to lost the room's lease before answering."""
 
 
-class Node(Protocol):
+class Node(TakingOver, Protocol):
     """What the cluster calls back on the node it runs in (``server.cluster.node.ClusterInbox``)."""
 
     async def run_forwarded(self, player: tuple[str, str, bool], message: str) -> str | None:
@@ -139,11 +80,6 @@ class Node(Protocol):
 
     async def answer(self, question: str) -> str:
         """This node's answer to another's ``Cluster.ask`` (JSON)."""
-        ...
-
-    async def take_over(self, room_id: str, game_id: str, epoch: int,
-                        watchers: list[str]) -> bool:
-        """Run the room from its stored game (fenced at ``epoch``); False if it is over."""
         ...
 
     def let_go(self, room_id: str) -> str | None:
@@ -168,8 +104,6 @@ class Cluster:
         self.prefix = prefix
         self.settings = settings or ClusterSettings()
         self.node = node or secrets.token_hex(5)
-        self.owned: dict[str, int] = {}
-        """Room id -> the epoch this node holds its lease at."""
         self.counts = RedisCounts()
         """What this node asked of Redis (``redis_counts``)."""
         self._client: Any = async_redis(self.redis_url, decode_responses=True)
@@ -177,6 +111,8 @@ class Cluster:
         challenges) is built on it before the node joins (``open``)."""
         count_commands(self._client, self.counts)
         self.presence = Presence(self._client, prefix, self.node, self.counts)
+        self.leases = Leases(self._client, prefix, self.node, self.settings, self.presence)
+        self.registry = Registry(self._client, prefix, self.node, self.leases, self.presence)
         self._app: Node | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._publisher: asyncio.Task[None] | None = None
@@ -186,20 +122,14 @@ class Cluster:
         self._pubsub: Any = None
         self._outbox: asyncio.Queue[_Event | None] = asyncio.Queue()
         self._closing = False
-        self.draining = False
-        """``drain`` was called: this node takes no room and runs no command for another."""
         self._keeper: asyncio.Task[None] | None = None
-        self._scripts: dict[str, Any] = {}
-        self.takeovers = 0
-        """Rooms this node took over from another (for tests and the admin view)."""
 
     # --- life --------------------------------------------------------------------------
 
     async def open(self, app: Node) -> None:
         self._app = app
-        for name, source in (("acquire", _ACQUIRE), ("renew", _RENEW), ("release", _RELEASE),
-                             ("catch_up", _CATCH_UP)):
-            self._scripts[name] = self._client.register_script(source)
+        self.leases.open()
+        self.registry.open(app)
         await self._beat()
         self._pubsub = self._client.pubsub(ignore_subscribe_messages=True)
         await self._pubsub.subscribe(keys.node_events(self.prefix, self.node))
@@ -212,6 +142,15 @@ class Cluster:
                        asyncio.create_task(self._read_events()),
                        self._publisher,
                        self._keeper]
+
+    @property
+    def draining(self) -> bool:
+        """``drain`` was called: this node takes no room and runs no command for another."""
+        return self.leases.draining
+
+    @draining.setter
+    def draining(self, value: bool) -> None:
+        self.leases.draining = value
 
     async def drain(self) -> None:
         """Hand this node's rooms over before the server closes its clients (then
@@ -233,7 +172,7 @@ class Cluster:
         """Leases given up, rooms still listed under this node, which says it is gone: the
         other nodes take them over at their next renewal, as after a death."""
         for room_id in list(self.owned):
-            await self.release(room_id, unlist=False)
+            await self.leases.release(room_id, unlist=False)
         await self._client.delete(keys.cluster_node(self.prefix, self.node))
 
     async def close(self) -> None:
@@ -301,44 +240,6 @@ class Cluster:
 
     # --- leases ------------------------------------------------------------------------
 
-    def holds(self, room_id: str) -> bool:
-        return room_id in self.owned
-
-    async def claim(self, room_id: str) -> int | None:
-        """Take the room's lease if nobody holds it; the epoch, or None (also while this
-        node drains)."""
-        if self.draining:
-            return None
-        epoch = int(await self._scripts["acquire"](
-            keys=[keys.room_owner(self.prefix, room_id), keys.room_epoch(self.prefix, room_id),
-                  keys.node_rooms(self.prefix, self.node)],
-            args=[self.node, int(self.settings.lease_seconds * 1000), room_id]))
-        if not epoch:
-            return None
-        self.owned[room_id] = epoch
-        return epoch
-
-    async def release(self, room_id: str, unlist: bool = True) -> None:
-        """Give up the room's lease (it closed, or this node stops: ``unlist`` False)."""
-        epoch = self.owned.pop(room_id, None)
-        self.presence.untrack(room_id)
-        if epoch is not None:
-            await self._scripts["release"](
-                keys=[keys.room_owner(self.prefix, room_id),
-                      keys.node_rooms(self.prefix, self.node)],
-                args=[f"{self.node} {epoch}", room_id, "1" if unlist else "0"])
-
-    async def catch_up(self, room_id: str, epoch: int) -> None:
-        """The stored game holds ``epoch``, newer than the lease's: Redis lost the room's
-        counter (a restart). Raise it, so the next claim fences the game with a newer one."""
-        await self._scripts["catch_up"](keys=[keys.room_epoch(self.prefix, room_id)],
-                                        args=[epoch])
-
-    async def owner(self, room_id: str) -> str | None:
-        """The node that owns the room now, or None (no lease: closed, or its owner died)."""
-        held = await self._client.get(keys.room_owner(self.prefix, room_id))
-        return None if held is None else str(held).split()[0]
-
     async def _keep(self) -> None:
         """Renew this node's leases, and take over rooms whose owner is gone: those of nodes
         that died at each renewal, every registered room now and then."""
@@ -348,9 +249,9 @@ class Cluster:
                 await self._renew()
                 if time.monotonic() - last_full >= self.settings.full_scan_seconds:
                     last_full = time.monotonic()
-                    await self.scan()
+                    await self.registry.scan()
                 else:
-                    await self.after_deaths()
+                    await self.registry.after_deaths()
             except (RedisError, OSError):
                 log.warning("cannot reach Redis to renew leases", exc_info=True)
             except Exception:
@@ -362,184 +263,59 @@ class Cluster:
             log.warning("Redis did not list this node; announcing its %d players again",
                         len(self.presence.here))
             await self._here_again()
-        owned = list(self.owned.items())
-        if not owned:
-            return
-        px = int(self.settings.lease_seconds * 1000)
-        async with self._client.pipeline(transaction=False) as pipe:
-            for room_id, epoch in owned:
-                await self._scripts["renew"](keys=[keys.room_owner(self.prefix, room_id)],
-                                             args=[f"{self.node} {epoch}", px], client=pipe)
-            results = await pipe.execute()
+        lost = await self.leases.renew()
         assert self._app is not None
-        for (room_id, epoch), kept in zip(owned, results, strict=True):
-            if not kept and self.owned.get(room_id) == epoch:
-                log.warning("lost the lease of room %s; letting it go", room_id)
-                del self.owned[room_id]
-                self.presence.untrack(room_id)
-                await self._client.srem(keys.node_rooms(self.prefix, self.node), room_id)
+        for room_id, epoch in lost:
+            if await self.leases.lost(room_id, epoch):
                 game_id = self._app.let_go(room_id)
                 if game_id is not None:
                     # Back in the registry if Redis lost it (a restart), and run again from
                     # the store unless another node runs it now.
-                    await self.adopt(room_id, game_id)
-                    await self.take_if_ownerless(room_id)
+                    await self.registry.adopt(room_id, game_id)
+                    await self.registry.take_if_ownerless(room_id)
 
-    async def scan(self) -> int:
-        """Take over every registered room that no node holds; returns how many."""
-        assert self._app is not None
-        rooms = await self._client.hgetall(keys.cluster_rooms(self.prefix))
-        candidates = [r for r in rooms if r not in self.owned]
-        if not candidates:
-            return 0
-        async with self._client.pipeline(transaction=False) as pipe:
-            for room_id in candidates:
-                pipe.exists(keys.room_owner(self.prefix, room_id))
-            held = await pipe.execute()
-        taken = 0
-        for room_id, exists in zip(candidates, held, strict=True):
-            if not exists and await self._take(room_id, rooms[room_id]):
-                taken += 1
-        return taken
+    @property
+    def owned(self) -> dict[str, int]:
+        """Room id -> the epoch this node holds its lease at (``Leases.owned``)."""
+        return self.leases.owned
 
-    async def after_deaths(self) -> int:
-        """Take over the rooms of every node whose liveness key is gone; returns how many.
-        A dead node is forgotten once each of its rooms has another owner (or closed)."""
-        nodes = await self._client.hkeys(keys.cluster_nodes(self.prefix))
-        others = [n for n in nodes if n != self.node]
-        if not others:
-            return 0
-        alive = await self._client.mget([keys.cluster_node(self.prefix, n) for n in others])
-        taken = 0
-        for node, up in zip(others, alive, strict=True):
-            if up is None:
-                # Events still go to a node taken for dead: it may only be paused (a long
-                # stall, SIGSTOP), and Redis keeps its channel's messages until it reads
-                # again, so its people hear what happened meanwhile.
-                taken += await self._inherit(node)
-        return taken
+    def holds(self, room_id: str) -> bool:
+        return self.leases.holds(room_id)
 
-    async def _inherit(self, node: str) -> int:
-        rooms = sorted(await self._client.smembers(keys.node_rooms(self.prefix, node)))
-        entries = (await self._client.hmget(keys.cluster_rooms(self.prefix), rooms)
-                   if rooms else [])
-        owners = (await self._client.mget([keys.room_owner(self.prefix, r) for r in rooms])
-                  if rooms else [])
-        taken = 0
-        waiting = False
-        for room_id, entry, owner in zip(rooms, entries, owners, strict=True):
-            if entry is None or (owner is not None and owner.split()[0] != node):
-                continue  # closed, or already run by a live node
-            waiting = True
-            if owner is None and await self._take(room_id, entry):
-                taken += 1
-        if not waiting:
-            async with self._client.pipeline(transaction=False) as pipe:
-                pipe.delete(keys.node_rooms(self.prefix, node))
-                pipe.hdel(keys.cluster_nodes(self.prefix), node)
-                await pipe.execute()
-        return taken
+    async def claim(self, room_id: str) -> int | None:
+        return await self.leases.claim(room_id)
 
-    async def take_if_ownerless(self, room_id: str) -> bool:
-        """Take this one room over if it is registered and no node holds it (a command for
-        it arrived before the next look for ownerless rooms)."""
-        entry = await self._client.hget(keys.cluster_rooms(self.prefix), room_id)
-        if entry is None or room_id in self.owned:
-            return room_id in self.owned
-        return await self._take(room_id, entry)
+    async def catch_up(self, room_id: str, epoch: int) -> None:
+        await self.leases.catch_up(room_id, epoch)
 
-    async def _take(self, room_id: str, entry: str, again: bool = True) -> bool:
-        """Claim the room and run it here. A claim the store refuses (Redis lost the epoch
-        counter, so the new epoch was not newer than the game's: ``catch_up`` raised it) is
-        made once more at once, rather than leaving the room without an owner until the
-        next full scan."""
-        assert self._app is not None
-        epoch = await self.claim(room_id)
-        if epoch is None:
-            return False
-        registered = json.loads(entry)
-        try:
-            alive = await self._app.take_over(room_id, registered["game"], epoch,
-                                              registered.get("watchers", []))
-        except Fenced as exc:  # Redis lost the epoch counter: it was raised, try again
-            log.warning("taking room %s over at epoch %d was refused (%s)", room_id, epoch,
-                        exc)
-            await self.release(room_id)
-            return again and await self._take(room_id, entry, again=False)
-        except Exception:
-            log.exception("taking room %s over failed", room_id)
-            await self.release(room_id)
-            return False
-        if not alive:
-            await self.forget(room_id)
-            return False
-        self.takeovers += 1
-        log.info("took room %s over at epoch %d", room_id, epoch)
-        return True
+    async def owner(self, room_id: str) -> str | None:
+        return await self.leases.owner(room_id)
 
     # --- the room registry ---------------------------------------------------------------
 
+    @property
+    def takeovers(self) -> int:
+        """Rooms this node took over from another (for tests and the admin view)."""
+        return self.registry.takeovers
+
     async def register(self, room_id: str, game_id: str, people: Iterable[str],
                        watchers: Iterable[str], open_summary: str | None) -> None:
-        """Record the live room (its game and spectators, for a takeover), the rooms each
-        of its people is in (for presence), and whether it is open for anyone to join.
-
-        A node holding the room's lease also reads where its people are, in the same round
-        trip: from then on presence news keeps that up to date (each node where they connect
-        or disconnect finds the room in their rooms and tells its owner), so the room's
-        events go only to those nodes."""
-        people = list(people)
-        new = [p for p in people if p not in self.presence.where] if room_id in self.owned else []
-        asked = {p: self.presence.ask(p) for p in new}
-        async with self._client.pipeline(transaction=False) as pipe:
-            pipe.hset(keys.cluster_rooms(self.prefix), room_id,
-                      json.dumps({"game": game_id, "watchers": sorted(watchers)}))
-            for player_id in people:
-                pipe.sadd(keys.player_rooms(self.prefix, player_id), room_id)
-            if open_summary is None:
-                pipe.hdel(keys.open_rooms(self.prefix), room_id)
-            else:
-                pipe.hset(keys.open_rooms(self.prefix), room_id, open_summary)
-            for player_id in new:
-                pipe.smembers(keys.player_nodes(self.prefix, player_id))
-            try:
-                results = await pipe.execute()
-            except BaseException:
-                self.presence.forget_asked(asked)
-                raise
-        if room_id in self.owned:
-            self.presence.track(room_id, people)
-        for player_id, nodes in zip(new, results[len(results) - len(new):], strict=True):
-            self.presence.learned(player_id, asked[player_id], nodes)
+        await self.registry.register(room_id, game_id, people, watchers, open_summary)
 
     async def adopt(self, room_id: str, game_id: str) -> None:
-        """Register a stored unfinished game's room unless the registry has it already."""
-        await self._client.hsetnx(keys.cluster_rooms(self.prefix), room_id,
-                                  json.dumps({"game": game_id, "watchers": []}))
+        await self.registry.adopt(room_id, game_id)
 
     async def forget(self, room_id: str) -> None:
-        """The room closed: out of the registry and the open list, lease released."""
-        async with self._client.pipeline(transaction=False) as pipe:
-            pipe.hdel(keys.cluster_rooms(self.prefix), room_id)
-            pipe.hdel(keys.open_rooms(self.prefix), room_id)
-            await pipe.execute()
-        await self.release(room_id)
+        await self.registry.forget(room_id)
 
     async def open_rooms(self) -> list[str]:
-        """The summaries (JSON) of every node's open rooms."""
-        return list((await self._client.hgetall(keys.open_rooms(self.prefix))).values())
+        return await self.registry.open_rooms()
 
-    async def rooms_of(self, player_id: str) -> list[str]:
-        """Live rooms the player sits in or watches, on any node (closed ones are dropped)."""
-        found = await self._client.smembers(keys.player_rooms(self.prefix, player_id))
-        if not found:
-            return []
-        found = sorted(found)
-        live = await self._client.hmget(keys.cluster_rooms(self.prefix), found)
-        gone = [r for r, entry in zip(found, live, strict=True) if entry is None]
-        if gone:
-            await self._client.srem(keys.player_rooms(self.prefix, player_id), *gone)
-        return [r for r, entry in zip(found, live, strict=True) if entry is not None]
+    async def scan(self) -> int:
+        return await self.registry.scan()
+
+    async def take_if_ownerless(self, room_id: str) -> bool:
+        return await self.registry.take_if_ownerless(room_id)
 
     # --- presence ------------------------------------------------------------------------
 
@@ -549,7 +325,7 @@ class Cluster:
         connected to another node: then this returns True, and those owners only learn
         not to send the player's events here any more."""
         elsewhere = await self.presence.connected(player_id, online)
-        for room_id in await self.rooms_of(player_id):
+        for room_id in await self.registry.rooms_of(player_id):
             if room_id in self.owned:
                 continue
             owner = await self.owner(room_id)

@@ -80,7 +80,7 @@ def ai_worker_pattern(prefix: str) -> str:
 
 
 def room_owner(prefix: str, room_id: str) -> str:
-    """A room's lease (``server.cluster.cluster``): ``"<node> <epoch>"``, with the lease's TTL."""
+    """A room's lease (``server.cluster.leases``): ``"<node> <epoch>"``, with the lease's TTL."""
     return f"{prefix}:room:{room_id}:owner"
 
 

@@ -15,7 +15,8 @@ from collections.abc import AsyncIterator, Iterable
 import pytest
 import redis.asyncio as aioredis
 
-from server.cluster.cluster import Cluster, ClusterSettings, OwnerGone
+from server.cluster.cluster import Cluster, OwnerGone
+from server.cluster.leases import ClusterSettings
 from tests.server.storage.conftest import REDIS_URL
 
 FAST = ClusterSettings(lease_seconds=1.5, renew_seconds=0.3, forward_timeout=5.0)
