@@ -1,10 +1,9 @@
 """A server as one node of a cluster: the cluster side of ``server.play.placement``.
 
 ``ClusterPlacement`` answers what the core asks (who owns a room and under which epoch, where
-a command for it runs, who is online anywhere) from ``server.cluster.cluster``'s leases,
-registry and presence in Redis. ``ClusterInbox`` is what the cluster calls back
-(``cluster.Node``): commands forwarded by other nodes, presence changes, takeovers, lost
-leases, questions.
+a command for it runs, who is online anywhere) from ``Cluster``'s leases, registry and
+presence in Redis. ``ClusterInbox`` is what the cluster calls back (``cluster.Node``):
+commands forwarded by other nodes, presence changes, takeovers, lost leases, questions.
 
 Tournaments take the rooms' road: each one is paired by the node holding its lease
 (``tournament_lease``: a name in the rooms' lease space, registered with the tournament's id
@@ -34,7 +33,8 @@ from server import protocol as p
 from server.bots.shared_limits import SharedBotLimiter
 from server.challenges.rules import ChallengeBook
 from server.challenges.shared import SharedChallengeBook
-from server.cluster.cluster import Cluster, OwnerGone
+from server.cluster.cluster import Cluster
+from server.cluster.inboxes import OwnerGone
 from server.connections.client import Client
 from server.connections.outbox import Outbox
 from server.connections.player import Player

@@ -15,7 +15,8 @@ from collections.abc import AsyncIterator, Iterable
 import pytest
 import redis.asyncio as aioredis
 
-from server.cluster.cluster import Cluster, OwnerGone
+from server.cluster.cluster import Cluster
+from server.cluster.inboxes import OwnerGone
 from server.cluster.leases import ClusterSettings
 from tests.server.storage.conftest import REDIS_URL
 
