@@ -29,7 +29,7 @@ to its loop-lag and GC figures); ``--via-cli`` starts ``discus serve`` instead
 
 ``--nodes N`` (PostgreSQL, and Redis at ``$REDIS_URL`` or one of the run's own) runs the same
 load twice through HAProxy (``deploy/haproxy.cfg``): on one cluster node, then on N nodes
-(``server.cluster.redis``; ``--workers`` split between them), and prints both with the ratios and
+(``server.cluster.cluster``; ``--workers`` split between them), and prints both with the ratios and
 the CPU per client move per node (``bench.load_nodes``).
 
 Bounded: at most ``--clients`` connections, ``--seconds`` of play plus the time to connect
@@ -126,7 +126,7 @@ def rss_bytes(pid: int) -> int:
 async def _serve(port: int, workers: int, database_url: str | None, census: bool,
                  redis_url: str | None = None) -> None:
     from server.app import Settings, running
-    from server.cluster.redis import Cluster
+    from server.cluster.cluster import Cluster
     from server.engines import AiPool
     from server.gc_policy import Collector
     from server.storage import SqlStore
@@ -159,7 +159,7 @@ async def _serve(port: int, workers: int, database_url: str | None, census: bool
     def measure(on: bool) -> None:
         """SIGUSR1: the measured play starts (forget the connecting phase); SIGUSR2: it ends."""
         measuring[0] = on
-        # server.cluster.redis's own, where it has them
+        # server.cluster.cluster's own, where it has them
         counts = getattr(cluster, "redis_counts", None)
         if callable(counts):
             if on:
@@ -666,7 +666,7 @@ def _run(args: argparse.Namespace, database_url: str | None, nodes: int = 0,
             if line.startswith(("POOL", "GC", "LAG", "CENSUS", "LEFTOVER", "CLUSTER")):
                 name = line.split()[0].lower() + (f"_{index + 1}" if count > 1 else "")
                 report[name] = line.split(" ", 1)[1]
-            elif line.startswith("REDIS_COUNTS "):  # the node's own counts (server.cluster.redis)
+            elif line.startswith("REDIS_COUNTS "):  # the node's own counts (server.cluster.counts)
                 name = "node_redis_per_client_move" + (f"_{index + 1}" if count > 1 else "")
                 report[name] = ", ".join(
                     f"{k}={float(v) / moves:.2f}"

@@ -32,8 +32,8 @@ from server.admin.stats import StatsDesk
 from server.bots.desk import BotDesk
 from server.challenges.desk import ChallengeDesk
 from server.chat.desk import ChatDesk
+from server.cluster.cluster import Cluster
 from server.cluster.node import ClusterInbox, ClusterPlacement, shared_state
-from server.cluster.redis import Cluster
 from server.connections.outbox import Outbox, publish_nowhere
 from server.engines import Pool, overload
 from server.engines.idle_proving import IdleProver

@@ -17,7 +17,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from server.app import running
-from server.cluster.redis import Cluster
+from server.cluster.cluster import Cluster
 from server.engines import AiPool, Pool
 from server.engines.overload import LoadGauge
 from server.gc_policy import Collector
@@ -37,7 +37,7 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
     The store is opened (and migrated) first; then the position cache (Redis at
     ``redis_url``, else ``$REDIS_URL``, else in-process LRUs, over the store's table when it
     is SQL), then the workers, which open the same cache themselves. With Redis and a SQL
-    store the server is a node of a cluster (``server.cluster.redis``) sharing both: leases of
+    store the server is a node of a cluster (``server.cluster.cluster``) sharing both: leases of
     ``lease`` seconds (default ``ClusterSettings``), renewed three times as often.
     """
     from server.engines import CacheSettings
@@ -66,7 +66,7 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
     await pool.start()
     cluster = None
     if shared is not None and sql_url is not None:
-        from server.cluster.redis import ClusterSettings
+        from server.cluster.leases import ClusterSettings
 
         timing = ClusterSettings() if lease is None else ClusterSettings(
             lease_seconds=lease, renew_seconds=lease / 3)

@@ -8,7 +8,7 @@ raise the same ``LimitExceeded``. The third limit, ``concurrent_games``, needs n
 its own: the database holds every node's unfinished games (``BotDesk.check_games``).
 
 A connection is counted under its node, so the connections of a node that died (its
-liveness key in ``server.cluster.redis`` gone) stop counting at the next check instead of
+liveness key in ``server.cluster.cluster`` gone) stop counting at the next check instead of
 locking the token out.
 """
 

@@ -1,7 +1,7 @@
 """A server as one node of a cluster: the cluster side of ``server.play.placement``.
 
 ``ClusterPlacement`` answers what the core asks (who owns a room and under which epoch, where
-a command for it runs, who is online anywhere) from ``server.cluster.redis``'s leases, registry and
+a command for it runs, who is online anywhere) from ``Cluster``'s leases, registry and
 presence in Redis. ``ClusterInbox`` is what the cluster calls back (``cluster.Node``):
 commands forwarded by other nodes, presence changes, takeovers, lost leases, questions.
 
@@ -33,7 +33,8 @@ from server import protocol as p
 from server.bots.shared_limits import SharedBotLimiter
 from server.challenges.rules import ChallengeBook
 from server.challenges.shared import SharedChallengeBook
-from server.cluster.redis import Cluster, OwnerGone
+from server.cluster.cluster import Cluster
+from server.cluster.inboxes import OwnerGone
 from server.connections.client import Client
 from server.connections.outbox import Outbox
 from server.connections.player import Player
@@ -336,7 +337,7 @@ class Remembering(Protocol):
 
 
 class ClusterInbox:
-    """What the cluster calls back on this node (``server.cluster.redis.Node``)."""
+    """What the cluster calls back on this node (``server.cluster.cluster.Node``)."""
 
     def __init__(self, placement: ClusterPlacement, runner: Runner, players: Remembering,
                  outbox: Outbox, store: Store, locks: RoomLocks,

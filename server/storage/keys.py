@@ -80,7 +80,7 @@ def ai_worker_pattern(prefix: str) -> str:
 
 
 def room_owner(prefix: str, room_id: str) -> str:
-    """A room's lease (``server.cluster.redis``): ``"<node> <epoch>"``, with the lease's TTL."""
+    """A room's lease (``server.cluster.leases``): ``"<node> <epoch>"``, with the lease's TTL."""
     return f"{prefix}:room:{room_id}:owner"
 
 
@@ -137,7 +137,7 @@ def node_events(prefix: str, node: str) -> str:
 
 
 def node_redis_counts(prefix: str, node: str) -> str:
-    """What one node asked of Redis since it started (JSON, ``server.cluster.redis.RedisCounts``),
+    """What one node asked of Redis since it started (JSON, ``server.cluster.counts.RedisCounts``),
     rewritten at each renewal and when it stops, kept an hour after."""
     return f"{prefix}:node:{node}:redis"
 

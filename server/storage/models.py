@@ -62,7 +62,7 @@ class Game(Base):
     reason: Mapped[str | None] = mapped_column(String(64))
     finished_at: Mapped[float | None] = mapped_column(Double)
     epoch: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
-    """The fencing token of the node that last wrote the game (``server.cluster.redis``): a write
+    """The fencing token of the node that last wrote the game (``server.cluster.leases``): a write
     carrying an older one is refused, so a node that lost the room can never write."""
     time_control: Mapped[str | None] = mapped_column(String(16))
     """The time control's name; NULL for an untimed game (migration 0008)."""

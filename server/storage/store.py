@@ -47,7 +47,7 @@ class GameRecord:
     reason: str | None = None
     finished_at: float | None = None
     epoch: int = 0
-    """The fencing token of the node that wrote it (``server.cluster.redis``); 0 outside a
+    """The fencing token of the node that wrote it (``server.cluster.leases``); 0 outside a
     cluster."""
     time_control: str | None = None
     """The time control's name (``server.play.clocks``); None for an untimed game. The numbers
@@ -90,7 +90,7 @@ class MoveRecord:
     ai_score: int | None = None
     ai_nodes: int | None = None
     epoch: int = 0
-    """The fencing token of the node that stored it (``server.cluster.redis``); 0 outside a
+    """The fencing token of the node that stored it (``server.cluster.leases``); 0 outside a
     cluster."""
     clock0_ms: int | None = None
     """In a timed game, seat 0's time left after this move (increment included), in
@@ -329,7 +329,7 @@ class DuplicateMove(ValueError):
 
 class Fenced(Exception):
     """A write with an epoch older than the game's (or the tournament's): another node has
-    taken the room (or the tournament) over (``server.cluster.redis``), so the writer no longer
+    taken the room (or the tournament) over (``server.cluster.leases``), so the writer no longer
     owns it and must let it go. ``held`` is the stored epoch, when the store says."""
 
     def __init__(self, message: str, held: int | None = None) -> None:

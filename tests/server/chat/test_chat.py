@@ -17,7 +17,7 @@ from wsclient import Client, friends_game
 from server.admin.tokens import Admins
 from server.app import Running, Settings, running
 from server.bots.accounts import Accounts
-from server.cluster.redis import Cluster
+from server.cluster.cluster import Cluster
 from server.storage import SqlStore
 from tests.server.cluster.test_cluster import FAST, SECRET
 from tests.server.storage.conftest import REDIS_URL, create_database, drop_database

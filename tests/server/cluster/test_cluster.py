@@ -21,7 +21,8 @@ from wsclient import Client
 from server.app import Running, Settings, running
 from server.bots.accounts import Accounts
 from server.bots.limits import BotLimits
-from server.cluster.redis import Cluster, ClusterSettings
+from server.cluster.cluster import Cluster
+from server.cluster.leases import ClusterSettings
 from server.storage import SqlStore, keys
 from server.storage.store import MoveRecord
 from tests.server.storage.conftest import REDIS_URL, create_database, drop_database

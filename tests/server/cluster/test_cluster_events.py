@@ -15,7 +15,9 @@ from collections.abc import AsyncIterator, Iterable
 import pytest
 import redis.asyncio as aioredis
 
-from server.cluster.redis import Cluster, ClusterSettings, OwnerGone
+from server.cluster.cluster import Cluster
+from server.cluster.inboxes import OwnerGone
+from server.cluster.leases import ClusterSettings
 from tests.server.storage.conftest import REDIS_URL
 
 FAST = ClusterSettings(lease_seconds=1.5, renew_seconds=0.3, forward_timeout=5.0)
@@ -156,11 +158,11 @@ async def test_an_event_for_a_player_on_another_node_reaches_that_node_and_no_ot
         # Bob opens a second connection, on node three: the room's owner hears of it, and
         # sends his events there too; he closes the one on node two: no longer there.
         await three.connected("bob", online=True)
-        await _until(lambda: "three" in one._where["bob"])
+        await _until(lambda: "three" in one.presence.where["bob"])
         one.publish(["ann", "bob"], "move 5")
         await _until(lambda: on_three.data() == ["move 5"] and len(on_two.delivered) == 6)
         assert await two.connected("bob", online=False)  # still connected on three
-        await _until(lambda: "two" not in one._where["bob"])
+        await _until(lambda: "two" not in one.presence.where["bob"])
         one.publish(["ann", "bob"], "move 6")
         await _until(lambda: on_three.data() == ["move 5", "move 6"])
         # Cat is in none of node one's rooms: where she is is read for each event to her.
@@ -183,9 +185,9 @@ async def test_a_room_given_up_no_longer_keeps_where_its_people_are(prefix: str)
     try:
         await two.connected("bob", online=True)
         await _room(one, "ROOM1", ["ann", "bob"])
-        assert one._where["bob"] == {"two"}
+        assert one.presence.where["bob"] == {"two"}
         await one.forget("ROOM1")
-        assert "bob" not in one._where  # presence news of Bob no longer comes here
+        assert "bob" not in one.presence.where  # presence news of Bob no longer comes here
         one.publish(["bob"], "rating change")
         await _until(lambda: on_two.data() == ["rating change"])
         assert one.redis_counts()["lookups"] == 1
@@ -208,7 +210,7 @@ async def test_after_redis_lost_every_key_events_find_the_players_nodes_again(
         # Node one runs the room again at once: Bob's presence set is gone when it looks.
         await one.forget("ROOM1")
         await _room(one, "ROOM1", ["ann", "bob"])
-        await _until(lambda: one._where.get("bob") == {"two"})  # node two said he is there
+        await _until(lambda: one.presence.where.get("bob") == {"two"})  # node two said he is there
         one.publish(["ann", "bob"], "move 1")
         await _until(lambda: on_two.data() == ["move 1"])
     finally:

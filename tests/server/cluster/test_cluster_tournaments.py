@@ -20,8 +20,8 @@ from clients.bot import BotCore, BotRunner, RandomEngine
 from server.admin.tokens import Admins
 from server.app import Running, Settings, running
 from server.bots.accounts import Accounts
+from server.cluster.cluster import Cluster
 from server.cluster.node import tournament_lease
-from server.cluster.redis import Cluster
 from server.play.clocks import TIME_CONTROLS, TimeControl
 from server.storage import SqlStore, keys
 from tests.server.cluster.test_cluster import FAST, SECRET, nodes, prefix  # noqa: F401  (fixtures)

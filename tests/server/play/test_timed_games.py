@@ -14,7 +14,8 @@ import redis.asyncio as aioredis
 from wsclient import Client, friends_game
 
 from server.app import Running, Settings, running
-from server.cluster.redis import Cluster, ClusterSettings
+from server.cluster.cluster import Cluster
+from server.cluster.leases import ClusterSettings
 from server.play.clocks import TIME_CONTROLS, TimeControl
 from server.storage import SqlStore
 from server.storage.store import MemoryStore

@@ -14,7 +14,8 @@ from wsclient import Client
 
 from server import protocol as p
 from server.app import Running, Settings, running
-from server.cluster.redis import Cluster, ClusterSettings
+from server.cluster.cluster import Cluster
+from server.cluster.leases import ClusterSettings
 from server.play.rooms import OPEN_LIST_AGE, OPEN_LIST_PER_SOURCE, pick_open
 from server.storage import SqlStore
 from server.web.sources import SourceLimits
