@@ -17,7 +17,7 @@ from server.app import Running, Settings, running
 from server.cluster.redis import Cluster, ClusterSettings
 from server.play.clocks import TIME_CONTROLS, TimeControl
 from server.storage import SqlStore
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 from tests.server.storage.conftest import (  # noqa: F401 - fixtures
     REDIS_URL,
     create_database,
