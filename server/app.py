@@ -53,7 +53,8 @@ from server.reviews.desk import ReviewDesk
 from server.reviews.history_desk import HistoryDesk
 from server.routes import Desks, handlers
 from server.settings import STATIC_DIR, Settings
-from server.storage.store import MemoryStore, Store
+from server.storage.memory import MemoryStore
+from server.storage.store import Store
 from server.tournaments.desk import TournamentDesk
 from server.tournaments.watchers import Watchers
 from server.web import proxy

@@ -22,7 +22,8 @@ from server.engines import AiPool, Pool
 from server.engines.overload import LoadGauge
 from server.gc_policy import Collector
 from server.settings import MIN_AI_MOVE_SECONDS, IdleProving, Settings
-from server.storage.store import MemoryStore, Store
+from server.storage.memory import MemoryStore
+from server.storage.store import Store
 from server.web.sources import DEFAULT_SOURCE_LIMITS, SourceLimits
 
 log = logging.getLogger("discus.server")

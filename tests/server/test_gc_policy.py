@@ -14,7 +14,7 @@ import weakref
 from wsclient import Client
 
 from server.app import running
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 
 
 async def test_a_closed_connection_is_freed_by_reference_counting_alone() -> None:

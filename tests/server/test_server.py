@@ -16,7 +16,7 @@ from wsclient import Client, friends_game
 
 from server.app import Running, Settings, running
 from server.engines import AiPool
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 
 VERTICAL_WIN = ["1", "2", "1", "2", "1", "2", "1"]
 

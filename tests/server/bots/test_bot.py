@@ -12,7 +12,7 @@ import pytest
 
 from clients.bot import AiEngine, Backoff, BotCore, BotRunner, CreateSpec, RandomEngine
 from server.app import Running, Settings, running
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 
 
 @pytest.fixture

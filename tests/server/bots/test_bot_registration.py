@@ -29,7 +29,7 @@ from server.bots.limits import LimitExceeded, RegistrationLimiter, RegistrationL
 from server.cli import main
 from server.storage import SqlStore
 from server.storage import repository as repo
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 from tests.server.storage.conftest import pg_url, sql_url, sqlite_url  # noqa: F401 - fixtures
 
 ROOT = Path(__file__).resolve().parents[3]

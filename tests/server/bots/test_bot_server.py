@@ -20,7 +20,7 @@ from server.app import Running, Settings, running
 from server.bots.accounts import Accounts
 from server.bots.limits import BotLimits
 from server.storage import SqlStore
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 
 
 @asynccontextmanager

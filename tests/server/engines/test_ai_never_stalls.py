@@ -17,7 +17,7 @@ from server import protocol as p
 from server.app import Running, Settings, running
 from server.engines import AiPool
 from server.storage import SqlStore
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 from tests.server.storage.conftest import pg_url  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.slow

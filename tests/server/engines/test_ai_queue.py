@@ -182,7 +182,7 @@ async def test_a_person_plays_the_ai_on_a_server_whose_moves_come_from_a_worker(
     from wsclient import Client
 
     from server.app import running
-    from server.storage.store import MemoryStore
+    from server.storage.memory import MemoryStore
 
     worker, task = await _worker(redis_prefix)
     try:

@@ -35,8 +35,9 @@ from server.engines.remote_worker import Worker
 from server.reviews.desk import REVIEW_TASK
 from server.settings import IdleProving, Settings
 from server.storage import SqlStore
+from server.storage.memory import MemoryStore
 from server.storage.proven import proven_report, visited
-from server.storage.store import GameRecord, MemoryStore, MoveRecord, Store
+from server.storage.store import GameRecord, MoveRecord, Store
 from server.storage.symmetry import canonical
 from tests.server.storage.conftest import (  # noqa: F401 - fixtures
     REDIS_URL,

@@ -13,7 +13,7 @@ from wsclient import Client
 from server.app import Settings, running
 from server.engines import AiPool
 from server.engines.overload import LoadGauge
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 from tests.server.test_server import http_get
 
 

@@ -30,7 +30,7 @@ from server.engines import AiAnswer, AiJob, AiPool, CacheCounts, CacheSettings
 from server.engines.engine_process import IDLE_FLUSH_SECONDS, _cached_answer, _save, think
 from server.engines.messages import Think
 from server.storage import CachedResult, SqlStore, keys, open_cache, open_sync_cache
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 from tests.server.storage.conftest import (  # noqa: F401 - fixtures
     REDIS_URL,
     pg_url,

@@ -21,7 +21,8 @@ from server.people.accounts import SESSION_PREFIX, AttemptLimiter, check_name
 from server.people.shared_counts import SharedCounts
 from server.people.sign_in_limits import LocalCounts, SignInLimits
 from server.storage import keys, open_store
-from server.storage.store import MemoryStore, PlayerRecord, Store
+from server.storage.memory import MemoryStore
+from server.storage.store import PlayerRecord, Store
 from tests.server.storage.conftest import REDIS_URL
 
 

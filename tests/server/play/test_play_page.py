@@ -16,7 +16,7 @@ from playwright.async_api import Browser, Page, expect
 
 from server.app import Running, Settings, running
 from server.engines import AiPool
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 

@@ -7,7 +7,8 @@ import asyncio
 from wsclient import Client
 
 from server.app import running
-from server.storage.store import GameRecord, MemoryStore, MoveRecord, PlayerRecord
+from server.storage.memory import MemoryStore
+from server.storage.store import GameRecord, MoveRecord, PlayerRecord
 
 SECRET = b"a test secret shared by both runs"
 

@@ -18,7 +18,7 @@ from server.cluster.cluster import Cluster
 from server.cluster.leases import ClusterSettings
 from server.play.clocks import TIME_CONTROLS, TimeControl
 from server.storage import SqlStore
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 from tests.server.storage.conftest import (  # noqa: F401 - fixtures
     REDIS_URL,
     create_database,

@@ -27,7 +27,8 @@ from server.ratings.glicko import (
 from server.ratings.level_calibration import MEASURED, shipped_measure
 from server.storage import SqlStore
 from server.storage import repository as repo
-from server.storage.store import GameRecord, MemoryStore, RatingChangeRecord, RatingRecord
+from server.storage.memory import MemoryStore
+from server.storage.store import GameRecord, RatingChangeRecord, RatingRecord
 from tests.server.storage.conftest import pg_url, sql_url, sqlite_url  # noqa: F401 - fixtures
 
 FOUR_IN_COLUMN_ONE = ["1", "2", "1", "2", "1", "2", "1"]

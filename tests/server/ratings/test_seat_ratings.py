@@ -15,6 +15,7 @@ from wsclient import Client
 from server.app import Running, running
 from server.storage import SqlStore
 from server.storage import repository as repo
+from server.storage.repository import tables
 from tests.server.storage.conftest import sqlite_url  # noqa: F401 - fixture
 
 FOUR_IN_COLUMN_ONE = ["1", "2", "1", "2", "1", "2", "1"]
@@ -39,7 +40,7 @@ async def store_rating(server: Running, player_id: str, game: str, rating: float
     store = server.app.store
     assert isinstance(store, SqlStore)
     async with store.engine.begin() as conn:
-        await conn.execute(repo.ratings.insert().values(
+        await conn.execute(tables.ratings.insert().values(
             player_id=player_id, game=game, rating=rating, rd=rd, volatility=0.06,
             games=games, updated_at=time.time()))
 

@@ -21,7 +21,8 @@ from server.play.rooms import Lobby, changes
 from server.protocol import board_text
 from server.reviews import history as past
 from server.storage import open_store
-from server.storage.store import GameRecord, GameStatus, MemoryStore, MoveRecord, Store
+from server.storage.memory import MemoryStore
+from server.storage.store import GameRecord, GameStatus, MoveRecord, Store
 
 VERTICAL_WIN = ["1", "2", "1", "2", "1", "2", "1"]
 """Red stacks column 1 and wins on its fourth disc; Yellow stacks column 2."""

@@ -14,7 +14,7 @@ from playwright.async_api import Browser, Page, WebSocketRoute, expect
 from wsclient import Client, friends_game
 
 from server.app import Running, Settings, running
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 

@@ -18,7 +18,8 @@ from ai.connect4 import solver
 from server.app import Running, Settings, running
 from server.engines import AiPool
 from server.storage import open_store
-from server.storage.store import MemoryStore, Store
+from server.storage.memory import MemoryStore
+from server.storage.store import Store
 
 GAME = ["4", "4", "3", "3", "5", "7", "2"]
 """Red wins on the bottom row (columns 2-5): Yellow did not block its three in time."""

@@ -14,7 +14,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from server.storage import SqlStore
-from server.storage.store import MemoryStore, Store
+from server.storage.memory import MemoryStore
+from server.storage.store import Store
 
 PG_HOST = os.environ.get("DISCUS_TEST_PG_HOST", "127.0.0.1")
 PG_PORT = int(os.environ.get("DISCUS_TEST_PG_PORT", "5432"))

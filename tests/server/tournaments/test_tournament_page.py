@@ -21,7 +21,8 @@ from people import CHEAP_HASHER, PASSWORD
 from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from server.app import Running, running
-from server.storage.store import EntrantRecord, MemoryStore, PairingRecord, TournamentRecord
+from server.storage.memory import MemoryStore
+from server.storage.store import EntrantRecord, PairingRecord, TournamentRecord
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
 

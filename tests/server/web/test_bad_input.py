@@ -12,7 +12,7 @@ from websockets.exceptions import ConnectionClosed
 from wsclient import Client, friends_game
 
 from server.app import Running, Settings, running
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 
 SETTINGS = Settings(max_message_bytes=1024, messages_per_second=5.0, burst=10, flood_strikes=5)
 

@@ -23,7 +23,7 @@ from wsclient import Client, friends_game
 from server.app import Running, running
 from server.storage import open_store
 from server.storage.config import DATA_DIR_ENV, create_engine, data_dir
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from playwright.async_api import Browser, Page, expect
 
 from server.app import running
 from server.engines import AiPool
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 
 
 def test_english_and_japanese_hold_the_same_keys_with_the_same_placeholders() -> None:

@@ -31,7 +31,7 @@ from wsclient import Client
 
 from server.app import Settings, running
 from server.engines import AiPool
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 

@@ -22,7 +22,7 @@ from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
 from server.app import Running, Settings, running
-from server.storage.store import MemoryStore
+from server.storage.memory import MemoryStore
 from server.web.proxy import parse_header
 from server.web.sources import SourceLimits
 

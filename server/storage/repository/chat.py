@@ -1,0 +1,72 @@
+"""Chat lines, a game's kept with it and the lobby's newest few, and players' silences
+(``server.chat``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Row, delete, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.storage.repository.tables import chat_lines, chat_silences
+from server.storage.store import ChatChannel, ChatLineRecord
+
+
+def insert_chat_line(conn: Connection, line: ChatLineRecord, lobby_kept: int) -> int:
+    """Insert a chat line; its id. A lobby line also deletes all but the newest
+    ``lobby_kept`` lobby lines."""
+    result = conn.execute(chat_lines.insert().values(
+        game_id=line.game_id, channel=line.channel, player_id=line.player_id,
+        name=line.name, text=line.text, created_at=line.created_at))
+    key = result.inserted_primary_key
+    assert key is not None, "an INSERT has its primary key"
+    line_id = int(key[0])
+    if line.game_id is None:
+        oldest_kept = (select(chat_lines.c.id).where(chat_lines.c.game_id.is_(None))
+                       .order_by(chat_lines.c.id.desc()).offset(max(0, lobby_kept - 1))
+                       .limit(1).scalar_subquery())
+        conn.execute(delete(chat_lines).where(chat_lines.c.game_id.is_(None),
+                                              chat_lines.c.id < oldest_kept))
+    return line_id
+
+
+def _chat_line(row: Row[Any]) -> ChatLineRecord:
+    return ChatLineRecord(row.id, row.game_id, row.channel, row.player_id, row.name, row.text,
+                          row.created_at)
+
+
+async def find_chat_lines(conn: AsyncConnection, game_id: str | None,
+                          channels: Sequence[ChatChannel], limit: int) -> list[ChatLineRecord]:
+    """The newest ``limit`` lines not deleted of a game's chat (None: the lobby's) in these
+    channels, oldest first."""
+    where = (chat_lines.c.game_id.is_(None) if game_id is None
+             else chat_lines.c.game_id == game_id)
+    rows = (await conn.execute(
+        select(chat_lines).where(where, chat_lines.c.channel.in_(list(channels)),
+                                 chat_lines.c.deleted_at.is_(None))
+        .order_by(chat_lines.c.id.desc()).limit(limit))).all()
+    return [_chat_line(row) for row in reversed(rows)]
+
+
+def mark_chat_line_deleted(conn: Connection, line_id: int, now: float) -> ChatLineRecord | None:
+    """Mark a line deleted; the line, or None if there is none not deleted already."""
+    row = conn.execute(select(chat_lines).where(chat_lines.c.id == line_id,
+                                                chat_lines.c.deleted_at.is_(None))).first()
+    if row is None:
+        return None
+    conn.execute(update(chat_lines).where(chat_lines.c.id == line_id).values(deleted_at=now))
+    return _chat_line(row)
+
+
+def write_chat_silence(conn: Connection, player_id: str, until: float | None) -> None:
+    """Silence the player until ``until``, or lift its silence (None)."""
+    conn.execute(delete(chat_silences).where(chat_silences.c.player_id == player_id))
+    if until is not None:
+        conn.execute(chat_silences.insert().values(player_id=player_id, until=until))
+
+
+async def find_chat_silence(conn: AsyncConnection, player_id: str) -> float | None:
+    row = (await conn.execute(select(chat_silences.c.until)
+                              .where(chat_silences.c.player_id == player_id))).first()
+    return None if row is None else float(row.until)
