@@ -19,7 +19,7 @@ from server.admin.desk import AdminDesk
 from server.admin.stats import StatsDesk
 from server.bots.desk import BotDesk
 from server.challenges.desk import ChallengeDesk
-from server.cluster.redis import Cluster
+from server.cluster.cluster import Cluster
 from server.connections.outbox import Outbox
 from server.engines import Pool
 from server.engines.idle_proving import IdleProver
