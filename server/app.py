@@ -42,9 +42,9 @@ from server.ladder.desk import LadderDesk
 from server.metrics import Metrics
 from server.people.accounts import AccountDesk
 from server.people.identity import Identity
+from server.play.lobby import ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, Lobby
 from server.play.locks import RoomLocks
 from server.play.placement import Placement, SingleNode
-from server.play.rooms import ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, Lobby
 from server.play.runner import RoomRunner
 from server.ratings.desk import RatingDesk
 from server.reviews.desk import ReviewDesk

@@ -29,9 +29,11 @@ from server.connections.outbox import Outbox
 from server.connections.player import Player
 from server.engines import AiJob, Pool, Progress, quick_move_off_loop, win_in
 from server.engines.live_levels import LiveLevels
+from server.play.lobby import Lobby
 from server.play.locks import RoomLocks
+from server.play.outcome import AiTurn, Outcome, PlannedMove
 from server.play.placement import Placement
-from server.play.rooms import AiTurn, Lobby, Outcome, PlannedMove, Room, game_id_of, round_seconds
+from server.play.rooms import Room, game_id_of, round_seconds
 from server.settings import FLAG_MARGIN_SECONDS, Settings
 from server.storage.store import DuplicateMove, Fenced, GameRecord, MoveRecord, Store, replace
 

@@ -39,7 +39,9 @@ from server import protocol as p
 from server.connections.client import Client
 from server.connections.outbox import Outbox
 from server.connections.player import Player
-from server.play.rooms import Lobby, Outcome, Room, room_of
+from server.play.lobby import Lobby
+from server.play.outcome import Outcome
+from server.play.rooms import Room, room_of
 from server.storage.store import (
     EntrantRecord,
     Fenced,
