@@ -20,7 +20,8 @@ from server import protocol as p
 from server.connections.player import Player
 from server.play.clocks import TIME_CONTROLS, TimeControl
 from server.play.outcome import AiTurn, Outcome
-from server.play.rooms import OpponentKind, Room, game_id_of, room_of
+from server.play.rooms import Room, game_id_of, room_of
+from server.play.seats import OpponentKind
 from server.storage.store import GameRecord, MoveRecord
 
 ROOM_CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"

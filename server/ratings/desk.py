@@ -27,7 +27,7 @@ from server.connections.outbox import Outbox
 from server.connections.player import Player
 from server.engines.live_levels import LiveLevels
 from server.play.lobby import Lobby
-from server.play.rooms import level_key
+from server.play.seats import level_key
 from server.ratings.glicko import (
     PROVISIONAL_RD,
     Rating,

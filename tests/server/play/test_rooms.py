@@ -13,7 +13,8 @@ from server import protocol as p
 from server.connections.player import Player
 from server.play.lobby import Lobby
 from server.play.outcome import AiTurn, Outcome
-from server.play.rooms import Room, level_key
+from server.play.rooms import Room
+from server.play.seats import level_key
 from server.storage.store import GameRecord, MoveRecord
 
 ANN = Player("ann", "Ann")
