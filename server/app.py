@@ -44,9 +44,9 @@ from server.metrics import Metrics
 from server.parts import Server
 from server.people.accounts import AccountDesk
 from server.people.identity import Identity
+from server.play.lobby import ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, Lobby
 from server.play.locks import RoomLocks
 from server.play.placement import Placement, SingleNode
-from server.play.rooms import ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, Lobby
 from server.play.runner import RoomRunner
 from server.ratings.desk import RatingDesk
 from server.reviews.desk import ReviewDesk
@@ -150,9 +150,9 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
 def _metrics(runner: RoomRunner, pool: Pool | None, cluster: Cluster | None) -> Metrics:
     """The metrics, with the counts the runner, the pool and the cluster keep."""
     metrics = Metrics()
-    runner.observe_ai = metrics.ai_move.observe
+    runner.ai_turns.observe = metrics.ai_move.observe
     metrics.read("ai_fallbacks", "AI moves made by the quick fallback instead of a search",
-                 lambda: runner.fallbacks + (pool.snapshot().fallbacks if pool else 0))
+                 lambda: runner.ai_turns.fallbacks + (pool.snapshot().fallbacks if pool else 0))
     metrics.read("cluster_takeovers", "Rooms this node took over from another node",
                  lambda: cluster.takeovers if cluster is not None else 0)
     return metrics

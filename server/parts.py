@@ -29,8 +29,8 @@ from server.ladder.desk import LadderDesk
 from server.metrics import Metrics
 from server.people.accounts import AccountDesk
 from server.people.identity import Identity
+from server.play.lobby import Lobby
 from server.play.placement import Placement
-from server.play.rooms import Lobby
 from server.play.runner import RoomRunner
 from server.ratings.desk import RatingDesk
 from server.reviews.desk import ReviewDesk

@@ -23,8 +23,8 @@ from server.connections.outbox import Outbox
 from server.connections.player import Player
 from server.ladder.desk import LadderDesk
 from server.people.accounts import AccountDesk
+from server.play.lobby import Lobby
 from server.play.placement import Placement
-from server.play.rooms import Lobby
 from server.play.runner import RoomRunner
 from server.ratings.desk import RatingDesk
 from server.reviews.desk import ReviewDesk

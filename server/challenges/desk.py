@@ -22,7 +22,9 @@ from server.challenges.shared import SharedChallengeBook
 from server.connections.client import Client, source_of
 from server.connections.outbox import Outbox
 from server.connections.player import Player
-from server.play.rooms import Lobby, Outcome, Room
+from server.play.lobby import Lobby
+from server.play.outcome import Outcome
+from server.play.rooms import Room
 from server.settings import Settings
 from server.storage.store import Store
 

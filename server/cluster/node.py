@@ -39,9 +39,10 @@ from server.connections.client import Client
 from server.connections.outbox import Outbox
 from server.connections.player import Player
 from server.people.shared_counts import SharedCounts
+from server.play.lobby import Lobby, pick_open
 from server.play.locks import RoomLocks
 from server.play.placement import Tournaments, unfinished_limit
-from server.play.rooms import Lobby, Room, pick_open, room_of
+from server.play.rooms import Room, room_of
 from server.reviews import history
 from server.settings import Settings
 from server.storage.store import Fenced, GameRecord, MoveRecord, Store

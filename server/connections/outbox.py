@@ -45,7 +45,7 @@ class Send:
 
 class Delivery(Protocol):
     """What a room command produced, as far as the outbox reads it
-    (``server.play.rooms.Outcome``): its frames in order."""
+    (``server.play.outcome.Outcome``): its frames in order."""
 
     @property
     def sends(self) -> list[Send]: ...

@@ -49,7 +49,10 @@ from server.connections.client import Client
 from server.connections.outbox import Outbox
 from server.connections.player import Player
 from server.ladder.rules import LadderGame, RatingPoint, fit, head_to_head, history, next_games
-from server.play.rooms import Lobby, Outcome, Room, level_key, room_of
+from server.play.lobby import Lobby
+from server.play.outcome import Outcome
+from server.play.rooms import Room, room_of
+from server.play.seats import level_key
 from server.ratings.glicko import Rating
 from server.storage.store import (
     EntrantRecord,

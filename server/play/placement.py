@@ -21,7 +21,8 @@ from server import protocol as p
 from server.connections.client import Client
 from server.connections.outbox import Outbox
 from server.connections.player import Player
-from server.play.rooms import Lobby, Room, room_of
+from server.play.lobby import Lobby
+from server.play.rooms import Room, room_of
 from server.storage.store import GameRecord, MoveRecord, Store
 
 

@@ -13,108 +13,41 @@ room in the glue); ``apply_move`` re-checks the ply and refuses a plan that went
 
 Rules come from ``games.load`` (the same code the AI searches with), so the server and the AI
 can never disagree about what is legal.
+
+A room is made of parts, each in its own module: who sits and watches (``server.play.seats``),
+the clocks of a timed game (``server.play.timing``), take-backs, draws and rematches
+(``server.play.offers``), how the room is seen (``server.play.views``). This module holds
+the game itself (moves, the AI's turns, the end) and the state every part shares. The rooms
+of a server are kept by ``server.play.lobby``; what a command hands back is
+``server.play.outcome``'s.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Iterable, Sequence
 
 import games
 from games.base import Game, State
 from server import errors
 from server import protocol as p
 from server.connections.outbox import Send
-from server.connections.player import Player
-from server.play.clocks import TIME_CONTROLS, Clocks, TimeControl
-from server.storage.store import GameRecord, GameStatus, MoveRecord
-
-ROOM_CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
-"""Room codes are read aloud and typed from a friend's message: upper case only, and none of
-the look-alikes 0/O, 1/I/L. ``Lobby.room`` upper-cases what people type."""
-
-ROOM_CODE_LENGTH = 8
-"""31**8 (about 8.5e11) codes: a guessed code finds a room only by rare luck."""
+from server.play.clocks import Clocks, TimeControl
+from server.play.offers import Offers
+from server.play.outcome import AiTurn, Outcome, PlannedMove
+from server.play.seats import OpponentKind, Seating, SeatState
+from server.play.timing import Timing
+from server.play.views import Views
+from server.storage.store import MoveRecord
 
 ABORTABLE_PLIES = 2
 """Until both sides have made a move, leaving or abandoning a game aborts it (unscored)."""
 
-OpponentKind = Literal["ai", "friend", "open"]
-SeatKind = Literal["human", "ai", "empty"]
 
+class Room(Seating, Timing, Offers, Views):
+    """One room: two seats, spectators, one game at a time, rematches with seats swapped.
 
-@dataclass
-class SeatState:
-    kind: SeatKind = "empty"
-    player: Player | None = None
-    level: str | None = None
-    connected: bool = True
-    away_since: float | None = None
-    """When the player's last connection dropped; None while connected."""
-    gone: bool = False
-    """The player left the room for good (after or by ending the game)."""
-
-
-@dataclass(frozen=True)
-class AiTurn:
-    """The AI holding ``seat`` must now find a move for ``state`` at ``level``.
-
-    When it has one, call ``Room.check_ai_move(round, ply, move)``; a stale request (the
-    room moved on, was rematched or closed) is refused there, so late answers are harmless.
-    """
-
-    room: str
-    round: int
-    ply: int
-    seat: int
-    game: str
-    level: str
-    state: State
-    moves: tuple[int, ...]
-    """The moves from the start that led to ``state`` (how workers rebuild it)."""
-    line: int = 0
-    """How many take-backs the game had when the AI was asked: an answer for a line of play
-    that was taken back is stale even if the game is at the same ply again."""
-
-
-@dataclass
-class Outcome:
-    """What a command produced. Send ``sends`` in order; save ``Room.record()`` if
-    ``save_game``; start ``ai`` if set; store and apply ``forced`` if set."""
-
-    sends: list[Send] = field(default_factory=list)
-    save_game: bool = False
-    ai: AiTurn | None = None
-    forced: PlannedMove | None = None
-    """A forced Othello pass the server plays for a person in a timed game (a pass costs no
-    time, and a clock must not run while nobody can do anything but pass): store its
-    ``record``, then ``Room.apply_move`` it, as for any move."""
-
-    def extend(self, other: Outcome) -> Outcome:
-        self.sends.extend(other.sends)
-        self.save_game = self.save_game or other.save_game
-        self.ai = other.ai or self.ai
-        self.forced = other.forced or self.forced
-        return self
-
-
-@dataclass(frozen=True)
-class PlannedMove:
-    """A validated move not yet applied. Store ``record`` first, then ``Room.apply_move``."""
-
-    round: int
-    ply: int
-    seat: int
-    move: int
-    record: MoveRecord
-    thought: p.AiThought | None = None
-    """For the AI's move: what its search saw, announced with the move."""
-
-
-class Room:
-    """One room: two seats, spectators, one game at a time, rematches with seats swapped."""
+    Its parts (``Seating``, ``Timing``, ``Offers``, ``Views``) are mixed in: ``__init__`` and
+    ``_start`` set up the state they all share."""
 
     def __init__(
         self,
@@ -209,76 +142,6 @@ class Room:
             return "waiting"
         return "active"
 
-    def seat_of(self, player_id: str) -> int | None:
-        for i, seat in enumerate(self.seats):
-            if seat.player is not None and seat.player.id == player_id and not seat.gone:
-                return i
-        return None
-
-    def members(self) -> tuple[str, ...]:
-        """Everyone who hears about this room: seated people (not gone) and spectators."""
-        seated = [
-            s.player.id for s in self.seats if s.player is not None and not s.gone
-        ]
-        return tuple(dict.fromkeys([*seated, *sorted(self.spectators)]))
-
-    def humans(self) -> list[SeatState]:
-        return [s for s in self.seats if s.kind == "human" and not s.gone]
-
-    @property
-    def ai_only(self) -> bool:
-        """Both seats are AI levels (the engine ladder's games): nobody plays, anyone may
-        watch, and every move is an ``AiTurn``."""
-        return all(s.kind == "ai" for s in self.seats)
-
-    def _only_pass(self) -> bool:
-        """Whether the side to move can do nothing but pass (Othello)."""
-        moves = self.state.legal_moves()
-        return len(moves) == 1 and self.game.format_move(moves[0]) == "pass"
-
-    def _run_clock(self, now: float) -> None:
-        """Start the clock of the side to move at ``now`` if it has one and may act: a person,
-        in a game going on, with a move other than a forced pass. Else no clock runs."""
-        if self.clocks is None:
-            return
-        seat = None
-        if self.status == "active" and not self.state.is_over():
-            to_move = self.state.to_move
-            if self.seats[to_move].kind == "human" and not self._only_pass():
-                seat = to_move
-        self.clocks.run(seat, now)
-
-    def clock_view(self, now: float | None = None) -> p.ClockView | None:
-        """The clocks as of ``now`` (None: as of the start of the running turn)."""
-        if self.clocks is None or self.time_control is None:
-            return None
-        at = self.clocks.since if now is None else now
-        return p.ClockView(
-            control=self.time_control.view(),
-            remaining_ms=[None if s.kind == "ai" else self.clocks.left(i, at)
-                          for i, s in enumerate(self.seats)],
-            running=self.clocks.running,  # type: ignore[arg-type]
-        )
-
-    def deadline(self) -> float | None:
-        """When the running clock's flag falls (``check_flag`` then ends the game), or None
-        when no clock runs."""
-        if self.clocks is None or self.status != "active":
-            return None
-        return self.clocks.deadline()
-
-    def check_flag(self, now: float) -> Outcome:
-        """End the game on time if the running clock has run out by ``now``: the other seat
-        wins (reason ``timeout``); before both sides have moved, the game is aborted as in
-        ``_finish_early``. Nothing happens otherwise. The caller checks it before any room
-        command and whenever ``deadline`` passes, so a flag falls even if nobody acts."""
-        if self.clocks is None or self.status != "active":
-            return Outcome()
-        seat = self.clocks.flagged(now)
-        if seat is None:
-            return Outcome()
-        return self._finish_early(p.Result(winner=1 - seat, reason="timeout"), now)  # type: ignore[arg-type]
-
     def _play(self, move: int) -> list[int | None]:
         """Play ``move`` on the room's game; returns the new cells (and records the board)."""
         self.state = self.state.play(move)
@@ -286,138 +149,6 @@ class Room:
         cells = self.game.cells(self.state)
         self.boards.append(p.board_text(cells))
         return cells
-
-    def position(self, cells: list[int | None] | None = None) -> p.Position:
-        over = self.state.is_over()
-        placed, flipped = changes(*self.boards[-2:]) if len(self.boards) > 1 else (None, [])
-        return p.Position(
-            ply=len(self.moves),
-            position=self.game.format_position(self.state),
-            cells=cells if cells is not None else self.game.cells(self.state),  # type: ignore[arg-type]
-            to_move=None if over or self.result is not None else self.state.to_move,  # type: ignore[arg-type]
-            legal_moves=[]
-            if self.result is not None
-            else [self.game.format_move(m) for m in self.state.legal_moves()],
-            last_move=self.game.format_move(self.moves[-1]) if self.moves else None,
-            placed=placed,
-            flipped=flipped,
-            winning=self.game.winning_line(self.state) if over else [],
-        )
-
-    def seat_views(self) -> list[p.SeatView]:
-        colours = self.game.colours
-        return [
-            p.SeatView(
-                seat=i,  # type: ignore[arg-type]
-                colour=colours[i],
-                kind=s.kind,
-                player=s.player.view() if s.player is not None else None,
-                level=s.level,
-                connected=s.connected and not s.gone,
-                rating=self._rating_of(s),
-            )
-            for i, s in enumerate(self.seats)
-        ]
-
-    def _rating_of(self, seat: SeatState) -> p.SeatRating | None:
-        if seat.kind == "human" and seat.player is not None:
-            return self.ratings.get(seat.player.id)
-        if seat.kind == "ai" and seat.level is not None:
-            return self.ratings.get(level_key(seat.level))
-        return None
-
-    def view(self, now: float | None = None) -> p.RoomView:
-        return p.RoomView(
-            id=self.id,
-            game=self.game.name,
-            rows=self.game.rows,
-            cols=self.game.cols,
-            opponent=self.opponent,
-            seats=self.seat_views(),
-            spectators=len(self.spectators),
-            status=self.status,
-            moves=[self.game.format_move(m) for m in self.moves],
-            boards=list(self.boards),
-            position=self.position(),
-            result=self.result,
-            ai_thinking=self.ai_thinking,
-            rematch_offered_by=self.rematch_offered_by,  # type: ignore[arg-type]
-            draw_offered_by=self.draw_offered_by,  # type: ignore[arg-type]
-            round=self.round,
-            clock=self.clock_view(now),
-            berserk_allowed=self.berserk_allowed,
-            berserk=sorted(self.berserked),  # type: ignore[arg-type]
-        )
-
-    def summary(self) -> p.RoomSummary:
-        return p.RoomSummary(
-            id=self.id,
-            game=self.game.name,
-            seats=self.seat_views(),
-            status=self.status,
-            ply=len(self.moves),
-            spectators=len(self.spectators),
-            time_control=None if self.time_control is None else self.time_control.name,
-        )
-
-    def state_for(self, player_id: str, now: float | None = None) -> Send:
-        """The full ``room_state`` as ``player_id`` sees it, clocks as of ``now`` (None: as of
-        the running turn's start, right when the caller has just started it)."""
-        return Send((player_id,), p.RoomState(room=self.view(now), you=self.seat_of(player_id)))  # type: ignore[arg-type]
-
-    def record(self) -> GameRecord:
-        """The storage row of the game now being played in this room."""
-        ai_seat = next((i for i, s in enumerate(self.seats) if s.kind == "ai"), None)
-        status: GameStatus = self.status
-        result: int | None = None
-        if self.result is not None and self.result.reason == "aborted":
-            status = "aborted"
-        elif self.result is not None:
-            if self.result.score is not None:
-                result = self.result.score
-            else:
-                result = 0 if self.result.winner is None else (1 if self.result.winner == 0 else -1)
-        return GameRecord(
-            id=self.game_id,
-            game=self.game.name,
-            players=tuple(  # type: ignore[arg-type]
-                s.player.id if s.kind == "human" and s.player is not None else None
-                for s in self.seats
-            ),
-            ai_level=next((s.level for s in self.seats if s.kind == "ai"), None),
-            ai_seat=ai_seat,
-            other_ai_level=self.seats[1].level if self.ai_only else None,
-            status=status,
-            start_position=self.game.format_position(self.game.initial()),
-            created_at=self.started_at,
-            result=result,
-            reason=self.result.reason if self.result is not None else None,
-            finished_at=self.finished_at,
-            time_control=None if self.time_control is None else self.time_control.name,
-            clock_initial_ms=None if self.time_control is None else self.time_control.initial_ms,
-            clock_increment_ms=None if self.time_control is None
-            else self.time_control.increment_ms,
-            berserk=tuple(sorted(self.berserked)),
-            evaluation=self.evaluation,
-            rated=self.rated,
-        )
-
-    def _event(self, kind: p.RoomEventKind, seat: int | None = None,
-               grace: float | None = None, to: Iterable[str] | None = None,
-               clock: p.ClockView | None = None) -> Send:
-        message = p.RoomEvent(
-            room=self.id,
-            event=kind,
-            seat=seat,  # type: ignore[arg-type]
-            seats=self.seat_views(),
-            spectators=len(self.spectators),
-            grace_seconds=grace,
-            clock=clock,
-        )
-        return Send(tuple(self.members() if to is None else to), message)
-
-    def _others(self, player_id: str) -> tuple[str, ...]:
-        return tuple(m for m in self.members() if m != player_id)
 
     def _ai_turn(self) -> AiTurn | None:
         """The AI request if the AI is to move in a game still going; marks it thinking."""
@@ -430,25 +161,7 @@ class Room:
         return AiTurn(self.id, self.round, len(self.moves), self.state.to_move,
                       self.game.name, seat.level, self.state, tuple(self.moves), self.line)
 
-    # --- people --------------------------------------------------------------------------
-
-    def note_ratings(self, ratings: Mapping[str, p.SeatRating | None]) -> None:
-        """Show these ratings in the room's game in seat views from now on (keys as in
-        ``ratings``; None forgets one). Nothing is sent: the room never reads the store, so
-        the caller looks ratings up when a player sits or a game is rated, and hands them in
-        before the messages that should carry them are made."""
-        for key, rating in ratings.items():
-            if rating is None:
-                self.ratings.pop(key, None)
-            else:
-                self.ratings[key] = rating
-
-    def sit(self, seat: int, player: Player) -> None:
-        """Seat the creator (no messages: the caller sends ``state_for`` to them)."""
-        self.seats[seat] = SeatState(kind="human", player=player)
-
-    def seat_ai(self, seat: int, level: str) -> None:
-        self.seats[seat] = SeatState(kind="ai", level=level)
+    # --- the game ------------------------------------------------------------------------
 
     def start(self) -> Outcome:
         """After seating at creation: the AI's first move if it moves first (else a person's
@@ -456,119 +169,22 @@ class Room:
         self._run_clock(self.started_at)
         return Outcome(save_game=True, ai=self._ai_turn())
 
-    def join(self, player: Player, now: float, rating: p.SeatRating | None = None) -> Outcome:
-        if self.seat_of(player.id) is not None:
-            raise errors.AlreadySeated(f"you already sit in room {self.id}")
-        if self.status != "waiting":
-            raise errors.RoomFull(f"room {self.id} has no free seat; you may spectate it")
-        free = next(i for i, s in enumerate(self.seats) if s.kind == "empty")
-        self.note_ratings({player.id: rating})
-        self.spectators.discard(player.id)
-        self.seats[free] = SeatState(kind="human", player=player)
+    def replay(self, moves: Sequence[MoveRecord], berserk: Iterable[int],
+               now: float) -> Outcome:
+        """Play a stored game's ``moves`` again, with the clocks stored with each, on a room
+        just rebuilt with its seats (``Lobby.restore``); ``berserk``: its seats that went
+        berserk. The turn under way starts again at ``now``. Returns what the position asks
+        for (``_after_ply``): a game its last stored move ended ends at that move's time.
+        Raises ``ValueError`` if the stored moves do not replay."""
+        played = sorted(moves, key=lambda m: m.ply)
+        for stored in played:
+            self._play(self.game.parse_move(self.state, stored.move))
+            self._set_clocks((stored.clock0_ms, stored.clock1_ms), now)
+        self._restore_berserk(berserk)
         self.last_move_at = now
-        self.started_at = now
         self._run_clock(now)
-        out = Outcome(sends=[self.state_for(player.id)], save_game=True)
-        out.sends.append(self._event("joined", free, to=self._others(player.id),
-                                     clock=self.clock_view(now)))
-        return out
-
-    def spectate(self, player: Player, now: float | None = None) -> Outcome:
-        if self.seat_of(player.id) is not None:
-            raise errors.AlreadySeated(f"you sit in room {self.id}; you cannot also watch it")
-        self.spectators.add(player.id)
-        out = Outcome(sends=[self.state_for(player.id, now)])
-        out.sends.append(self._event("spectator_joined", to=self._others(player.id)))
-        return out
-
-    def leave(self, player_id: str, now: float) -> Outcome:
-        """A spectator stops watching; a seated player leaves (losing an active game)."""
-        if player_id in self.spectators:
-            self.spectators.discard(player_id)
-            return Outcome(sends=[self._event("spectator_left")])
-        seat = self.seat_of(player_id)
-        if seat is None:
-            raise errors.NotInRoom(f"you are not in room {self.id}")
-        out = Outcome()
-        if self.status == "active":
-            out.extend(self._finish_early(p.Result(winner=1 - seat, reason="left"), now))  # type: ignore[arg-type]
-        self.seats[seat].gone = True
-        self.seats[seat].connected = False
-        if self.rematch_offered_by is not None:
-            self.rematch_offered_by = None
-        out.sends.append(self._event("left", seat))
-        return out
-
-    def disconnect(self, player_id: str, now: float) -> Outcome:
-        """The player's last connection dropped: keep the seat for the grace period."""
-        if player_id in self.spectators:
-            self.spectators.discard(player_id)
-            return Outcome(sends=[self._event("spectator_left")])
-        seat = self.seat_of(player_id)
-        if seat is None or not self.seats[seat].connected:
-            return Outcome()
-        self.seats[seat].connected = False
-        self.seats[seat].away_since = now
-        return Outcome(sends=[self._event("disconnected", seat, grace=self.grace,
-                                          to=self._others(player_id))])
-
-    def reconnect(self, player_id: str, now: float | None = None) -> Outcome:
-        """The player is back (hello with resume): full state to them first (clocks as of
-        ``now``), then the event."""
-        seat = self.seat_of(player_id)
-        if seat is None:
-            return Outcome()
-        out = Outcome()
-        if not self.seats[seat].connected:
-            self.seats[seat].connected = True
-            self.seats[seat].away_since = None
-            out.sends.append(self._event("reconnected", seat, to=self._others(player_id)))
-        out.sends.insert(0, self.state_for(player_id, now))
-        return out
-
-    def claim(self, player_id: str, now: float) -> Outcome:
-        seat = self._seated(player_id)
-        self._require_active()
-        other = self.seats[1 - seat]
-        if other.kind != "human" or other.connected or other.away_since is None:
-            raise errors.CannotClaim("your opponent is connected; there is nothing to claim")
-        left = other.away_since + self.grace - now
-        if left > 0:
-            raise errors.CannotClaim(
-                f"your opponent may still come back for {left:.0f} s", retry_after=round(left, 3)
-            )
-        return self._finish_early(p.Result(winner=seat, reason="abandoned"), now)  # type: ignore[arg-type]
-
-    def abandoned_since(self) -> float | None:
-        """When the last connected person left, if nobody seated is connected any more. A
-        game between two AI levels has nobody to abandon it while it is played: its room is
-        abandoned from the game's end."""
-        if self.ai_only:
-            return self.finished_at
-        humans = self.humans()
-        if any(s.connected for s in humans):
-            return None
-        times = [s.away_since for s in humans if s.away_since is not None]
-        return max(times) if times else self.created_at
-
-    def expire(self, now: float) -> Outcome:
-        """Close a room nobody came back to: an unfinished game ends as abandoned.
-
-        With an AI opponent the AI wins; between people it is scored a draw. A game where a
-        side has not moved yet is aborted instead (``_finish_early``).
-        """
-        if self.status != "active":
-            return Outcome()
-        ai_seat = next((i for i, s in enumerate(self.seats) if s.kind == "ai"), None)
-        return self._finish_early(p.Result(winner=ai_seat, reason="abandoned"), now)  # type: ignore[arg-type]
-
-    # --- the game ------------------------------------------------------------------------
-
-    def _seated(self, player_id: str) -> int:
-        seat = self.seat_of(player_id)
-        if seat is None:
-            raise errors.NotSeated(f"only the players seated in room {self.id} may do that")
-        return seat
+        ended_at = played[-1].created_at if played and self.state.is_over() else now
+        return self._after_ply(ended_at)
 
     def _require_active(self) -> None:
         if self.status == "waiting":
@@ -689,26 +305,6 @@ class Room:
             return self._finish(p.Result(winner=winner, score=score, reason="end"), now)  # type: ignore[arg-type]
         return Outcome(ai=self._ai_turn(), forced=self._forced_pass(now))
 
-    def _set_clocks(self, clocks: tuple[int | None, int | None], now: float) -> None:
-        """After a ply: each clocked seat's time as stored with the ply, and the clock of the
-        side now to move started (``_run_clock``)."""
-        if self.clocks is None:
-            return
-        self.clocks.running = None
-        for seat, left in enumerate(clocks):
-            if left is not None:
-                self.clocks.remaining_ms[seat] = left
-        self.clock_log.append(clocks)
-        self._run_clock(now)
-
-    def _forced_pass(self, now: float) -> PlannedMove | None:
-        """In a timed game, the pass a person to move can only make, planned for the server
-        to play (no clock runs meanwhile); None otherwise."""
-        if (self.clocks is None or self.status != "active" or self.state.is_over()
-                or self.seats[self.state.to_move].kind != "human" or not self._only_pass()):
-            return None
-        return self._plan(self.state.to_move, self.state.legal_moves()[0], now)
-
     def resign(self, player_id: str, now: float) -> Outcome:
         seat = self._seated(player_id)
         self._require_active()
@@ -762,169 +358,8 @@ class Room:
                                win_in=win_in if shown else None)
         return Outcome(sends=[Send(self.members(), message)])
 
-    # --- take-back and draws ---------------------------------------------------------------
-
-    def check_take_back(self, player_id: str) -> int:
-        """How many plies a take-back by ``player_id`` removes (nothing changes yet): their
-        last move, and the AI's reply if it has moved. Only against the AI, while the game
-        is going; ``CannotTakeBack`` otherwise."""
-        seat = self._seated(player_id)
-        self._require_active()
-        if self.opponent != "ai":
-            raise errors.CannotTakeBack("moves can be taken back only against the computer")
-        # Seats alternate ply by ply (an Othello pass is a ply of its own).
-        mine = [ply for ply in range(len(self.moves)) if ply % 2 == seat]
-        if not mine:
-            raise errors.CannotTakeBack("you have no move to take back yet")
-        return len(self.moves) - mine[-1]
-
-    def take_back(self, plies: int, now: float) -> Outcome:
-        """Remove the last ``plies`` (``check_take_back``'s count, the stored moves already
-        deleted): everyone gets the room's state again. An AI answer for the line taken
-        back is dropped (``AiTurn.line``)."""
-        kept = self.moves[: len(self.moves) - plies]
-        self.state = self.game.initial()
-        self.moves = []
-        self.boards = self.boards[:1]
-        for move in kept:
-            self._play(move)
-        self.line += 1
-        self.ai_thinking = False
-        self.draw_offered_by = None
-        self.last_move_at = now
-        if self.clocks is not None and self.time_control is not None:
-            # The clocks go back with the moves: as stored with the last ply kept.
-            log = self.clock_log[: len(kept)]
-            self.clocks = Clocks.fresh(self.time_control)
-            self.clock_log = []
-            self._set_clocks(log[-1] if log else (None, None), now)
-            self.clock_log = log
-        out = Outcome(sends=[self.state_for(m, now) for m in self.members()])
-        out.sends.append(self._event("took_back", self.state.to_move))
-        out.ai = self._ai_turn()  # the AI to move again when its seat moved first
-        return out
-
-    def offer_draw(self, player_id: str, now: float) -> Outcome:
-        """Between people: the other seat hears of it (``draw_offered``), and may accept it
-        until it moves (a move declines it). An offer already standing from the other seat
-        is accepted instead."""
-        seat = self._seated(player_id)
-        self._require_active()
-        if self.seats[1 - seat].kind != "human":
-            raise errors.CannotOfferDraw("the computer plays every game out; offer draws to "
-                                         "people")
-        if self.draw_offered_by == 1 - seat:
-            return self._finish(p.Result(winner=None, reason="agreed"), now)
-        if self.draw_offered_by == seat:
-            raise errors.CannotOfferDraw("your draw offer stands; wait for the answer")
-        if self.draw_declined_at == len(self.moves):
-            raise errors.CannotOfferDraw("your draw offer was declined; offer again after a "
-                                         "move")
-        self.draw_offered_by = seat
-        return Outcome(sends=[self._event("draw_offered", seat)])
-
-    def berserk(self, player_id: str, game_id: str, now: float) -> Outcome:
-        """``player_id`` halves its own clock in game ``game_id`` (an arena's, for a bonus
-        point on a win): half the initial time is taken off what it has left, before its
-        first move only, once. Everyone in the room hears of it (``berserk``, with the
-        clocks); the game row is saved, so a restored room keeps the halved clock. The
-        caller has checked the game belongs to an arena that allows it."""
-        seat = self._seated(player_id)
-        if self.game_id != game_id:
-            raise errors.CannotBerserk("that game is over; this room plays another now",
-                                       reason="other_game")
-        self._require_active()
-        if self.clocks is None or self.time_control is None:
-            raise errors.CannotBerserk("only a timed game has a clock to halve",
-                                       reason="untimed")
-        if seat in self.berserked:
-            raise errors.CannotBerserk("you have already gone berserk in this game",
-                                       reason="already")
-        if self._has_moved(seat):
-            raise errors.CannotBerserk("berserk only before your first move",
-                                       reason="moved")
-        self.clocks.run(self.clocks.running, now)  # charge the running clock up to now
-        self.berserked.add(seat)
-        self._halve(seat)
-        return Outcome(sends=[self._event("berserk", seat, clock=self.clock_view(now))],
-                       save_game=True)
-
-    def _has_moved(self, seat: int) -> bool:
-        """Whether ``seat`` has played a move in this game (plies alternate, a pass being a
-        move: seat 0 plays plies 0, 2, ..., seat 1 plies 1, 3, ...)."""
-        return len(self.moves) > seat
-
-    def _halve(self, seat: int) -> None:
-        assert self.clocks is not None and self.time_control is not None
-        self.clocks.remaining_ms[seat] = max(
-            0, self.clocks.remaining_ms[seat] - self.time_control.initial_ms // 2)
-
-    def answer_draw(self, player_id: str, accept: bool, now: float) -> Outcome:
-        seat = self._seated(player_id)
-        self._require_active()
-        if self.draw_offered_by != 1 - seat:
-            raise errors.NoDrawOffer("the other player has not offered a draw")
-        self.draw_offered_by = None
-        if accept:
-            return self._finish(p.Result(winner=None, reason="agreed"), now)
-        self.draw_declined_at = len(self.moves)
-        return Outcome(sends=[self._event("draw_declined", seat)])
-
-    # --- rematch -------------------------------------------------------------------------
-
-    def offer_rematch(self, player_id: str, game_id: str, now: float) -> Outcome:
-        """Against the AI, or when the other seat already offered, the rematch starts now."""
-        seat = self._seated(player_id)
-        self._require_finished()
-        other = self.seats[1 - seat]
-        if other.kind == "ai" or self.rematch_offered_by == 1 - seat:
-            return self._rematch(game_id, now)
-        if other.gone:
-            raise errors.NoRematchOffer("your opponent has left the room")
-        self.rematch_offered_by = seat
-        return Outcome(sends=[self._event("rematch_offered", seat)])
-
-    def accept_rematch(self, player_id: str, game_id: str, now: float) -> Outcome:
-        seat = self._seated(player_id)
-        self._require_finished()
-        if self.rematch_offered_by != 1 - seat:
-            raise errors.NoRematchOffer("the other player has not offered a rematch")
-        return self._rematch(game_id, now)
-
-    def _require_finished(self) -> None:
-        if self.status != "finished":
-            raise errors.GameNotFinished(f"the game in room {self.id} is not over yet")
-
-    def _rematch(self, game_id: str, now: float) -> Outcome:
-        self.seats.reverse()  # colours alternate
-        self.round += 1
-        self._start(game_id, now)
-        ai = self._ai_turn()
-        return Outcome(sends=[self.state_for(m, now) for m in self.members()], save_game=True,
-                       ai=ai)
-
     def _colour(self, seat: int) -> str:
         return self.game.colours[seat]
-
-
-def level_key(level: str) -> str:
-    """The key of an AI level's rating in ``Room.ratings`` (apart from player ids)."""
-    return f"level:{level}"
-
-
-def changes(before: str, after: str) -> tuple[int | None, list[int]]:
-    """What one ply did between two ``boards``: the cell it filled (None for a pass) and the
-    cells whose owner it changed."""
-    placed = None
-    flipped = []
-    for i, (was, now) in enumerate(zip(before, after, strict=True)):
-        if was == now:
-            continue
-        if was == "-":
-            placed = i
-        else:
-            flipped.append(i)
-    return placed, flipped
 
 
 def round_seconds(seconds: float) -> float:
@@ -943,325 +378,3 @@ def room_of(game_id: str) -> tuple[str, int]:
     if not room_id or not round.isdigit():
         return game_id, 1
     return room_id, int(round)
-
-
-OPEN_LIST_SIZE = 100
-"""Rooms the open list shows at most."""
-OPEN_LIST_AGE = 1800.0
-"""Seconds a room waits on the open list: older ones are left off (still joinable by code)."""
-OPEN_LIST_PER_SOURCE = 3
-"""Rooms one address (or one creator, where the address is unknown) shows on the open list
-at most, its newest: twenty guests from one address cannot push everybody else's off."""
-
-
-def pick_open(waiting: Sequence[tuple[float, str, p.RoomSummary]], now: float | None
-              ) -> p.Rooms:
-    """The open list from ``(created_at, source, summary)`` of the rooms waiting for anyone:
-    newest first, none older than ``OPEN_LIST_AGE``, at most ``OPEN_LIST_PER_SOURCE`` per
-    source, at most ``OPEN_LIST_SIZE`` in all."""
-    shown: list[p.RoomSummary] = []
-    per_source: dict[str, int] = {}
-    for created_at, source, summary in sorted(waiting, key=lambda e: -e[0]):
-        too_old = now is not None and now - created_at > OPEN_LIST_AGE
-        if too_old or per_source.get(source, 0) >= OPEN_LIST_PER_SOURCE:
-            continue
-        per_source[source] = per_source.get(source, 0) + 1
-        shown.append(summary)
-        if len(shown) == OPEN_LIST_SIZE:
-            break
-    return p.Rooms(rooms=shown)
-
-
-def _creator(room: Room) -> str:
-    seated = next((s.player.id for s in room.seats if s.player is not None), "")
-    return f"player:{seated}"
-
-
-class Lobby:
-    """Every room on this server, indexed by id and by player; the sans-I/O front door.
-
-    ``ids`` makes fresh ids (room ids and game ids); ``levels`` lists each game's AI levels;
-    ``time_controls`` the time controls a room may be made with.
-    """
-
-    def __init__(
-        self,
-        levels: Mapping[str, Sequence[str]],
-        ids: Callable[[], str],
-        grace: float = 60.0,
-        max_rooms: int = 10,
-        rng: random.Random | None = None,
-        time_controls: Mapping[str, TimeControl] = TIME_CONTROLS,
-    ) -> None:
-        self.levels = levels
-        self.time_controls = time_controls
-        """What ``create`` accepts by name (tests may offer a quicker one)."""
-        self.ids = ids
-        self.grace = grace
-        self.max_rooms = max_rooms
-        self.rng = rng or random.Random(0)
-        self.rooms: dict[str, Room] = {}
-        self._of_player: dict[str, set[str]] = {}
-        self._watching: dict[str, set[str]] = {}
-
-    def room(self, room_id: str) -> Room:
-        """The room a code names, as people type it: surrounding spaces and letter case do
-        not matter (codes made before codes were upper case still match case-insensitively,
-        if only one room does)."""
-        code = room_id.strip()
-        room = self.rooms.get(code) or self.rooms.get(code.upper())
-        if room is None:
-            folded = [r for r in self.rooms.values() if r.id.casefold() == code.casefold()]
-            room = folded[0] if len(folded) == 1 else None
-        if room is None:
-            raise errors.UnknownRoom(f"there is no room {code!r}")
-        return room
-
-    def holds(self, player_id: str) -> bool:
-        """Whether the player sits in or watches a room here."""
-        return bool(self._of_player.get(player_id) or self._watching.get(player_id))
-
-    def rooms_of(self, player_id: str) -> list[Room]:
-        """Rooms where the player holds a seat, oldest first."""
-        rooms = [self.rooms[r] for r in self._of_player.get(player_id, ()) if r in self.rooms]
-        return sorted(rooms, key=lambda r: r.created_at)
-
-    def _count_unfinished(self, player_id: str) -> int:
-        return sum(1 for r in self.rooms_of(player_id)
-                   if r.status != "finished" and r.seat_of(player_id) is not None)
-
-    def _check_room_limit(self, player_id: str) -> None:
-        if self._count_unfinished(player_id) >= self.max_rooms:
-            raise errors.TooManyRooms(
-                f"you already play in {self.max_rooms} unfinished rooms; finish or leave one",
-                limit=self.max_rooms,
-            )
-
-    def time_control(self, name: str | None) -> TimeControl | None:
-        """The time control a room may be made with called ``name`` (None: untimed); else
-        ``UnknownTimeControl``."""
-        if name is None:
-            return None
-        control = self.time_controls.get(name)
-        if control is None:
-            raise errors.UnknownTimeControl(
-                f"there is no time control {name!r}; time controls: "
-                f"{', '.join(self.time_controls)} (or none, untimed)")
-        return control
-
-    def _game(self, name: str) -> Game:
-        try:
-            return games.load(name)
-        except ValueError:
-            raise errors.UnknownGame(
-                f"unknown game {name!r}; known games: {', '.join(games.names())}") from None
-
-    def _check_level(self, game_name: str, level: str) -> None:
-        known = self.levels.get(game_name, ())
-        if level not in known:
-            raise errors.UnknownLevel(
-                f"{game_name} has no AI level {level!r}; levels: {', '.join(known)}")
-
-    def _fresh_id(self) -> str:
-        room_id = self.ids()
-        while room_id in self.rooms:
-            room_id = self.ids()
-        return room_id
-
-    def create(self, player: Player, game_name: str, opponent: p.AiOpponent
-               | p.FriendOpponent | p.OpenOpponent, seat: int | None, now: float,
-               time_control: str | None = None,
-               ratings: Mapping[str, p.SeatRating | None] | None = None
-               ) -> tuple[Room, Outcome]:
-        """A new room with ``player`` seated (and the AI, against it). ``ratings``: the
-        seat ratings to show from the first ``room_state`` (``Room.note_ratings``)."""
-        game = self._game(game_name)
-        if isinstance(opponent, p.AiOpponent):
-            self._check_level(game_name, opponent.level)
-        control = self.time_control(time_control)
-        if isinstance(opponent, p.AiOpponent) and opponent.evaluation and (ratings or {}).get(
-                player.id) is not None:
-            raise errors.Forbidden(
-                "your games against the computer are rated, and a rated game shows no engine "
-                "evaluation; play as a guest to see it")
-        self._check_room_limit(player.id)
-        mine = self.rng.randrange(2) if seat is None else seat
-        room_id = self._fresh_id()
-        room = Room(room_id, game, opponent.kind, game_id_of(room_id, 1), now, self.grace,
-                    control)
-        room.sit(mine, player)
-        if isinstance(opponent, p.AiOpponent):
-            room.seat_ai(1 - mine, opponent.level)
-            room.evaluation = opponent.evaluation
-        room.note_ratings(ratings or {})
-        self.rooms[room.id] = room
-        self._of_player.setdefault(player.id, set()).add(room.id)
-        started = room.start()  # marks the AI as thinking before the state is sent
-        return room, Outcome(sends=[room.state_for(player.id)]).extend(started)
-
-    def restore(self, record: GameRecord, moves: Sequence[MoveRecord],
-                people: Mapping[str, Player], now: float) -> tuple[Room, Outcome]:
-        """Rebuild an unfinished game from storage after a restart (or a takeover).
-
-        Its people count as disconnected since ``now`` (their grace period starts again);
-        the outcome asks the AI to move if it is its turn. A timed game keeps the clocks
-        stored with its last move, and the turn under way starts again at ``now``: the time
-        the server was away is nobody's. Raises ``ValueError`` if the stored moves do not
-        replay.
-
-        A game its last stored move already ended (the server stopped between storing the
-        move and storing the finished game) ends here as that move would have ended it, at
-        that move's time: the outcome announces ``game_over`` and asks for the finished row
-        to be saved (and so rated) like any finish.
-        """
-        game = games.load(record.game)
-        room_id, round = room_of(record.id)
-        opponent: OpponentKind = "ai" if record.ai_seat is not None else "friend"
-        control = None
-        if record.clock_initial_ms is not None:
-            control = TimeControl(record.time_control or "custom", record.clock_initial_ms,
-                                  record.clock_increment_ms or 0)
-        room = Room(room_id, game, opponent, record.id, record.created_at, self.grace, control)
-        room.round = round
-        room.evaluation = record.evaluation
-        room.rated = record.rated
-        for seat, player_id in enumerate(record.players):
-            level = record.level_of(seat)
-            if level is not None:
-                room.seat_ai(seat, level)
-            elif player_id is not None:
-                room.sit(seat, people.get(player_id) or Player(player_id, "Player"))
-                room.seats[seat].connected = False
-                room.seats[seat].away_since = now
-                self._of_player.setdefault(player_id, set()).add(room_id)
-        played = sorted(moves, key=lambda m: m.ply)
-        for stored in played:
-            room._play(game.parse_move(room.state, stored.move))
-            room._set_clocks((stored.clock0_ms, stored.clock1_ms), now)
-        if room.clocks is not None and control is not None:
-            for seat in record.berserk:
-                room.berserked.add(seat)
-                if not room._has_moved(seat):  # else a stored clock of its own is halved
-                    # The other's first move may have stored it halved already, or not.
-                    room.clocks.remaining_ms[seat] = min(
-                        room.clocks.remaining_ms[seat],
-                        control.initial_ms - control.initial_ms // 2)
-        room.last_move_at = now
-        room._run_clock(now)
-        self.rooms[room_id] = room
-        ended_at = played[-1].created_at if played and room.state.is_over() else now
-        return room, room._after_ply(ended_at)
-
-    def create_match(self, game_name: str, levels: tuple[str, str], now: float,
-                     time_control: str | None = None) -> tuple[Room, Outcome]:
-        """A new room where two AI levels play each other, ``levels[0]`` moving first (the
-        engine ladder's games): nobody is seated, anyone may spectate, and the outcome asks
-        for the first ``AiTurn``. Its room closes a grace period after its game ends."""
-        game = self._game(game_name)
-        for level in levels:
-            self._check_level(game_name, level)
-        control = self.time_control(time_control)
-        room_id = self._fresh_id()
-        room = Room(room_id, game, "ai", game_id_of(room_id, 1), now, self.grace, control)
-        for seat, level in enumerate(levels):
-            room.seat_ai(seat, level)
-        self.rooms[room.id] = room
-        return room, room.start()
-
-    def join(self, player: Player, room_id: str, now: float,
-             rating: p.SeatRating | None = None) -> Outcome:
-        """Seat ``player`` in the room's free seat, showing ``rating`` (its rating in the
-        room's game, None: none) beside its name."""
-        room = self.room(room_id)
-        if room.seat_of(player.id) is None and room.status == "waiting":
-            self._check_room_limit(player.id)
-        out = room.join(player, now, rating)
-        self._of_player.setdefault(player.id, set()).add(room.id)
-        return out
-
-    def spectate(self, player: Player, room_id: str, now: float | None = None) -> Outcome:
-        out = self.room(room_id).spectate(player, now)
-        self._watching.setdefault(player.id, set()).add(room_id)
-        return out
-
-    def leave(self, player_id: str, room_id: str, now: float) -> Outcome:
-        """A spectator just stops watching; a seated player leaving a waiting room (nobody
-        left to play) or the last person leaving closes the room."""
-        room = self.room(room_id)
-        seated = room.seat_of(player_id) is not None
-        out = room.leave(player_id, now)
-        self._forget(player_id, room)
-        if seated and (room.status == "waiting" or not room.humans()):
-            self.close(room.id)
-        return out
-
-    def rename(self, player: Player) -> None:
-        """``player`` (same id) has a new name: seat it under that name wherever it sits."""
-        for room in self.rooms_of(player.id):
-            for seat in room.seats:
-                if seat.player is not None and seat.player.id == player.id:
-                    seat.player = player
-
-    def _forget(self, player_id: str, room: Room) -> None:
-        self._watching.get(player_id, set()).discard(room.id)
-        if room.seat_of(player_id) is None:
-            self._of_player.get(player_id, set()).discard(room.id)
-
-    def close(self, room_id: str) -> None:
-        room = self.rooms.pop(room_id, None)
-        if room is None:
-            return
-        for seat in room.seats:
-            if seat.player is not None:
-                self._of_player.get(seat.player.id, set()).discard(room_id)
-        for watcher in room.spectators:
-            self._watching.get(watcher, set()).discard(room_id)
-
-    def stalled_ai(self) -> list[tuple[Room, AiTurn]]:
-        """Rooms where the AI is to move but nobody is finding its move, each with the AI's
-        turn (now marked thinking): the caller starts the AI for each."""
-        turns = [(room, room.stalled_ai_turn()) for room in self.rooms.values()]
-        return [(room, turn) for room, turn in turns if turn is not None]
-
-    def open_rooms(self, now: float | None = None) -> p.Rooms:
-        """The open list (``pick_open``) of this server's rooms waiting for anyone (``now``
-        None: none is too old)."""
-        return pick_open([(r.created_at, r.source or _creator(r), r.summary())
-                          for r in self.rooms.values()
-                          if r.opponent == "open" and r.status == "waiting"], now)
-
-    def disconnect(self, player_id: str, now: float) -> Outcome:
-        """The player's last connection closed: every room they are in hears of it."""
-        out = Outcome()
-        for room_id in self._watching.pop(player_id, set()):
-            if room_id in self.rooms:
-                out.extend(self.rooms[room_id].disconnect(player_id, now))
-        for room in self.rooms_of(player_id):
-            out.extend(room.disconnect(player_id, now))
-        return out
-
-    def reconnect(self, player_id: str, now: float | None = None) -> Outcome:
-        """The player is back: full state of each of their rooms first, then events."""
-        out = Outcome()
-        for room in self.rooms_of(player_id):
-            out.extend(room.reconnect(player_id, now))
-        return out
-
-    def overdue(self, now: float) -> list[Room]:
-        """Rooms whose running clock has run out by ``now``: the caller ends each game with
-        ``Room.check_flag`` (under the room's lock, as any command)."""
-        return [room for room in self.rooms.values()
-                if (deadline := room.deadline()) is not None and deadline <= now]
-
-    def sweep(self, now: float) -> list[tuple[Room, Outcome]]:
-        """Close rooms whose people have all been away longer than the grace period.
-
-        Returns each closed room with its outcome (the caller saves finished games).
-        """
-        closed = []
-        for room in list(self.rooms.values()):
-            since = room.abandoned_since()
-            if since is not None and now - since >= self.grace:
-                closed.append((room, room.expire(now)))
-                self.close(room.id)
-        return closed

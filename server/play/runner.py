@@ -4,7 +4,8 @@ Why one place: a room's order of events is its truth. Every command — a person
 forwarded one, the AI's answer, a clock's flag, a forced pass, a sweep, a restore — runs under
 the room's lock, writes the store first and announces after (``carry``), so nobody ever hears
 of a move that is not durable, and a restarted or taken-over room replays to the same state.
-``server.play.rooms`` decides what happens; this module does the I/O around it.
+``server.play.rooms`` decides what happens; this module does the I/O around it (but for the
+AI's search and its storing, ``server.play.ai_turns``, whose moves it carries like any other).
 
 Fencing: each instance of a room writes with the epoch it was created, loaded or taken over
 under (``Room.epoch``). An instance that lost its lease is dropped from the lobby with its
@@ -18,20 +19,21 @@ import asyncio
 import contextlib
 import logging
 import time
-import zlib
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from ai.levels import find, levels_of
 from server import errors
 from server import protocol as p
 from server.connections.outbox import Outbox
 from server.connections.player import Player
-from server.engines import AiJob, Pool, Progress, quick_move_off_loop, win_in
+from server.engines import Pool
 from server.engines.live_levels import LiveLevels
+from server.play.ai_turns import AiTurns
+from server.play.lobby import Lobby
 from server.play.locks import RoomLocks
+from server.play.outcome import AiTurn, Outcome, PlannedMove
 from server.play.placement import Placement
-from server.play.rooms import AiTurn, Lobby, Outcome, PlannedMove, Room, game_id_of, round_seconds
+from server.play.rooms import Room, game_id_of
 from server.settings import FLAG_MARGIN_SECONDS, Settings
 from server.storage.store import DuplicateMove, Fenced, GameRecord, MoveRecord, Store, replace
 
@@ -76,16 +78,9 @@ class RoomRunner:
         self.lobby = lobby
         self.outbox = outbox
         self.placement = placement
-        self.observe_ai: Callable[[float], None] = lambda seconds: None
-        """Told how long each AI move took to come back (``server.metrics``)."""
-        self.fallbacks = 0
-        """AI moves made by the quick move because the pool failed."""
         self.people = people
         self.ratings = ratings
         self.bots = bots
-        self.levels = levels
-        self.pool = pool
-        self.settings = settings
         self.stopping = stopping
         self.now = now
         """Wall-clock seconds: rooms write these times into stored games and moves, which
@@ -98,6 +93,9 @@ class RoomRunner:
         self.on_finish: list[Callable[[GameRecord], Awaitable[None]]] = []
         """Told of each game this node finished (stored, announced and rated): a
         tournament scores it and pairs its players again."""
+        self.ai_turns = AiTurns(self, store, outbox, pool, levels, settings, stopping, locks,
+                                now)
+        """The AI's moves (``server.play.ai_turns``), started when an outcome asks."""
 
     # --- commands ------------------------------------------------------------------------------
 
@@ -392,7 +390,7 @@ class RoomRunner:
             timer.cancel()
         self.flag_timers.clear()
 
-    # --- the AI ---------------------------------------------------------------------------------
+    # --- work outside a command: the AI's turns, flag checks --------------------------------------
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.ensure_future(work)
@@ -400,135 +398,7 @@ class RoomRunner:
         task.add_done_callback(self.tasks.discard)
 
     def _start_ai(self, room: Room, turn: AiTurn) -> None:
-        self._spawn(self._ai_move(room, turn))
-
-    async def _ai_move(self, room: Room, turn: AiTurn) -> None:
-        """Find, store and announce the AI's move; a stale answer is dropped quietly.
-
-        The game never stalls on the AI: a pool that fails is replaced by ``quick_move``; a
-        move the store refuses is retried after each pause of
-        ``Settings.store_retry_seconds``. A move that never gets stored is not played: the
-        room stops showing the AI as thinking and its people get an ``internal_error``
-        naming the room; the sweeper asks the AI again later.
-        """
-        seed = zlib.crc32(f"{room.game_id}:{turn.ply}".encode())
-        asked_at = time.monotonic()
-        try:
-            await self.levels.refresh()  # any server's level edit counts from this move on
-            move, thought = await self._think(room, turn, seed)
-            shown_after = self.settings.min_ai_move_seconds - (time.monotonic() - asked_at)
-            if shown_after > 0 and turn.ply > 0:
-                await asyncio.sleep(shown_after)  # let the person see their own move land
-            if self.stopping.is_set() or not self.is_current(room):
-                return  # not stored, so not played: whoever runs the room asks again
-            async with self.lock(room.id):
-                if not self.is_current(room):
-                    return
-                try:
-                    plan = room.check_ai_move(turn.round, turn.ply, move, self.now(),
-                                              thought, line=turn.line)
-                except errors.StalePly:
-                    return  # the room moved on (resigned, left, rematched) while the AI thought
-                except errors.IllegalMove:
-                    log.error("the AI chose an illegal move in room %s; playing a quick one",
-                              room.id)
-                    plan = room.check_ai_move(turn.round, turn.ply,
-                                              await quick_move_off_loop(turn.state, seed),
-                                              self.now(), line=turn.line)
-                if await self._store_ai_move(room, plan.record):
-                    await self.carry(room, room.apply_move(plan, self.now()))
-                    return
-        except Fenced:
-            log.warning("room %s was taken over while its AI thought; letting it go", room.id)
-            self.let_go(room)
-            return
-        except Exception:
-            log.exception("the AI's move in room %s failed", room.id)
-        self._ai_failed(room, turn)
-
-    async def _think(self, room: Room, turn: AiTurn, seed: int
-                     ) -> tuple[int, p.AiThought | None]:
-        """The AI's move and what its search saw: the pool's if it answers, else
-        ``quick_move``'s (no thought). A long search's iterations go out as ``ai_thinking``
-        meanwhile, at most one each ``Settings.thinking_interval``."""
-        if self.pool is None:
-            return await quick_move_off_loop(turn.state, seed), None
-        levels = self.levels.current
-        try:
-            level = find(turn.game, turn.level, levels)
-        except KeyError:
-            level = levels_of(turn.game, levels)[0]
-        last_sent = [-1.0]
-
-        def progress(step: Progress) -> None:
-            now = self.now()
-            if now - last_sent[0] < self.settings.thinking_interval:
-                return
-            last_sent[0] = now
-            self.outbox.deliver(room.ai_progress(
-                turn.round, turn.ply, step.depth, step.score, step.nodes, step.seconds,
-                step.exact, win_in(turn.game, turn.ply, step.score, step.exact),
-                line=turn.line))
-
-        asked = time.perf_counter()
-        try:
-            answer = await self.pool.think(AiJob(turn.game, turn.moves, level, seed), progress)
-        except Exception:
-            log.warning("the AI pool failed in room %s; playing a quick move", room.id,
-                        exc_info=True)
-            self.fallbacks += 1
-            return await quick_move_off_loop(turn.state, seed), None
-        self.observe_ai(time.perf_counter() - asked)
-        if answer.depth is None:
-            return answer.move, None
-        return answer.move, p.AiThought(
-            depth=answer.depth, score=answer.score, nodes=answer.nodes or 0,
-            seconds=round_seconds(answer.seconds), exact=answer.exact,
-            win_in=None if answer.score is None
-            else win_in(turn.game, turn.ply, answer.score, answer.exact))
-
-    async def _store_ai_move(self, room: Room, record: MoveRecord) -> bool:
-        """Store the AI's move, retrying after each pause of ``store_retry_seconds``; True
-        once it is stored (also when an attempt reported failure but the store has it).
-        ``Fenced`` if this instance of the room is stale."""
-        pauses = self.settings.store_retry_seconds
-        record = self.fenced(room, record)
-        for attempt in range(len(pauses) + 1):
-            if attempt:
-                await asyncio.sleep(pauses[attempt - 1])
-            try:
-                await self.store.append_move(record)
-                return True
-            except Fenced:
-                raise
-            except DuplicateMove:
-                # An earlier attempt may have been stored although it seemed to fail.
-                return await self._is_stored(record)
-            except Exception:
-                log.warning("could not store the AI's move in room %s (attempt %d of %d)",
-                            room.id, attempt + 1, len(pauses) + 1, exc_info=True)
-        return False
-
-    async def _is_stored(self, record: MoveRecord) -> bool:
-        try:
-            loaded = await self.store.load_game(record.game_id)
-        except Exception:
-            log.warning("could not check game %s", record.game_id, exc_info=True)
-            return False
-        return loaded is not None and any(
-            m.ply == record.ply and m.move == record.move for m in loaded[1])
-
-    def _ai_failed(self, room: Room, turn: AiTurn) -> None:
-        """The AI's move for ``turn`` was not played: if the room still waits for it, stop
-        showing the AI as thinking and tell the room's people why."""
-        out = room.ai_failed(turn.round, turn.ply, line=turn.line)
-        if not out.sends:
-            return
-        self.outbox.deliver(out)
-        clients = [c for pid in room.members() for c in self.outbox.connections(pid)]
-        self.outbox.send(clients, p.error_message(errors.InternalError(
-            "the AI's move could not be saved, so it was not played; the server will try "
-            "again in a few seconds"), room=room.id))
+        self._spawn(self.ai_turns.play(room, turn))
 
     # --- housekeeping ---------------------------------------------------------------------------
 

@@ -26,7 +26,8 @@ from server.connections.client import Client
 from server.connections.outbox import Outbox
 from server.connections.player import Player
 from server.engines.live_levels import LiveLevels
-from server.play.rooms import Lobby, level_key
+from server.play.lobby import Lobby
+from server.play.seats import level_key
 from server.ratings.glicko import (
     PROVISIONAL_RD,
     Rating,

@@ -22,7 +22,8 @@ from server import errors
 from server import protocol as p
 from server.connections.outbox import Outbox
 from server.connections.player import Player
-from server.play.rooms import Lobby, room_of
+from server.play.lobby import Lobby
+from server.play.rooms import room_of
 from server.storage.store import Fenced, GameRecord, Store, TournamentRecord
 from server.tournaments import Entrant, check_conditions
 from server.tournaments.arena import Arena, Standing

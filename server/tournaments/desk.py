@@ -32,7 +32,8 @@ from server import protocol as p
 from server.connections.client import Client
 from server.connections.outbox import Outbox
 from server.connections.player import Player
-from server.play.rooms import Lobby, room_of
+from server.play.lobby import Lobby
+from server.play.rooms import room_of
 from server.storage.store import Fenced, GameRecord, Store, TournamentRecord
 from server.tournaments.arena_desk import Arenas
 from server.tournaments.held import HeldTournaments, Leases, Players, Seating, SeatRatings

@@ -21,7 +21,9 @@ from pydantic import BaseModel
 from server import protocol as p
 from server.connections.client import Client
 from server.connections.player import Player
-from server.play.rooms import Lobby, Outcome, Room
+from server.play.lobby import Lobby
+from server.play.outcome import Outcome
+from server.play.rooms import Room
 from server.storage.store import EntrantRecord, PairingRecord, Store, TournamentRecord
 
 DEFAULT_RATING = 1500

@@ -20,7 +20,7 @@ import games
 from server import errors
 from server import protocol as p
 from server.connections.client import Client
-from server.play.rooms import Lobby
+from server.play.lobby import Lobby
 from server.storage.store import ScheduleRecord, Store, TournamentRecord
 from server.tournaments import check_conditions
 from server.tournaments.schedules import arena_of, due, first_start

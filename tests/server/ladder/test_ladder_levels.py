@@ -19,7 +19,7 @@ from server.admin.tokens import Admins
 from server.app import Settings, running
 from server.engines import AiPool
 from server.play.clocks import TIME_CONTROLS, TimeControl
-from server.play.rooms import Lobby
+from server.play.lobby import Lobby
 from server.ratings.glicko import level_rating
 from server.ratings.level_calibration import MEASURED
 from server.storage import SqlStore

@@ -13,7 +13,9 @@ from server import errors
 from server import protocol as p
 from server.connections.player import Player
 from server.play.clocks import TIME_CONTROLS, Clocks, TimeControl, elapsed_ms
-from server.play.rooms import Lobby, Outcome, Room
+from server.play.lobby import Lobby
+from server.play.outcome import Outcome
+from server.play.rooms import Room
 
 ANN = Player("ann", "Ann")
 BOB = Player("bob", "Bob")

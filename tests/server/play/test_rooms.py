@@ -11,7 +11,10 @@ from endings import CONNECT4_DRAW, FOUR_IN_COLUMN_ONE, OTHELLO_WIPEOUT, random_g
 from server import errors
 from server import protocol as p
 from server.connections.player import Player
-from server.play.rooms import AiTurn, Lobby, Outcome, Room, level_key
+from server.play.lobby import Lobby
+from server.play.outcome import AiTurn, Outcome
+from server.play.rooms import Room
+from server.play.seats import level_key
 from server.storage.store import GameRecord, MoveRecord
 
 ANN = Player("ann", "Ann")

@@ -17,7 +17,8 @@ import games
 from games.othello.ggf import parse_ggf
 from server.app import Running, Settings, running
 from server.connections.player import Player
-from server.play.rooms import Lobby, changes
+from server.play.lobby import Lobby
+from server.play.views import changes
 from server.protocol import board_text
 from server.reviews import history as past
 from server.storage import open_store

@@ -16,7 +16,7 @@ from server import protocol as p
 from server.app import Running, Settings, running
 from server.cluster.cluster import Cluster
 from server.cluster.leases import ClusterSettings
-from server.play.rooms import OPEN_LIST_AGE, OPEN_LIST_PER_SOURCE, pick_open
+from server.play.lobby import OPEN_LIST_AGE, OPEN_LIST_PER_SOURCE, pick_open
 from server.storage import SqlStore
 from server.web.sources import SourceLimits
 from tests.server.storage.conftest import REDIS_URL, create_database, drop_database
