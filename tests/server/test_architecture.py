@@ -177,3 +177,30 @@ def test_no_desk_imports_the_app_or_another_desk(desk: str) -> None:
                 _imports(SERVER.joinpath(*desk.split(".")).with_suffix(".py"))}
     assert not imported & ({"app", "routes", "play.runner", "web.gateway", "cluster.node"}
                            | (DESKS - {desk}))
+
+
+def _sizes() -> tuple[dict[str, int], dict[str, int]]:
+    modules, classes = {}, {}
+    for path in SERVER.rglob("*.py"):
+        text = path.read_text()
+        name = str(path.relative_to(SERVER.parent))
+        modules[name] = text.count("\n")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                classes[f"{name}:{node.name}"] = node.end_lineno - node.lineno + 1
+    return modules, classes
+
+
+def test_no_module_is_over_800_lines_and_no_class_over_400() -> None:
+    """A file past what one person reads at once is a concept still missing."""
+    modules, classes = _sizes()
+    assert {name: n for name, n in modules.items() if n > 800} == {}
+    assert {name: n for name, n in classes.items() if n > 400} == {}
+    assert modules["server/app.py"] <= 250
+
+
+def test_the_top_of_the_server_stays_small_and_the_page_in_modules() -> None:
+    assert len(list(SERVER.glob("*.py"))) <= 12
+    scripts = {path.name: path.read_text().count("\n")
+               for path in (SERVER / "web" / "static").glob("*.js")}
+    assert {name: n for name, n in scripts.items() if n > 600} == {}
