@@ -1,8 +1,11 @@
-"""Tournaments as pure rules: who plays whom, how games score, who stands where.
+"""Tournaments: their pure rules (who plays whom, how games score, who stands where) and the
+desk that runs them (``desk``, with ``arena_desk``, ``round_desk``, ``held``,
+``schedule_desk`` and ``watchers``).
 
-Nothing in this package sends, stores or reads a clock: callers pass ``now`` and the results
-of games, and turn what comes back (pairings to start, standings) into games and messages.
-Every command checks first and raises a ``server.errors.ProtocolError`` before changing
+The rules' modules (this one, ``arena``, ``rounds``, ``swiss``, ``roundrobin``,
+``schedules``, ``records``) never send, store or read a clock: callers pass ``now`` and the
+results of games, and turn what comes back (pairings to start, standings) into games and
+messages. Every command checks first and raises a ``server.errors.ProtocolError`` before changing
 anything, as ``server.play.rooms`` does.
 
 - ``arena``: a timed arena (lichess's kind): a free player is paired as soon as another is
@@ -10,8 +13,6 @@ anything, as ``server.play.rooms`` does.
 - ``rounds``: events in a fixed number of rounds: ``roundrobin`` (Berger tables) and
   ``swiss`` (FIDE Dutch) pair them; results, byes, tie-breaks and the crosstable are common.
 - ``schedules``: an admin's recurring arenas: which occurrences are due, none twice.
-- ``ladder``: the engine ladder's rating list, a maximum-likelihood fit over all its games
-  anchored to the AI levels' calibrated ratings.
 
 Seats are the rooms' seats: 0 moves first (Othello's black, Connect Four's first player),
 1 second. "Colours balanced" means each player moves first about as often as second.
