@@ -2,7 +2,7 @@
 // is answered) and the challenges this player sent (waiting, then accepted or declined), plus
 // the two ways to send one (the lobby's "Challenge a player" card, a profile's Challenge box).
 //
-// The server keeps every challenge (server/challenges.py) and sends nothing when one expires
+// The server keeps every challenge (server/challenges/) and sends nothing when one expires
 // (an hour after it was made) or is forgotten by a restart. So the page drops an offer when
 // answering it is refused as unknown_challenge, when a reconnect's re-sent offers leave it out
 // (welcome clears the list; the standing ones follow the room states), or an hour after it

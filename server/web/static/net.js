@@ -1,4 +1,4 @@
-// The one module that knows the wire protocol (docs/PROTOCOL.md, server/protocol.py). The rest
+// The one module that knows the wire protocol (docs/PROTOCOL.md, server/protocol/). The rest
 // of the page calls the verbs below and receives named events with the server's own views;
 // when the protocol changes, this file is where the page changes.
 //
