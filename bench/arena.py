@@ -73,16 +73,26 @@ class Stats:
 
 
 async def _serve(port: int, push_seconds: float) -> None:
+    from argon2 import PasswordHasher
+
     from server.app import Settings, running
+    from server.people.sign_in_limits import SignInLimits
     from server.play.clocks import TIME_CONTROLS, TimeControl
     from server.web.sources import SourceLimits
 
     controls = {**TIME_CONTROLS, CONTROL: TimeControl(CONTROL, 30_000, 0)}
     settings = Settings(messages_per_second=1000.0, burst=1000,
                         sources=SourceLimits(**UNLIMITED_SOURCES), time_controls=controls,
-                        standings_push_seconds=push_seconds, max_connections=100_000)
+                        standings_push_seconds=push_seconds, max_connections=100_000,
+                        # Every player signs up (tournaments take no guests), all from here.
+                        sign_in=SignInLimits(sign_ups_per_source=1_000_000,
+                                             hashes_per_source=1_000_000,
+                                             hashes_waiting=1_000_000))
     async with running("127.0.0.1", port, settings=settings, backlog=4096,
                        ping_interval=None) as server:
+        # The players' sign-ups are the set-up, not what is measured: cheap hashes.
+        server.app.accounts.hasher = PasswordHasher(time_cost=1, memory_cost=1024,
+                                                    parallelism=1)
         print(f"READY {server.port}", flush=True)
         await asyncio.Event().wait()
 
@@ -145,6 +155,9 @@ async def _player(index: int, url: str, tournament: str, stats: Stats, stop_at: 
     early: list[dict[str, Any]] = []  # a pairing's room_state may come before the answer
     async with gate:
         ws = await _hello(url, f"arena{index}", stats)
+        await ws.send(json.dumps({"type": "sign_up", "name": f"arena{index}",
+                                  "password": "bench-password-1"}))
+        await _expect(ws, stats, "signed_in")
         await ws.send(json.dumps({"type": "join_tournament", "tournament": tournament}))
         await _expect(ws, stats, "tournament", early)
     stats.joined += 1

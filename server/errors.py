@@ -411,6 +411,16 @@ class UnknownSchedule(ProtocolError):
     """No arena schedule has this id (never made, or deleted)."""
 
     code = "unknown_schedule"
+
+
+class TooManyTournaments(ProtocolError):
+    """A new tournament refused: its maker's account, or its address, already has the
+    published number upcoming or running (``detail.limit`` ``per_account`` or
+    ``per_address``, ``detail.allowed`` the number; docs/SECURITY.md). Nothing was made."""
+
+    code = "too_many_tournaments"
+
+
 # --- chat ----------------------------------------------------------------------------------
 
 
@@ -483,6 +493,7 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     CannotBerserk,
     EntryRefused,
     UnknownSchedule,
+    TooManyTournaments,
     Silenced,
     UnknownChatLine,
 )

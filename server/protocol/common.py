@@ -81,6 +81,7 @@ ErrorCode = Literal[
     "cannot_berserk",
     "entry_refused",
     "unknown_schedule",
+    "too_many_tournaments",
     "silenced",
     "unknown_chat_line",
 ]

@@ -92,10 +92,13 @@ class GetTournament(_ClientMessage):
 
 
 class ListTournaments(_ClientMessage):
-    """Ask for the arenas upcoming, running and lately finished; answered by
+    """Ask for a page of the tournaments upcoming, running and lately finished; answered by
     ``tournaments``."""
 
     type: Literal["list_tournaments"] = "list_tournaments"
+    offset: int = Field(default=0, ge=0, le=100_000,
+                        description="Where the page starts in the list: 0 (the default) for "
+                                    "the first, else the `next_offset` of the page before.")
 
 
 # Swiss and round-robin events: made with ``create_round_tournament``, started by the clock
@@ -218,6 +221,8 @@ class TournamentView(_Message):
                                   description="Entry condition (rated games played), if any.")
     schedule: str | None = Field(default=None,
                                  description="The schedule it was made from, if any.")
+    official: bool = Field(default=False,
+                           description="Made by an admin or a schedule, not by a player.")
     rounds: int | None = Field(default=None,
                                description="A Swiss's or round-robin's rounds (a round-robin"
                                            "'s once round 1 is paired); null for an arena.")
@@ -237,6 +242,12 @@ class StandingRow(_Message):
     on_fire: bool
     status: Literal["active", "paused", "withdrawn"]
     playing: bool
+    status_reason: Literal["no_show"] | None = Field(
+        default=None, description="Why the arena, not the player, paused or withdrew it: "
+        "`no_show`, it never moved in a game that was then aborted (it comes back with "
+        "`join_tournament`); null when the player chose its status.")
+    no_shows: int = Field(default=0, description="Its games aborted because it never moved "
+                          "(the second withdraws it).")
 
 
 class TournamentGameView(_Message):
@@ -326,8 +337,12 @@ class Schedules(_Message):
 
 
 class Tournaments(_Message):
-    """Answer to ``list_tournaments``: upcoming and running arenas, soonest first, then the
-    lately finished."""
+    """Answer to ``list_tournaments``: a page of the tournaments upcoming and running (the
+    admins' and scheduled ones first, then those the asker may join, the rest by entrants),
+    then the lately finished."""
 
     type: Literal["tournaments"] = "tournaments"
     tournaments: list[TournamentView]
+    next_offset: int | None = Field(default=None,
+                                    description="The `offset` of the next page; null: this "
+                                                "page is the last.")

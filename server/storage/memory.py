@@ -306,6 +306,11 @@ class MemoryStore:
         found = [t for t in self._tournaments.values() if t.status in statuses]
         return sorted(found, key=lambda t: (t.starts_at, t.id))[:limit]
 
+    async def count_tournaments_made(self, player_id: str,
+                                     statuses: Sequence[TournamentStatus]) -> int:
+        return sum(1 for t in self._tournaments.values()
+                   if t.created_by == player_id and t.status in statuses)
+
     async def save_entrant(self, entrant: EntrantRecord, epoch: int = 0) -> None:
         self._hold_tournament(entrant.tournament_id, epoch)
         self._entrants[(entrant.tournament_id, entrant.player_id)] = entrant

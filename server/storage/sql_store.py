@@ -288,6 +288,11 @@ class SqlStore:
         async with self.engine.connect() as conn:
             return await repo.list_tournaments(conn, statuses, limit)
 
+    async def count_tournaments_made(self, player_id: str,
+                                     statuses: Sequence[TournamentStatus]) -> int:
+        async with self.engine.connect() as conn:
+            return await repo.count_tournaments_made(conn, player_id, statuses)
+
     async def save_entrant(self, entrant: EntrantRecord, epoch: int = 0) -> None:
         async with self.engine.begin() as conn:
             await repo.hold_tournament_epoch(conn, entrant.tournament_id, epoch)

@@ -509,6 +509,12 @@ class Store(Protocol):
         """Tournaments in any of ``statuses``, private ones included, soonest start first."""
         ...
 
+    async def count_tournaments_made(self, player_id: str,
+                                     statuses: Sequence[TournamentStatus]) -> int:
+        """How many tournaments ``player_id`` made (``created_by``) are in any of
+        ``statuses``: what the limit on one account's tournaments counts."""
+        ...
+
     async def save_entrant(self, entrant: EntrantRecord, epoch: int = 0) -> None:
         """Insert or replace a tournament's entrant (by tournament and player); ``Fenced``
         as ``save_tournament``."""

@@ -20,6 +20,9 @@ Rules, in the words of lichess's arena and issue 25:
   moved second last time;
 - paused and withdrawn players are not paired; a game under way when its player pauses,
   withdraws or the arena ends is played out and counts;
+- a player whose game is aborted because it never made its move (a no-show) is paused at
+  once, and withdrawn at its ``NO_SHOWS_WITHDRAW``-th: it is paired again only once it
+  comes back (``join``), so an idle entrant cannot waste the others' time game after game;
 - after ``ends_at`` nobody is paired and nobody may join, but ``finish`` still takes the
   games started before the end.
 
@@ -41,6 +44,8 @@ DRAW_POINTS = 1
 STREAK_AFTER = 2
 """Wins in a row after which each win scores double, until a game that is not a win."""
 BERSERK_BONUS = 1
+NO_SHOWS_WITHDRAW = 2
+"""Games aborted because the player never moved after which it is withdrawn, not paused."""
 EXACT_POOL = 8
 """Free pools up to this size are paired by exhaustive search (at most 764 matchings);
 larger ones greedily. Players are paired as they free up, so pools are mostly tiny."""
@@ -50,6 +55,11 @@ class Status(StrEnum):
     ACTIVE = "active"
     PAUSED = "paused"
     WITHDRAWN = "withdrawn"
+
+
+NO_SHOW = "no_show"
+"""Why the arena paused or withdrew a player: it never moved in a game that was then
+aborted (else the player did it itself)."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +124,10 @@ class ArenaPlayer:
     last_opponent: str | None = None
     playing: str | None = None
     """The game id this player is in, while it is under way."""
+    no_shows: int = 0
+    """Its games aborted because it never moved (``cancel``'s ``absent``)."""
+    benched: str | None = None
+    """``NO_SHOW`` while the arena, not the player, has paused or withdrawn it."""
 
     @property
     def on_fire(self) -> bool:
@@ -139,6 +153,8 @@ class Standing:
     on_fire: bool
     status: Status
     playing: bool
+    benched: str | None = None
+    no_shows: int = 0
 
 
 @dataclass
@@ -175,18 +191,21 @@ class Arena:
         if known is None:
             known = self.players[entrant.id] = ArenaPlayer(entrant)
         known.status = Status.ACTIVE
+        known.benched = None
         if known.playing is None:
             self._free_since.setdefault(entrant.id, now)
 
     def pause(self, player_id: str) -> None:
         """Stop pairing ``player_id`` until it joins again; a game under way is played out."""
-        self._entered(player_id).status = Status.PAUSED
+        entered = self._entered(player_id)
+        entered.status, entered.benched = Status.PAUSED, None
         self._free_since.pop(player_id, None)
 
     def withdraw(self, player_id: str) -> None:
         """Leave the arena: never paired again unless it joins again; the score stands in
         the standings and a game under way is played out."""
-        self._entered(player_id).status = Status.WITHDRAWN
+        entered = self._entered(player_id)
+        entered.status, entered.benched = Status.WITHDRAWN, None
         self._free_since.pop(player_id, None)
 
     def berserk(self, player_id: str, game_id: str) -> None:
@@ -285,14 +304,25 @@ class Arena:
                 if player.status is Status.ACTIVE:
                     self._free_since[player_id] = now
 
-    def cancel(self, game_id: str, now: float) -> None:
+    def cancel(self, game_id: str, now: float, absent: str | None = None) -> None:
         """A game aborted before it was played: it scores nothing and frees its players.
-        ``NotEntered`` for a game not under way."""
+        ``absent``: the player of the game who never made its move (a no-show), who is
+        paused, or withdrawn at its ``NO_SHOWS_WITHDRAW``-th, until it joins again.
+        ``NotEntered`` for a game not under way, or an ``absent`` not in it."""
         game = self.games.get(game_id)
         if game is None or game.finished:
             raise errors.NotEntered(f"the arena has no game {game_id!r} under way")
+        if absent is not None and absent not in game.players():
+            raise errors.NotEntered(f"{absent!r} does not play the arena's game {game_id!r}")
         game.finished, game.cancelled, game.finished_at = True, True, now
         self._free(game, now)
+        if absent is not None:
+            player = self.players[absent]
+            player.no_shows += 1
+            gone = player.no_shows >= NO_SHOWS_WITHDRAW or player.status is Status.WITHDRAWN
+            player.status = Status.WITHDRAWN if gone else Status.PAUSED
+            player.benched = NO_SHOW
+            self._free_since.pop(absent, None)
 
     # --- views -----------------------------------------------------------------------------
 
@@ -315,7 +345,8 @@ class Arena:
         return Standing(rank=rank, id=p.entrant.id, name=p.entrant.name,
                         rating=p.entrant.rating, score=p.score, games=p.games, wins=p.wins,
                         draws=p.draws, losses=p.losses, sheet=tuple(p.sheet),
-                        on_fire=p.on_fire, status=p.status, playing=p.playing is not None)
+                        on_fire=p.on_fire, status=p.status, playing=p.playing is not None,
+                        benched=p.benched, no_shows=p.no_shows)
 
     def under_way(self) -> list[ArenaGame]:
         return [g for g in self.games.values() if not g.finished]

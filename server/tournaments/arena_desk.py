@@ -38,6 +38,10 @@ TOP_ROWS = 10
 GAMES_SHOWN = 20
 """Games under way listed in a ``tournament`` message: those of the best-placed players."""
 
+NO_SHOW_SECONDS = 15.0
+"""How long a player's first turn must have lasted for its game's abort to count as its
+no-show (``Arena.cancel``'s ``absent``)."""
+
 ArenaMessage = (p.CreateTournament | p.JoinTournament | p.PauseTournament
                 | p.WithdrawTournament | p.GetTournament)
 
@@ -96,13 +100,17 @@ class Arenas:
         if found is None:
             return
         tid, game_id = found
+        absent = await self._absent(record)
         try:
             async with self.held.lock(tid):
                 if tid not in self.arenas:
                     return  # let go meanwhile: its new node scores the game
-                self._score(tid, game_id, record)
+                self._score(tid, game_id, record, absent)
                 await self.held.save_pairing(tid, arena_pairing_record(self.arenas[tid],
                                                                        game_id))
+                if absent is not None:
+                    await self.held.save_entrant(tid, entrant_record(self.arenas[tid], absent,
+                                                                     self.now()))
                 await self._pair(tid)
                 await self._maybe_finish(tid)
         except Fenced:
@@ -189,7 +197,9 @@ class Arenas:
         return p.StandingRow(rank=row.rank, player=self.held.who(row.id),
                              rating=round(row.rating), score=row.score, games=row.games,
                              sheet=list(row.sheet), on_fire=row.on_fire,
-                             status=row.status.value, playing=row.playing)
+                             status=row.status.value, playing=row.playing,
+                             status_reason=row.benched,  # type: ignore[arg-type]
+                             no_shows=row.no_shows)
 
     def push(self, tid: str) -> None:
         """Push the standings to the arena's players: now, or (within ``push_seconds`` of
@@ -231,9 +241,6 @@ class Arenas:
                                      f"{', '.join(games.names())}")
         control = self.lobby.time_control(message.time_control)
         assert control is not None  # the message's time control is a name, never None
-        stored = await self.store.load_player(player.id)
-        if stored is None or stored.kind == "guest":
-            raise errors.Forbidden("sign in to make a tournament")
         check_conditions(message.min_rating, message.max_rating)
         now = self.now()
         starts_at = now + message.starts_in
@@ -356,11 +363,27 @@ class Arenas:
                 raise
             await self.held.start(room, first, second, now)
 
-    def _score(self, tid: str, game_id: str, record: GameRecord) -> None:
+    async def _absent(self, record: GameRecord) -> str | None:
+        """Who never made its move in an aborted game: the player to move when it was
+        aborted, before both had moved, if its turn had lasted ``NO_SHOW_SECONDS`` (a
+        quarter of the clock, if less): its flag fell or it stayed away. Not one whose
+        opponent moved and left at once. None for another end."""
+        if record.status != "aborted" or record.finished_at is None:
+            return None
+        stored = await self.store.load_game(record.id)
+        moves = stored[1] if stored is not None else []
+        if len(moves) >= 2:
+            return None
+        turn_began = moves[-1].created_at if moves else record.created_at
+        quarter = (record.clock_initial_ms or 0) / 4000
+        waited = min(NO_SHOW_SECONDS, quarter) if quarter else NO_SHOW_SECONDS
+        return record.players[len(moves)] if record.finished_at - turn_began >= waited else None
+
+    def _score(self, tid: str, game_id: str, record: GameRecord, absent: str | None) -> None:
         arena = self.arenas[tid]
         ended = record.finished_at if record.finished_at is not None else self.now()
         if record.status == "aborted" or record.result is None:
-            arena.cancel(game_id, ended)
+            arena.cancel(game_id, ended, absent)
         else:
             winner = None if record.result == 0 else (0 if record.result > 0 else 1)
             # The stored game says who went berserk, even if the arena missed it.

@@ -29,14 +29,23 @@ from pydantic import BaseModel
 
 from server import errors
 from server import protocol as p
-from server.connections.client import Client
+from server.connections.client import Client, source_of
 from server.connections.outbox import Outbox
 from server.connections.player import Player
 from server.play.lobby import Lobby
 from server.play.rooms import room_of
 from server.storage.store import Fenced, GameRecord, Store, TournamentRecord
 from server.tournaments.arena_desk import Arenas
-from server.tournaments.held import HeldTournaments, Leases, Players, Seating, SeatRatings
+from server.tournaments.held import (
+    DEFAULT_RATING,
+    HeldTournaments,
+    Leases,
+    Players,
+    Seating,
+    SeatRatings,
+    official,
+)
+from server.tournaments.makers import Makers
 from server.tournaments.round_desk import RoundEvents
 from server.tournaments.schedule_desk import ArenaSchedules
 from server.tournaments.watchers import Watchers
@@ -49,6 +58,13 @@ ROUND_MESSAGES = (p.CreateRoundTournament, p.StartTournament)
 SCHEDULE_MESSAGES = (p.AdminCreateSchedule, p.AdminListSchedules, p.AdminDeleteSchedule)
 KINDS = ("arena", "swiss", "roundrobin")
 """The kinds of tournament this desk pairs (the ladder desk pairs the ladders)."""
+LIST_PAGE = 50
+"""Tournaments in one page of ``list_tournaments``."""
+LIVE_LISTED = 2000
+"""Upcoming and running tournaments the list reads (the limits on their makers keep them
+far fewer)."""
+FINISHED_LISTED = 20
+"""Finished tournaments listed after the live ones: the most recently started."""
 
 
 class TournamentDesk:
@@ -70,6 +86,10 @@ class TournamentDesk:
         self.rounds = RoundEvents(self.held, store, outbox, lobby, now)
         self.schedules = ArenaSchedules(store, lobby, self.arenas.open, now, schedule_lead)
         """Admins' recurring arenas, made here ahead of time."""
+        self.page = LIST_PAGE
+        """Tournaments in one page of ``list_tournaments``."""
+        self.makers = Makers(store, self._live)
+        """Who may make and enter tournaments, and how many one maker may have."""
 
     # --- messages --------------------------------------------------------------------------
 
@@ -86,14 +106,15 @@ class TournamentDesk:
             self.outbox.send([client], await self.schedules.handle(client, message))
             return
         if isinstance(message, p.ListTournaments):
-            found = await self.store.list_tournaments(["upcoming", "running"])
-            done = await self.store.list_tournaments(["finished"], limit=500)
-            done = sorted(done, key=lambda t: -t.starts_at)[:20]
-            listed = [t for t in [*found, *done] if not t.private and t.kind != "ladder"]
-            counts = {t.id: len(await self.store.tournament_entrants(t.id)) for t in listed
-                      if t.id not in self.held.records}  # paired by another node, or finished
-            self.outbox.send([client], p.Tournaments(
-                tournaments=[self._view(t, counts.get(t.id)) for t in listed]))
+            self.outbox.send([client], await self._list(player, message.offset))
+            return
+        if isinstance(message, p.CreateTournament | p.CreateRoundTournament):
+            source = source_of(client)
+            async with self.makers.making:
+                await self.makers.check_maker(player.id, source)
+                made = await self.answer(player, message)
+                self.makers.made(source, made.tournament.id)
+            self.outbox.send([client], made)
             return
         if (isinstance(message, p.TOURNAMENT_COMMANDS)
                 and message.tournament not in self.held.records
@@ -123,6 +144,8 @@ class TournamentDesk:
         assert not isinstance(message, p.ListTournaments)
         if not isinstance(message, p.CreateTournament | p.CreateRoundTournament):
             await self._find(message.tournament)
+            if isinstance(message, p.JoinTournament) and message.tournament in self.held.records:
+                await self.makers.check_entrant(player.id)  # before anything changes
         try:
             if isinstance(message, p.CreateTournament):
                 return await self.arenas.handle(player, message)
@@ -135,6 +158,58 @@ class TournamentDesk:
                 self.held.fenced(tid)
             raise errors.InternalError("this tournament is paired by another server now; "
                                        "send that again") from exc
+
+    async def _list(self, player: Player, offset: int) -> p.Tournaments:
+        """A page of the lobby's list, from ``offset``: those upcoming and running, the
+        admins' and scheduled ones first (soonest first), then those ``player`` may join,
+        then the rest, each by entrants (most first) then soonest; then the lately
+        finished, newest first. So a flood of empty tournaments sinks to the bottom."""
+        live = [t for t in await self.store.list_tournaments(["upcoming", "running"],
+                                                             limit=LIVE_LISTED)
+                if not t.private and t.kind in KINDS]
+        done = await self.store.list_tournaments(["finished"], limit=500)
+        done = [t for t in sorted(done, key=lambda t: -t.starts_at)
+                if not t.private and t.kind in KINDS][:FINISHED_LISTED]
+        shown: dict[str, p.TournamentView] = {}
+        for t in [*live, *done]:
+            count = None if t.id in self.held.records else len(  # paired by another node,
+                await self.store.tournament_entrants(t.id))         # or finished
+            shown[t.id] = self._view(t, count)
+        joinable = await self._joinable(player, live)
+        live.sort(key=lambda t: (0, 0, t.starts_at, t.id) if official(t) else (
+            1 if t.id in joinable else 2, -shown[t.id].players, t.starts_at, t.id))
+        ordered = [shown[t.id] for t in [*live, *done]]
+        end = offset + self.page
+        return p.Tournaments(tournaments=ordered[offset:end],
+                             next_offset=end if end < len(ordered) else None)
+
+    async def _joinable(self, player: Player, live: list[TournamentRecord]) -> set[str]:
+        """The tournaments of ``live`` that ``player`` may join now: none for a guest; an
+        arena not over whose entry conditions it meets, a Swiss or round-robin not started."""
+        stored = await self.store.load_player(player.id)
+        if stored is None or stored.kind not in ("account", "bot"):
+            return set()
+        mine = {r.game: r for r in await self.store.ratings_of(player.id)}
+        now = self.held.now()
+        found = set()
+        for t in live:
+            if t.kind != "arena":
+                if t.status == "upcoming":
+                    found.add(t.id)
+                continue
+            rated = mine.get(t.game)
+            rating = rated.rating if rated is not None else DEFAULT_RATING
+            if ((t.ends_at or t.starts_at) > now
+                    and (t.min_rating is None or rating >= t.min_rating)
+                    and (t.max_rating is None or rating <= t.max_rating)
+                    and (rated.games if rated is not None else 0) >= (t.min_games or 0)):
+                found.add(t.id)
+        return found
+
+    def _live(self, tid: str) -> bool:
+        """Whether the tournament ``tid`` is held here and not over."""
+        record = self.held.records.get(tid)
+        return record is not None and record.status != "finished"
 
     def _view(self, t: TournamentRecord, players: int | None) -> p.TournamentView:
         """``t`` as listed: ``players`` entrants, counted in the store if not held here."""

@@ -29,6 +29,11 @@ from server.storage.store import EntrantRecord, PairingRecord, Store, Tournament
 DEFAULT_RATING = 1500
 
 
+def official(t: TournamentRecord) -> bool:
+    """Made by an admin or one of their schedules (no player made it): listed first."""
+    return t.created_by is None or t.schedule_id is not None
+
+
 class Seating(Protocol):
     """What starting a paired game, and a berserk in it, ask of the room runner."""
 
@@ -159,4 +164,4 @@ class HeldTournaments:
                                 berserk=t.berserk, rated=t.rated, players=players,
                                 min_rating=t.min_rating, max_rating=t.max_rating,
                                 min_games=t.min_games, schedule=t.schedule_id,
-                                rounds=rounds)
+                                rounds=rounds, official=official(t))

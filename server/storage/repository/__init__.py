@@ -91,6 +91,7 @@ from server.storage.repository.ratings import (
     rate_game,
 )
 from server.storage.repository.tournaments import (
+    count_tournaments_made,
     delete_schedule,
     find_tournament,
     hold_tournament_epoch,
@@ -110,6 +111,7 @@ __all__ = [
     "any_name_held",
     "bump_levels_version",
     "count_moves",
+    "count_tournaments_made",
     "delete_level",
     "delete_moves_from",
     "delete_schedule",

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, delete, select, update
+from sqlalchemy import Row, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.storage.repository.tables import (
@@ -74,6 +74,14 @@ async def list_tournaments(conn: AsyncConnection, statuses: Sequence[str], limit
     stmt = (select(tournaments).where(tournaments.c.status.in_(list(statuses)))
             .order_by(tournaments.c.starts_at, tournaments.c.id).limit(limit))
     return [_tournament(row) for row in await conn.execute(stmt)]
+
+
+async def count_tournaments_made(conn: AsyncConnection, player_id: str,
+                                 statuses: Sequence[str]) -> int:
+    stmt = (select(func.count()).select_from(tournaments)
+            .where(tournaments.c.created_by == player_id,
+                   tournaments.c.status.in_(list(statuses))))
+    return int((await conn.execute(stmt)).scalar_one())
 
 
 async def save_entrant(conn: AsyncConnection, entrant: EntrantRecord) -> None:

@@ -51,7 +51,15 @@ function parseCsv(text) {
  */
 export function setUpTournaments(client, { titleOf, me, controls, games, watch, toast, changed }) {
   const known = new Map(); // id -> the last tournament or round_tournament message about it
-  let listed = [];         // TournamentView[] of the last list_tournaments
+  let listed = [];         // TournamentView[] of the list's pages asked for since its first
+  let nextOffset = null;   // where the list's next page begins (null: no more)
+  let asked = [];          // the offsets of the pages asked for and not answered yet, in order
+
+  /** Ask for the list's page at ``offset``: 0 starts the list again, a later one adds to it. */
+  function askList(offset = 0) {
+    asked.push(offset);
+    client.request(offset ? { type: "list_tournaments", offset } : { type: "list_tournaments" });
+  }
   let shown = null;        // the id whose page is on screen, or null
   let creating = null;     // the name of the tournament asked for: its answer opens its page
   let missing = null;      // an id the server said it has no tournament for
@@ -77,6 +85,7 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
   function describe(v) {
     const control = controls().find((c) => c.name === v.time_control);
     const parts = [kindName(v.kind), titleOf(v.game), control ? clockLabel(control) : v.time_control];
+    if (v.official) parts.unshift(t("tournaments.official"));
     if (v.rounds) parts.push(t("tournaments.n_rounds", { n: v.rounds }));
     parts.push(t("tournaments.n_players", { n: v.players }));
     if (v.rated === false) parts.push(t("tournaments.casual")); // rated is the default: unsaid
@@ -152,7 +161,8 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
       client.request(msg);
     }
   });
-  $("tournaments-refresh").addEventListener("click", () => client.request({ type: "list_tournaments" }));
+  $("tournaments-refresh").addEventListener("click", () => askList());
+  $("tournaments-more").addEventListener("click", () => { if (nextOffset !== null) askList(nextOffset); });
 
   // --- a tournament's page -------------------------------------------------------------------
 
@@ -369,7 +379,10 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     const arena = v.kind === "arena";
     const entered = you !== null && (arena ? you.status !== "withdrawn" : !you.withdrawn);
     const active = you !== null && (arena ? you.status === "active" : !you.withdrawn);
-    $("t-join").hidden = over || (arena ? active : entered || v.status !== "upcoming");
+    // Guests watch: where a Join button would be, the page says how to sign up instead.
+    const joinable = !over && !(arena ? active : entered || v.status !== "upcoming");
+    $("t-join").hidden = !joinable || !client.signedIn;
+    $("t-guest-join").hidden = !joinable || client.signedIn;
     $("t-join").textContent = t(you && (arena ? you.status !== "active" : you.withdrawn) ? "tournaments.rejoin" : "tournaments.join");
     $("t-pause").hidden = over || !arena || !active;
     $("t-withdraw").hidden = over || !entered;
@@ -378,7 +391,9 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     let line = "";
     if (you && arena) {
       line = t("tournaments.you_arena", { rank: you.rank, score: you.score, n: you.games });
-      if (you.status !== "active") line += ` · ${t(`tournaments.status_${you.status}`)}`;
+      if (you.status_reason === "no_show") {
+        line += ` · ${t(`tournaments.no_show_${you.status}`, { n: you.no_shows })}`;
+      } else if (you.status !== "active") line += ` · ${t(`tournaments.status_${you.status}`)}`;
     } else if (you) {
       line = t("tournaments.you_round", { rank: you.rank, score: points(you.score), n: you.score });
     }
@@ -432,20 +447,30 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     onWelcome() {
       fillForm();
       kindChanged();
-      client.request({ type: "list_tournaments" });
+      asked = []; // answers to asks before a reconnection never come
+      askList();
       if (shown) {
         client.request({ type: "get_tournament", tournament: shown });
         watching = shown;
       }
     },
-    onList(msg) { listed = msg.tournaments; listedAt = performance.now(); renderList(); },
+    onList(msg) {
+      const offset = asked.shift() ?? 0;
+      listed = offset ? [...listed, ...msg.tournaments.filter((v) => !listed.some((w) => w.id === v.id))]
+        : msg.tournaments;
+      nextOffset = msg.next_offset ?? null;
+      $("tournaments-more").hidden = nextOffset === null;
+      listedAt = performance.now();
+      renderList();
+    },
     onTournament: onMessage,
     onError(msg) {
-      if (creating !== null && ["forbidden", "bad_message", "unknown_game", "unknown_time_control"].includes(msg.code)) creating = null;
+      if (creating !== null && ["forbidden", "bad_message", "unknown_game", "unknown_time_control",
+        "too_many_tournaments"].includes(msg.code)) creating = null;
       if (msg.code === "unknown_tournament" && shown && !known.has(shown)) { missing = shown; changed(); }
     },
     /** Ask for the list again (the lobby comes on screen). */
-    refreshList() { client.request({ type: "list_tournaments" }); },
+    refreshList() { askList(); },
     show,
     hide,
     render,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-from people import CHEAP_HASHER, sign_up
+from people import CHEAP_HASHER, account, sign_up
 from wsclient import Client
 
 from clients.bot import BotCore, BotRunner, RandomEngine
@@ -72,7 +72,8 @@ async def test_an_arena_on_one_node_is_joined_played_and_pushed_on_the_other(
     assert holder is not None and holder.split()[0] == one.app.cluster.node  # type: ignore[union-attr]
     assert tid not in two.app.tournaments.held.records
     # Bob, on node two, joins: node one runs it and answers him through node two.
-    bob = await Client.open(two.url, "Bob")
+    two.app.accounts.hasher = CHEAP_HASHER
+    bob = await account(two.url, "Bob")
     await bob.send(type="join_tournament", tournament=tid, id="join")
     answer = await bob.expect("tournament")
     assert _row(answer, bob.player_id)["status"] == "active"
@@ -101,7 +102,7 @@ async def test_an_arena_on_one_node_is_joined_played_and_pushed_on_the_other(
     assert listed["id"] == tid and listed["players"] == 2  # counted from the store there
     assert tid not in two.app.tournaments.held.records  # node two never paired it
     # Cy, who asked on node two and never joined, is pushed Dee's join on node one.
-    dee = await Client.open(one.url, "Dee")
+    dee = await account(one.url, "Dee")
     await dee.send(type="join_tournament", tournament=tid)
     await dee.expect("tournament")
     while True:
@@ -136,7 +137,7 @@ async def test_a_node_that_lost_an_arena_cannot_write_it_and_lets_it_go(
     assert tid in one.app.tournaments.arenas.arenas  # it has not noticed yet
     # Bob joins on node one, which still pairs the arena as it believes: the store refuses
     # its write, and it lets the arena go.
-    bob = await Client.open(one.url, "Bob")
+    bob = await account(one.url, "Bob")
     await bob.send(type="join_tournament", tournament=tid, id="stale")
     refused = await bob.expect("error", ref="stale")
     assert refused["code"] == "internal_error"
@@ -173,7 +174,8 @@ async def test_an_arena_whose_node_stopped_is_paired_on_by_another(
             while not survivor.app.cluster.holds(lease):  # type: ignore[union-attr]
                 assert asyncio.get_running_loop().time() < deadline, "no takeover in 5 s"
                 await asyncio.sleep(0.1)
-            bob = await Client.open(survivor.url, "Bob")
+            survivor.app.accounts.hasher = CHEAP_HASHER
+            bob = await account(survivor.url, "Bob")
             await bob.send(type="join_tournament", tournament=tid)
             answer = await bob.expect("tournament")
             assert len(answer["standings"]) == 2 and len(answer["games"]) == 1
@@ -196,7 +198,7 @@ async def test_a_round_robin_made_on_one_node_is_entered_started_and_played_from
                    name="Thursday", time_control="3+2")
     tid = str((await zed.expect("round_tournament"))["tournament"]["id"])
     assert tid in two.app.tournaments.rounds.events
-    ann, bob = await Client.open(one.url, "Ann"), await Client.open(one.url, "Bob")
+    ann, bob = await account(one.url, "Ann"), await account(one.url, "Bob")
     for client in (ann, bob):
         await client.send(type="join_tournament", tournament=tid)
         assert (await client.expect("round_tournament"))["round"] == 0

@@ -44,15 +44,13 @@ async def scored(client: Client, player_id: str) -> dict[str, Any]:
             return state
 
 
-async def arena_game(url: str, bob_signs_up: bool = False, **extra: Any
-                     ) -> tuple[Client, Client, str, str]:
-    """Ann (an account) makes an arena, Ann and Bob join and are paired: (first, second,
-    room, arena)."""
+async def arena_game(url: str, **extra: Any) -> tuple[Client, Client, str, str]:
+    """Ann makes an arena, Ann and Bob (accounts both: guests may not enter) join and are
+    paired: (first, second, room, arena)."""
     ann = await Client.open(url, "Ann")
     bob = await Client.open(url, "Bob")
     await sign_up(ann, "Ann")
-    if bob_signs_up:
-        await sign_up(bob, "Bob")
+    await sign_up(bob, "Bob")
     await ann.send(type="create_tournament", **{
         "game": "connect4", "name": "Hourly", "minutes": 30, "time_control": "3+2", **extra})
     tid = str((await ann.expect("tournament"))["tournament"]["id"])
@@ -163,7 +161,7 @@ async def test_a_berserk_clock_and_its_bonus_outlive_a_restart(tmp_path: Path) -
     url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
     async with running(store=SqlStore(url)) as srv:
         srv.app.accounts.hasher = CHEAP_HASHER
-        first, second, room, tid = await arena_game(srv.url, bob_signs_up=True)
+        first, second, room, tid = await arena_game(srv.url)
         tokens = {c.player_id: token_of(c) for c in (first, second)}
         await first.send(type="berserk", room=room)
         await second.expect("room_event", event="berserk")

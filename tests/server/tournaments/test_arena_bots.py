@@ -145,11 +145,16 @@ class Judge:
 
 
 async def open_arena(judge: Judge) -> str:
-    """The judge makes a connect4 arena starting in a few seconds, enters it and pauses."""
+    """A person's account makes a connect4 arena starting in a few seconds (bots play in
+    tournaments but do not make them); the judge enters it and pauses."""
     await judge.connect()
-    made = await judge.ask(type="create_tournament", game="connect4", name="Bots",
-                           time_control="3+2", minutes=5, starts_in=4)
-    tournament = str(made["tournament"]["id"])
+    maker = await Client.open(judge.url, "Maker")
+    await maker.send(type="sign_up", name="ArenaMaker", password="the arena maker's password")
+    await maker.expect("signed_in", timeout=30)
+    await maker.send(type="create_tournament", game="connect4", name="Bots",
+                     time_control="3+2", minutes=5, starts_in=4)
+    tournament = str((await maker.expect("tournament"))["tournament"]["id"])
+    await maker.close()
     await judge.ask(type="join_tournament", tournament=tournament)
     paused = await judge.ask(type="pause_tournament", tournament=tournament)
     assert paused["you"]["status"] == "paused"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from people import CHEAP_HASHER, sign_up
+from people import CHEAP_HASHER, account, sign_up
 from wsclient import Client
 
 from server.app import Running, running
@@ -64,7 +64,7 @@ async def rated_game(url: str) -> tuple[Client, Client]:
 async def test_each_condition_refuses_whom_it_keeps_out_and_names_itself(
         server: Running) -> None:
     winner, loser = await rated_game(server.url)
-    cy = await Client.open(server.url, "Cy")  # a guest: 1500, no rated game
+    cy = await account(server.url, "Cyd")  # new: 1500, no rated game
     made = await make(winner, min_rating=1510, max_rating=2000, min_games=1)
     view = made["tournament"]
     assert (view["min_rating"], view["max_rating"], view["min_games"]) == (1510, 2000, 1)
@@ -109,7 +109,8 @@ async def test_conditions_are_kept_with_the_arena_over_a_restart(tmp_path: Path)
         tid = (await make(ann, min_rating=1600))["tournament"]["id"]
         await ann.close()
     async with running(store=SqlStore(url)) as srv:
-        cy = await Client.open(srv.url, "Cy")
+        srv.app.accounts.hasher = CHEAP_HASHER
+        cy = await account(srv.url, "Cyd")
         listed = (await cy.request("list_tournaments"))["tournaments"]
         assert [(t["id"], t["min_rating"]) for t in listed] == [(tid, 1600)]
         refused = await join(cy, tid)

@@ -33,6 +33,7 @@ async def test_a_player_goes_berserk_from_the_game_page(browser: Browser) -> Non
         # pages are not this test's): its room_state reaches the page too.
         token = await page.evaluate("localStorage.getItem('discus.resume')")
         twin = await Client.open(srv.url, None, resume=token)
+        await sign_up(twin, "Pagey")  # tournaments take accounts, not guests
         await twin.send(type="join_tournament", tournament=tid)
         first, second, room = await paired({ann.player_id: ann, twin.player_id: twin},
                                            await twin.expect("tournament"))

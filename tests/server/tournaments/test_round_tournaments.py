@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from people import CHEAP_HASHER, sign_up
+from people import CHEAP_HASHER, MANY_SIGN_UPS, account, sign_up
 from wsclient import Client
 
-from server.app import Running, running
+from server.app import Running, Settings, running
 from server.storage import SqlStore
 
 FOUR_IN_COLUMN_ONE = ["1", "2", "1", "2", "1", "2", "1"]
@@ -25,7 +25,7 @@ SECRET = b"round tournaments test secret.."
 
 @pytest.fixture
 async def server() -> AsyncIterator[Running]:
-    async with running() as srv:
+    async with running(settings=Settings(sign_in=MANY_SIGN_UPS)) as srv:
         srv.app.accounts.hasher = CHEAP_HASHER
         yield srv
 
@@ -66,7 +66,7 @@ async def test_a_swiss_of_nine_plays_three_rounds_with_a_bye_each_and_no_pairing
     maker = await Client.open(server.url, "Zed")
     await sign_up(maker, "Zed")
     tid = await make(maker, rounds=3)
-    players = [await Client.open(server.url, f"P{k}") for k in range(9)]
+    players = [await account(server.url, f"Player{k}") for k in range(9)]
     clients = {c.player_id: c for c in players}
     for client in players:
         await client.send(type="join_tournament", tournament=tid)
@@ -76,7 +76,7 @@ async def test_a_swiss_of_nine_plays_three_rounds_with_a_bye_each_and_no_pairing
     await maker.send(type="start_tournament", tournament=tid)
     started = await maker.expect("round_tournament")
     assert started["round"] == 1 and started["tournament"]["status"] == "running"
-    late = await Client.open(server.url, "Late")
+    late = await account(server.url, "Late")
     await late.send(type="join_tournament", tournament=tid)
     refused = await late.expect("error")
     assert refused["code"] == "tournament_closed"
@@ -151,13 +151,18 @@ async def test_bad_round_tournament_requests_are_refused(server: Running) -> Non
     await maker.send(type="start_tournament", tournament=tid)
     assert (await maker.expect("error"))["code"] == "bad_message"  # nobody entered
     await guest.send(type="join_tournament", tournament=tid)
-    await guest.expect("round_tournament")
-    await guest.send(type="start_tournament", tournament=tid)
-    assert (await guest.expect("error"))["code"] == "forbidden"
-    await guest.send(type="pause_tournament", tournament=tid)
-    assert (await guest.expect("error"))["code"] == "bad_message"
+    refused = await guest.expect("error")
+    assert refused["code"] == "forbidden" and refused["detail"]["reason"] == "guest"
+    amy = await account(server.url, "Amy")
+    await amy.send(type="join_tournament", tournament=tid)
+    await amy.expect("round_tournament")
+    await amy.send(type="start_tournament", tournament=tid)
+    assert (await amy.expect("error"))["code"] == "forbidden"
+    await amy.send(type="pause_tournament", tournament=tid)
+    assert (await amy.expect("error"))["code"] == "bad_message"
     assert (await state(maker, tid))["tournament"]["status"] == "upcoming"
     await guest.close()
+    await amy.close()
     await maker.close()
 
 
@@ -168,9 +173,10 @@ async def test_a_round_robin_outlives_a_restart_and_pairs_on(tmp_path: Path) -> 
         maker = await Client.open(srv.url, "Zed")
         await sign_up(maker, "Zed")
         tid = await make(maker, kind="roundrobin")
-        players = [await Client.open(srv.url, f"P{k}") for k in range(4)]
+        players = [await account(srv.url, f"Player{k}") for k in range(4)]
         clients = {c.player_id: c for c in players}
-        resume = {c.player_id: c.welcome["resume"] for c in players}
+        resume = {c.player_id: next(m["session"] for m in c.seen if m["type"] == "signed_in")
+                  for c in players}
         for client in players:
             await client.send(type="join_tournament", tournament=tid)
             await client.expect("round_tournament")

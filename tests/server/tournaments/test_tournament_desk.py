@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from people import CHEAP_HASHER, sign_up
+from people import CHEAP_HASHER, account, sign_up
 from wsclient import Client
 
 from server.app import Running, running
@@ -76,11 +76,8 @@ def row(message: dict[str, Any], player_id: str) -> dict[str, Any]:
 
 async def test_an_arena_pairs_players_as_they_come_scores_the_game_and_pushes_standings(
         server: Running) -> None:
-    ann = await Client.open(server.url, "Ann")
-    bob = await Client.open(server.url, "Bob")
-    cy = await Client.open(server.url, "Cy")
+    ann, bob, cy = [await account(server.url, name) for name in ("Ann", "Bob", "Cyd")]
     clients = {c.player_id: c for c in (ann, bob, cy)}
-    await sign_up(ann, "Ann")
     tid = await make_arena(ann)
     await ann.send(type="join_tournament", tournament=tid)
     alone = await ann.expect("tournament")
@@ -110,9 +107,8 @@ async def test_an_arena_pairs_players_as_they_come_scores_the_game_and_pushes_st
 
 
 async def test_pausing_withdrawing_and_listing(server: Running) -> None:
-    ann = await Client.open(server.url, "Ann")
-    bob = await Client.open(server.url, "Bob")
-    await sign_up(ann, "Ann")
+    ann = await account(server.url, "Ann")
+    bob = await account(server.url, "Bob")
     tid = await make_arena(ann, starts_in=3600)
     listed = await bob.request("list_tournaments")
     assert [t["id"] for t in listed["tournaments"]] == [tid]
@@ -192,7 +188,8 @@ async def test_an_arena_and_its_scores_outlive_a_restart(tmp_path: Path) -> None
         for client in (ann, bob):
             await client.close()
     async with running(store=SqlStore(url)) as srv:
-        cy = await Client.open(srv.url, "Cy")
+        srv.app.accounts.hasher = CHEAP_HASHER
+        cy = await account(srv.url, "Cyd")
         state = await cy.request("get_tournament", tournament=tid)
         assert row(state, winner)["score"] == 2 and row(state, winner)["sheet"] == [2]
         assert state["tournament"]["players"] == 2 and state["games"] == []
@@ -217,7 +214,7 @@ async def test_standings_pushes_are_coalesced_per_interval() -> None:
         await ann.expect("tournament")  # the answer
         first = await ann.expect("tournament")  # the push of her join: at once
         assert first["tournament"]["players"] == 1
-        others = [await Client.open(srv.url, name) for name in ("Bob", "Cy", "Dan")]
+        others = [await account(srv.url, name) for name in ("Bob", "Cyd", "Dan")]
         for other in others:
             await other.send(type="join_tournament", tournament=tid)
             await other.expect("tournament")
@@ -233,9 +230,8 @@ async def test_standings_pushes_are_coalesced_per_interval() -> None:
 
 
 async def test_a_private_arena_is_not_listed_but_joined_by_its_link(server: Running) -> None:
-    ann = await Client.open(server.url, "Ann")
-    bob = await Client.open(server.url, "Bob")
-    await sign_up(ann, "Ann")
+    ann = await account(server.url, "Ann")
+    bob = await account(server.url, "Bob")
     public = await make_arena(ann, starts_in=3600)
     hidden = await make_arena(ann, starts_in=3600, private=True)
     listed = await bob.request("list_tournaments")
@@ -274,7 +270,7 @@ async def test_watchers_are_pushed_the_standings_within_a_cap_until_they_unwatch
             assert answer["type"] == "tournament" and answer["you"] is None
 
         async def join(name: str) -> None:
-            one = await Client.open(srv.url, name)
+            one = await account(srv.url, name)
             await one.send(type="join_tournament", tournament=tid)
             await one.expect("tournament")  # pushes are written before the answer
 
@@ -287,7 +283,7 @@ async def test_watchers_are_pushed_the_standings_within_a_cap_until_they_unwatch
         await wes.send(type="unwatch_tournament")
         assert await pushes_so_far(wes) == []  # (its unwatch is done by the pong)
         assert (await xi.request("get_tournament", tournament=tid))["type"] == "tournament"
-        await join("Cy")
+        await join("Cyd")
         assert await pushes_so_far(wes) == []
         assert [m["tournament"]["players"] for m in await pushes_so_far(xi)] == [2]
 

@@ -8,8 +8,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-from people import CHEAP_HASHER, sign_up
-from wsclient import Client
+from people import CHEAP_HASHER, account
 
 from games.othello.ggf import parse_ggf
 from server.app import Running, running
@@ -36,11 +35,8 @@ async def games_file(server: Running, tid: str) -> list[str]:
 
 
 async def test_the_finished_games_of_an_arena_download_one_line_each(server: Running) -> None:
-    ann = await Client.open(server.url, "Ann")
-    bob = await Client.open(server.url, "Bob")
-    cy = await Client.open(server.url, "Cy")
+    ann, bob, cy = [await account(server.url, name) for name in ("Ann", "Bob", "Cyd")]
     clients = {c.player_id: c for c in (ann, bob, cy)}
-    await sign_up(ann, "Ann")
     tid = await make_arena(ann)
     assert await games_file(server, tid) == []
     await ann.send(type="join_tournament", tournament=tid)
@@ -52,7 +48,7 @@ async def test_the_finished_games_of_an_arena_download_one_line_each(server: Run
     await play(first, second, room)
     for client in (first, second):
         await client.expect("game_over", room=room)
-    names = {ann.player_id: "Ann", bob.player_id: "Bob", cy.player_id: "Cy"}
+    names = {ann.player_id: "Ann", bob.player_id: "Bob", cy.player_id: "Cyd"}
     won = [names[first.player_id], names[second.player_id], "1-0", "1212121"]
     for _ in range(100):  # the finished game is stored just after game_over
         lines = await games_file(server, tid)

@@ -44,11 +44,12 @@ async def open_watched(context: BrowserContext, url: str, problems: list[str],
     return page
 
 
-async def call_myself(page: Page, name: str) -> None:
-    await page.fill("#name", name)
-    await page.click("#name-form button")
-    await page.wait_for_function(ONLINE)
-    await expect(page.locator("#name")).to_have_value(name)
+async def sign_up_on(page: Page, name: str) -> None:
+    """The page's guest signs up as ``name`` (tournaments take accounts and bots)."""
+    await page.fill("#account-name", name)
+    await page.fill("#account-password", PASSWORD)
+    await page.click("#sign-up")
+    await expect(page.locator("#account-who")).to_have_text(name)
 
 
 def end_soon(srv: Running, tid: str, seconds: float) -> None:
@@ -71,7 +72,7 @@ async def test_an_arena_made_on_the_page_pairs_two_people_pushes_standings_and_e
         bob_sent: list[str] = []
         ann = await open_watched(await browser.new_context(), base, problems, ann_sent)
         bob = await open_watched(await browser.new_context(), base, problems, bob_sent)
-        await call_myself(bob, "Bob")
+        await sign_up_on(bob, "Bob")
 
         # A guest may not make one; Ann signs up and makes a 5-minute arena.
         await ann.click("#tournament-create summary")
@@ -120,9 +121,12 @@ async def test_an_arena_made_on_the_page_pairs_two_people_pushes_standings_and_e
         room = await ann.evaluate("location.hash")
         assert re.fullmatch(r"#\w{8}", room) and await bob.evaluate("location.hash") == room
 
-        # Cy, who is in no tournament, watches the game in one click from its page.
+        # Cy, a guest, may watch but not play: where Join would be, the page says to sign up.
         cy = await open_watched(await browser.new_context(), f"{base}#tournament/{tid[1]}",
                                 problems, [])
+        await expect(cy.locator("#t-guest-join")).to_contain_text("Sign up")
+        await expect(cy.locator("#t-join")).to_be_hidden()
+        await expect(ann.locator("#t-guest-join")).to_be_hidden()
         game = cy.locator(f'#t-games li[data-room="{room[1:]}"]')
         await expect(game).to_contain_text(re.compile("Ann vs Bob|Bob vs Ann"))
         await game.get_by_role("button", name="Watch").click()
@@ -257,7 +261,7 @@ async def test_a_swiss_is_started_by_its_maker_and_ends_with_its_crosstable_as_c
         ann = await open_watched(await browser.new_context(accept_downloads=True), base,
                                  problems, [])
         bob = await open_watched(await browser.new_context(), base, problems, [])
-        await call_myself(bob, "Bob")
+        await sign_up_on(bob, "Bob")
         await ann.fill("#account-name", "Ann")
         await ann.fill("#account-password", PASSWORD)
         await ann.click("#sign-up")
