@@ -155,6 +155,12 @@ def _bot(args: argparse.Namespace) -> int:
     return main_bot(args)
 
 
+def _ladder(args: argparse.Namespace) -> int:
+    from clients.ladder_export import main_export
+
+    return main_export(args.url, args.game, args.format)
+
+
 def _calibrate(args: argparse.Namespace) -> int:
     from server.admin.calibration import main_calibrate
 
@@ -338,6 +344,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="exit after N finished games (default: play until stopped)")
     p.add_argument("--name", default=None, help="display name when no token is given")
     p.set_defaults(func=_bot)
+
+    p = sub.add_parser("ladder", help="the engine ladder of a running server")
+    ladder = p.add_subparsers(dest="action", required=True)
+    export = ladder.add_parser("export", help="print GAME's rating list (games, score, rating "
+                               "and error bars) as CSV or JSON")
+    export.add_argument("game", choices=games.names())
+    export.add_argument("--format", choices=("csv", "json"), default="csv")
+    export.add_argument("--url", default="ws://127.0.0.1:8000/ws")
+    p.set_defaults(func=_ladder)
 
     p = sub.add_parser("calibrate", help="play levels against each other and rate them (Elo)")
     p.add_argument("game", choices=games.names())
