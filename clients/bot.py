@@ -236,14 +236,17 @@ class BotCore:
     ladder the bot enters on every (re)connect, then plays only the games the ladder starts
     for it (no rooms of its own). ``arena``: a tournament the bot joins on every (re)connect,
     then plays the games the tournament pairs it into, likewise. ``engine``: the program
-    playing (an engine bridge's), named to the ladder when entering it. ``stop_after``:
+    playing (an engine bridge's), named to the ladder when entering it. ``plays``: the games
+    the engine plays (None: all); challenges to others are declined, their rooms not joined.
+    ``stop_after``:
     finished games after which ``done`` becomes true (None: play until stopped).
     """
 
     def __init__(self, *, token: str | None = None, name: str | None = None, games: int = 1,
                  create: CreateSpec | None = None, stop_after: int | None = None,
                  seed: int = 0, ladder: str | None = None, arena: str | None = None,
-                 engine: EngineName | None = None) -> None:
+                 engine: EngineName | None = None, plays: frozenset[str] | None = None
+                 ) -> None:
         if games < 1:
             raise ValueError("a bot plays at least one game at once")
         self.token = token
@@ -253,6 +256,7 @@ class BotCore:
         self.ladder = ladder
         self.arena = arena
         self.engine = engine
+        self.plays = plays
         self.stop_after = stop_after
         self.seed = seed
         self.player_id: str | None = None
@@ -496,6 +500,10 @@ class BotCore:
     def _answer(self, offer: p.ChallengeOffer) -> list[Action]:
         """Accept a challenge while the bot wants more games (its room counts as one being
         created until its ``room_state``), else decline it as busy."""
+        if self.plays is not None and offer.game not in self.plays:
+            return [p.DeclineChallenge(
+                id=f"decline:{offer.challenge}", challenge=offer.challenge,
+                reason=f"this engine plays {' and '.join(sorted(self.plays))} only")]
         if self._wanted() > 0:
             self.pending_creates += 1
             return [p.AcceptChallenge(id=f"accept:{offer.challenge}", challenge=offer.challenge)]
@@ -541,6 +549,8 @@ class BotCore:
             mine = any(s.player is not None and s.player.id == self.player_id
                        for s in summary.seats)
             if summary.status != "waiting" or mine or summary.id in self.rooms:
+                continue
+            if self.plays is not None and summary.game not in self.plays:
                 continue
             self.pending_joins.add(summary.id)
             actions.append(p.JoinRoom(id=f"join:{summary.id}", room=summary.id))

@@ -35,15 +35,6 @@ def main_bot(args: argparse.Namespace) -> int:
     """Run the bot from the CLI's arguments until stopped (SIGINT/SIGTERM) or ``--stop-after``
     games are over; prints one line per finished game."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    engine = engine_of(args)
-    if isinstance(engine, EngineBridge):
-        try:
-            identity = engine.start()  # before connecting: its name goes with enter_ladder
-        except EngineFault as fault:
-            raise ValueError(f"the engine did not start: {fault.reason}") from None
-        logging.getLogger("discus.bot").info(
-            "engine %s; the bridge keeps %d ms of every clock for the network",
-            identity.text() if identity else engine.name, engine.margin_ms)
     if sum(1 for given in (args.create, args.challenge, getattr(args, "ladder", None),
                            getattr(args, "arena", None)) if given) > 1:
         raise ValueError("give one of --create, --challenge, --ladder and --arena")
@@ -54,10 +45,24 @@ def main_bot(args: argparse.Namespace) -> int:
             raise ValueError("--clock times the games the bot starts: give it with --create "
                              "or --challenge")
         create = dataclasses.replace(create, time_control=args.clock)
+    engine = engine_of(args)
+    if isinstance(engine, EngineBridge):
+        asked = (create.game if create is not None else None) or getattr(args, "ladder", None)
+        if asked is not None and asked not in engine.games:
+            raise ValueError(f"a {args.protocol} engine plays "
+                             f"{' and '.join(sorted(engine.games))}, not {asked}")
+        try:
+            identity = engine.start()  # before connecting: its name goes with enter_ladder
+        except EngineFault as fault:
+            raise ValueError(f"the engine did not start: {fault.reason}") from None
+        logging.getLogger("discus.bot").info(
+            "engine %s; the bridge keeps %d ms of every clock for the network",
+            identity.text() if identity else engine.name, engine.margin_ms)
     core = BotCore(token=args.token, name=args.name or "RefBot", games=args.games,
                    create=create, stop_after=args.stop_after,
                    ladder=getattr(args, "ladder", None), arena=getattr(args, "arena", None),
-                   engine=engine.identity if isinstance(engine, EngineBridge) else None)
+                   engine=engine.identity if isinstance(engine, EngineBridge) else None,
+                   plays=engine.games if isinstance(engine, EngineBridge) else None)
 
     def report(game: Finished) -> None:
         reason = game.result.reason if game.result else "ended while away"
