@@ -64,6 +64,7 @@ class EngineBridge:
         self.faults: list[str] = []
         """Why each fault cost a game, oldest first."""
         self._lock = threading.Lock()
+        self._closed = False
 
     @property
     def identity(self) -> EngineId | None:
@@ -81,7 +82,9 @@ class EngineBridge:
             return self.identity
 
     def close(self) -> None:
+        """Stop the engine for good (a restart under way is called off)."""
         with self._lock:
+            self._closed = True
             if self.process is not None:
                 self.process.stop()
                 self.process = None
@@ -97,6 +100,10 @@ class EngineBridge:
         with self._lock:
             if turn.game not in self.dialect.games:
                 raise EngineFault(f"a {self.dialect.protocol} engine does not play {turn.game}")
+            if turn.legal == ("pass",):
+                # A forced pass is no choice, and engines differ on whether they are asked
+                # for one (the next turn tells the engine the whole game, pass included).
+                return "pass"
             try:
                 self._ensure()
                 deadline, clock = self._deadline(turn)
@@ -129,6 +136,8 @@ class EngineBridge:
         """A running, greeted process (started anew after a fault)."""
         if self.process is not None and self.process.alive:
             return
+        if self._closed:
+            raise EngineFault("the bridge is closed")
         if self.process is not None:
             self.process.stop()
         self.dialect = self.make_dialect()
@@ -138,7 +147,7 @@ class EngineBridge:
             self.process.start()
             self._exchange(self.dialect.opening(), time.monotonic() + self.start_seconds)
         except (IllegalAnswer, EngineCrashed, EngineTimeout) as exc:
-            self._fault(f"the engine did not start: {exc}")
+            self._fault(f"the engine did not start: {exc}", restart=False)
             raise EngineFault(f"the engine did not start: {exc}") from None
         identity = self.dialect.identity()
         log.info("engine started (pid %s)%s", self.process.pid,
@@ -161,9 +170,10 @@ class EngineBridge:
                     break
         return answer
 
-    def _fault(self, reason: str) -> None:
-        """Log the fault with the transcript's tail, then stop the process (the next turn
-        starts a new one)."""
+    def _fault(self, reason: str, restart: bool = True) -> None:
+        """Log the fault with the transcript's tail, then stop the process and (``restart``)
+        start the next one. A start that failed is not retried here, but at the next turn:
+        a broken command costs each game once instead of spinning."""
         self.faults.append(reason)
         process = self.process
         lines = list(process.transcript)[-TRANSCRIPT_LINES:] if process is not None else []
@@ -171,12 +181,16 @@ class EngineBridge:
                     "! stderr):\n%s", reason, "\n".join(f"  {line}" for line in lines))
         if process is not None:
             process.stop()
+        if not restart or self._closed:
+            return
         # Start the next one now, off the bot's path: the fault is reported at once, and the
         # next turn (often the next game's first) finds the engine ready.
         threading.Thread(target=self._restart, daemon=True, name="bot-engine-restart").start()
 
     def _restart(self) -> None:
         with self._lock:
+            if self._closed:
+                return
             try:
                 self._ensure()
             except EngineFault:

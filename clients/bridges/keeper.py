@@ -70,7 +70,7 @@ class EngineProcess:
             self._proc = subprocess.Popen(
                 self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
-                start_new_session=True)
+                errors="replace", start_new_session=True)
         except OSError as exc:
             raise EngineCrashed(f"cannot start {self.argv[0]!r}: {exc}") from None
         assert self._proc.stdout is not None and self._proc.stderr is not None

@@ -5,8 +5,10 @@ each other; a crash, a hang or an illegal answer costs one game, and the next is
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import pytest
 
 from clients.bot import BotCore, BotRunner, CreateSpec, Finished
 from clients.bridges import EngineBridge, bridge_from
+from clients.turns import EngineFault, Turn
 from server.app import Running, Settings, running
 from server.bots.accounts import Accounts
 from server.storage import SqlStore
@@ -61,42 +64,33 @@ def lost_by_resigning(game: Finished) -> bool:
         game.result.winner == 1 - game.seat
 
 
-async def test_an_nboard_engine_that_crashes_loses_that_game_and_plays_the_next(
+async def test_a_crash_a_hang_or_an_illegal_answer_costs_that_game_only_and_the_next_is_played(
     server: Running, tmp_path: Path,
 ) -> None:
-    bridge = engine(tmp_path, "nboard_engine", "nboard", fault="crash", at=3)
-    core = BotCore(token=await new_bot(server, "Crashy"), stop_after=2,
-                   create=CreateSpec.parse("othello/beginner"))
-    first, second = await play(server, core, bridge)
-    assert lost_by_resigning(first)
-    assert second.result is not None and second.result.reason == "end"
-    assert bridge.starts == 2 and len(bridge.faults) == 1 and "crash" in bridge.faults[0]
-    assert bridge.identity is not None and bridge.identity.text() == "NTester"
-
-
-async def test_a_gtp_engine_that_hangs_loses_that_game_at_the_bound_and_plays_the_next(
-    server: Running, tmp_path: Path,
-) -> None:
-    bridge = engine(tmp_path, "gtp_engine", "gtp", fault="hang", at=2, move_seconds=1.0)
-    core = BotCore(token=await new_bot(server, "Hangy"), stop_after=2,
-                   create=CreateSpec.parse("othello/beginner"))
-    first, second = await play(server, core, bridge)
-    assert lost_by_resigning(first)
-    assert second.result is not None and second.result.reason == "end"
-    assert bridge.starts == 2 and "no answer in time" in bridge.faults[0]
-    assert bridge.identity is not None and bridge.identity.text() == "GoTester 0.3"
-
-
-async def test_a_columns_engine_with_an_illegal_answer_loses_that_game_and_plays_the_next(
-    server: Running, tmp_path: Path,
-) -> None:
-    bridge = engine(tmp_path, "columns_engine", "columns", "--scores", fault="illegal", at=2)
-    core = BotCore(token=await new_bot(server, "Columnist"), stop_after=2,
-                   create=CreateSpec.parse("connect4/beginner"))
-    first, second = await play(server, core, bridge)
-    assert lost_by_resigning(first)
-    assert second.result is not None and second.result.reason == "end"
-    assert bridge.starts == 2 and "illegal" in bridge.faults[0]
+    # Three bots at once (the server is shared): an NBoard engine that crashes on its 3rd
+    # move, a GTP engine that hangs on its 2nd (untimed: the bound is 1 s), a columns engine
+    # answering its 2nd with an illegal column.
+    cases = [("nboard_engine", "nboard", "crash", 3, "othello", "a crash", {}, "NTester"),
+             ("gtp_engine", "gtp", "hang", 2, "othello", "no answer in time",
+              {"move_seconds": 1.0}, "GoTester 0.3"),
+             ("columns_engine", "columns", "illegal", 2, "connect4", "an illegal answer", {},
+              "columns_engine")]
+    bridges, runs = [], []
+    for script, protocol, fault, at, game, _, options, _ in cases:
+        bridge = engine(tmp_path, script, protocol, *(["--scores"] if fault == "illegal" else []),
+                        fault=fault, at=at, **options)
+        core = BotCore(token=await new_bot(server, f"{fault.title()}Bot"), stop_after=2,
+                       create=CreateSpec.parse(f"{game}/beginner"))
+        bridges.append(bridge)
+        runs.append(play(server, core, bridge))
+    played = await asyncio.gather(*runs)
+    for (first, second), bridge, case in zip(played, bridges, cases, strict=True):
+        _, _, _, _, _, kind, _, name = case
+        assert lost_by_resigning(first), (case, first)
+        assert second.result is not None and second.result.reason == "end", (case, second)
+        assert bridge.starts == 2 and len(bridge.faults) == 1, (case, bridge.faults)
+        assert bridge.faults[0].startswith(kind), (case, bridge.faults)
+        assert bridge.identity is not None and bridge.identity.text() == name
 
 
 async def test_an_nboard_and_a_gtp_engine_play_each_other_on_a_clock(
@@ -119,3 +113,19 @@ async def test_an_nboard_and_a_gtp_engine_play_each_other_on_a_clock(
     assert not gtp.faults and not nboard.faults
     assert said is not None and any(line.startswith("> time_left b ") or
                                     line.startswith("> time_left w ") for line in said.transcript)
+
+
+def test_an_engine_that_will_not_start_costs_each_turn_once_and_is_not_respawned_in_a_loop(
+        tmp_path: Path) -> None:
+    bridge = bridge_from(str(tmp_path / "no-such-engine"), "columns")
+    turn = Turn("connect4", (), tuple("1234567"), 0, None, time.monotonic())
+    for _ in range(2):
+        with pytest.raises(EngineFault, match="did not start"):
+            bridge.choose_turn(turn)
+    time.sleep(0.2)
+    assert bridge.starts == 2
+    assert bridge.choose_turn(dataclasses.replace(turn, game="connect4", legal=("pass",))) \
+        == "pass"  # a forced pass needs no engine
+    bridge.close()
+    with pytest.raises(EngineFault, match="closed"):
+        bridge.choose_turn(turn)
