@@ -434,9 +434,10 @@ class BotCore:
             if not view.confirmed:
                 self._end(room, None)  # it ended while we were away
         if self.ladder is not None:
-            said = None if self.engine is None else p.EngineView(
-                name=self.engine.name[:64], version=(self.engine.version or None) and
-                self.engine.version[:64])
+            said = None
+            if self.engine is not None and self.engine.name.strip():
+                said = p.EngineView(name=self.engine.name.strip()[:64],
+                                    version=(self.engine.version or "")[:64] or None)
             return [p.EnterLadder(id=f"ladder:{self.ladder}", game=self.ladder, engine=said)]
         if self.arena is not None:
             return [p.JoinTournament(id=f"arena:{self.arena}", tournament=self.arena)]

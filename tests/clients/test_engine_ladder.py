@@ -15,7 +15,7 @@ from pathlib import Path
 from websockets.asyncio.client import connect
 
 from clients.bot import BotCore, BotRunner
-from clients.bridges import bridge_from
+from clients.bridges import EngineId, bridge_from
 from clients.ladder_export import COLUMNS, export, fetch
 from server import protocol as p
 from server.admin.tokens import Admins
@@ -82,3 +82,16 @@ async def test_engines_enter_the_ladder_named_as_they_say_and_the_list_exports(
         if row["rating"] is not None:
             assert row["low"] <= row["rating"] <= row["high"]
             assert row["high"] - row["low"] == 4 * row["error"]
+
+
+def test_a_bot_names_its_engine_on_entering_and_a_blank_name_not_at_all() -> None:
+    def entry(engine: EngineId | None) -> p.EnterLadder:
+        core = BotCore(token="t", ladder="othello", engine=engine)
+        core.connected()
+        (message,) = core.receive(p.Pong(id="sync"))
+        assert isinstance(message, p.EnterLadder)
+        return message
+
+    assert entry(EngineId("Edax", "4.4")).engine == p.EngineView(name="Edax", version="4.4")
+    assert entry(EngineId("NTest", "")).engine == p.EngineView(name="NTest")
+    assert entry(EngineId(" ")).engine is None and entry(None).engine is None
