@@ -114,8 +114,8 @@ class EngineBridge:
             except Resigned:
                 raise EngineFault("the engine resigned", resigned=True) from None
             except (IllegalAnswer, EngineCrashed, EngineTimeout) as exc:
-                kind = {IllegalAnswer: "an illegal answer", EngineCrashed: "a crash",
-                        EngineTimeout: "no answer in time"}[type(exc)]
+                kind = ("an illegal answer" if isinstance(exc, IllegalAnswer)
+                        else "a crash" if isinstance(exc, EngineCrashed) else "no answer in time")
                 self._fault(f"{kind}: {exc}")
                 raise EngineFault(f"{kind}: {exc}") from None
 
