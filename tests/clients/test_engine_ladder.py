@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from websockets.asyncio.client import connect
 
 from clients.bot import BotCore, BotRunner
@@ -95,3 +96,18 @@ def test_a_bot_names_its_engine_on_entering_and_a_blank_name_not_at_all() -> Non
     assert entry(EngineId("Edax", "4.4")).engine == p.EngineView(name="Edax", version="4.4")
     assert entry(EngineId("NTest", "")).engine == p.EngineView(name="NTest")
     assert entry(EngineId(" ")).engine is None and entry(None).engine is None
+
+
+async def test_discus_ladder_export_prints_the_list_of_a_running_server(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from server.cli import main
+
+    async with running(port=0) as srv:
+        assert await asyncio.to_thread(main, ["ladder", "export", "othello", "--url", srv.url]) \
+            == 0
+        assert capsys.readouterr().out == ",".join(COLUMNS) + "\n"  # nobody on it yet
+        assert await asyncio.to_thread(main, ["ladder", "export", "othello", "--url", srv.url,
+                                              "--format", "json"]) == 0
+        listed = json.loads(capsys.readouterr().out)
+        assert listed == {"game": "othello", "time_control": "3+2", "played": 0,
+                          "entrants": []}
