@@ -238,8 +238,8 @@ class BotCore:
     then plays the games the tournament pairs it into, likewise. ``engine``: the program
     playing (an engine bridge's), named to the ladder when entering it. ``plays``: the games
     the engine plays (None: all); challenges to others are declined, their rooms not joined.
-    ``stop_after``:
-    finished games after which ``done`` becomes true (None: play until stopped).
+    ``stop_after``: finished games after which ``done`` becomes true (None: play until
+    stopped).
     """
 
     def __init__(self, *, token: str | None = None, name: str | None = None, games: int = 1,
