@@ -24,16 +24,13 @@ claimed.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import concurrent.futures
 import contextlib
-import dataclasses
 import json
 import logging
 import random
-import signal
-import sys
+import time
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,8 +38,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
+from clients.turns import EngineFault, EngineName, Turn, TurnClock, TurnEngine
 from server import protocol as p
 
 log = logging.getLogger("discus.bot")
@@ -128,6 +126,8 @@ class Think:
     moves: tuple[str, ...]
     legal: tuple[str, ...]
     seed: int
+    clock: TurnClock | None = None
+    """A timed game's clocks as the message that made it our turn said."""
 
 
 @dataclass(frozen=True)
@@ -219,6 +219,8 @@ class GameView:
     """The ply of the move sent on this connection and not yet answered."""
     planned: dict[int, str] = field(default_factory=dict)
     """Moves chosen per ply, kept across reconnects so a lost answer costs no new search."""
+    clock: p.ClockView | None = None
+    """A timed game's clocks as last sent; None when untimed."""
 
     @property
     def ply(self) -> int:
@@ -233,13 +235,18 @@ class BotCore:
     it the bot joins open rooms it finds with ``list_rooms``. ``ladder``: a game whose engine
     ladder the bot enters on every (re)connect, then plays only the games the ladder starts
     for it (no rooms of its own). ``arena``: a tournament the bot joins on every (re)connect,
-    then plays the games the tournament pairs it into, likewise. ``stop_after``: finished games
-    after which ``done`` becomes true (None: play until stopped).
+    then plays the games the tournament pairs it into, likewise. ``engine``: the program
+    playing (an engine bridge's), named to the ladder when entering it. ``plays``: the games
+    the engine plays (None: all); challenges to others are declined, their rooms not joined.
+    ``stop_after``: finished games after which ``done`` becomes true (None: play until
+    stopped).
     """
 
     def __init__(self, *, token: str | None = None, name: str | None = None, games: int = 1,
                  create: CreateSpec | None = None, stop_after: int | None = None,
-                 seed: int = 0, ladder: str | None = None, arena: str | None = None) -> None:
+                 seed: int = 0, ladder: str | None = None, arena: str | None = None,
+                 engine: EngineName | None = None, plays: frozenset[str] | None = None
+                 ) -> None:
         if games < 1:
             raise ValueError("a bot plays at least one game at once")
         self.token = token
@@ -248,6 +255,8 @@ class BotCore:
         self.create = create
         self.ladder = ladder
         self.arena = arena
+        self.engine = engine
+        self.plays = plays
         self.stop_after = stop_after
         self.seed = seed
         self.player_id: str | None = None
@@ -359,6 +368,16 @@ class BotCore:
             view.thinking = None
         return self._maybe_think(view)
 
+    def gave_up(self, room: str, ply: int) -> list[Action]:
+        """The engine failed (or resigned) at ``ply``: resign that game, and that game
+        only; the ``game_over`` that follows ends it as any other."""
+        view = self.rooms.get(room)
+        if view is None or view.ply != ply or view.status != "active":
+            return []
+        if view.thinking == ply:
+            view.thinking = None
+        return [p.Resign(id=f"resign:{room}", room=room)]
+
     # --- handlers --------------------------------------------------------------------------
 
     def _room_state(self, message: p.RoomState) -> list[Action]:
@@ -370,7 +389,8 @@ class BotCore:
             self.pending_creates -= 1
         self.pending_joins.discard(room.id)
         view = GameView(room.id, room.game, message.you, room.status, list(room.moves),
-                        room.position.to_move, list(room.position.legal_moves))
+                        room.position.to_move, list(room.position.legal_moves),
+                        clock=room.clock)
         if known is not None:
             view.planned = known.planned
             view.thinking = known.thinking
@@ -387,6 +407,7 @@ class BotCore:
         view.status = message.status
         view.to_move = message.position.to_move
         view.legal = list(message.position.legal_moves)
+        view.clock = message.clock
         view.sent = None
         view.planned = {ply: m for ply, m in view.planned.items() if ply >= view.ply}
         return self._maybe_think(view)
@@ -413,7 +434,11 @@ class BotCore:
             if not view.confirmed:
                 self._end(room, None)  # it ended while we were away
         if self.ladder is not None:
-            return [p.EnterLadder(id=f"ladder:{self.ladder}", game=self.ladder)]
+            said = None
+            if self.engine is not None and self.engine.name.strip():
+                said = p.EngineView(name=self.engine.name.strip()[:64],
+                                    version=(self.engine.version or "")[:64] or None)
+            return [p.EnterLadder(id=f"ladder:{self.ladder}", game=self.ladder, engine=said)]
         if self.arena is not None:
             return [p.JoinTournament(id=f"arena:{self.arena}", tournament=self.arena)]
         return self._top_up()
@@ -476,6 +501,10 @@ class BotCore:
     def _answer(self, offer: p.ChallengeOffer) -> list[Action]:
         """Accept a challenge while the bot wants more games (its room counts as one being
         created until its ``room_state``), else decline it as busy."""
+        if self.plays is not None and offer.game not in self.plays:
+            return [p.DeclineChallenge(
+                id=f"decline:{offer.challenge}", challenge=offer.challenge,
+                reason=f"this engine plays {' and '.join(sorted(self.plays))} only")]
         if self._wanted() > 0:
             self.pending_creates += 1
             return [p.AcceptChallenge(id=f"accept:{offer.challenge}", challenge=offer.challenge)]
@@ -484,7 +513,8 @@ class BotCore:
 
     def _think(self, view: GameView) -> Think:
         seed = zlib.crc32(f"{self.seed}:{view.room}:{view.ply}".encode())
-        return Think(view.room, view.ply, view.game, tuple(view.moves), tuple(view.legal), seed)
+        return Think(view.room, view.ply, view.game, tuple(view.moves), tuple(view.legal), seed,
+                     _turn_clock(view.clock, view.seat))
 
     def _wanted(self) -> int:
         """How many more games to start now."""
@@ -521,10 +551,22 @@ class BotCore:
                        for s in summary.seats)
             if summary.status != "waiting" or mine or summary.id in self.rooms:
                 continue
+            if self.plays is not None and summary.game not in self.plays:
+                continue
             self.pending_joins.add(summary.id)
             actions.append(p.JoinRoom(id=f"join:{summary.id}", room=summary.id))
             wanted -= 1
         return actions
+
+
+def _turn_clock(clock: p.ClockView | None, seat: int) -> TurnClock | None:
+    if clock is None:
+        return None
+    mine = clock.remaining_ms[seat]
+    if mine is None:
+        return None
+    return TurnClock(mine, clock.remaining_ms[1 - seat], clock.control.initial_ms,
+                     clock.control.increment_ms)
 
 
 # --- the websocket glue ------------------------------------------------------------------------
@@ -661,7 +703,8 @@ class BotRunner:
     async def _perform(self, actions: Sequence[Action]) -> None:
         for action in actions:
             if isinstance(action, Think):
-                self._spawn(self._think(action))
+                # Stamped now: the message that made it our turn has just come in.
+                self._spawn(self._think(action, time.monotonic()))
             elif isinstance(action, Later):
                 self._spawn(self._later(action))
             else:
@@ -681,11 +724,20 @@ class BotRunner:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _think(self, job: Think) -> None:
+    async def _think(self, job: Think, since: float) -> None:
         loop = asyncio.get_running_loop()
         try:
-            move = await loop.run_in_executor(self._pool, self.engine.choose, job.game,
-                                              job.moves, job.legal, job.seed)
+            if isinstance(self.engine, TurnEngine):
+                turn = Turn(job.game, job.moves, job.legal, job.seed, job.clock, since)
+                move = await loop.run_in_executor(self._pool, self.engine.choose_turn, turn)
+            else:
+                move = await loop.run_in_executor(self._pool, self.engine.choose, job.game,
+                                                  job.moves, job.legal, job.seed)
+        except EngineFault as fault:
+            log.warning("room %s ply %d: %s; resigning this game", job.room, job.ply,
+                        fault.reason)
+            await self._perform(self.core.gave_up(job.room, job.ply))
+            return
         except Exception:
             log.exception("the engine failed; playing a random legal move")
             move = RandomEngine().choose(job.game, job.moves, job.legal, job.seed)
@@ -700,47 +752,3 @@ class BotRunner:
             if self.on_finished is not None:
                 self.on_finished(self.core.finished[self._reported])
             self._reported += 1
-
-
-# --- ``discus bot`` --------------------------------------------------------------------------
-
-
-def main_bot(args: argparse.Namespace) -> int:
-    """Run the bot from the CLI's arguments until stopped (SIGINT/SIGTERM) or ``--stop-after``
-    games are over; prints one line per finished game."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    engine = engine_from(args.engine)
-    if sum(1 for given in (args.create, args.challenge, getattr(args, "ladder", None),
-                           getattr(args, "arena", None)) if given) > 1:
-        raise ValueError("give one of --create, --challenge, --ladder and --arena")
-    create = (CreateSpec.parse(args.create) if args.create
-              else CreateSpec.challenge(args.challenge) if args.challenge else None)
-    if getattr(args, "clock", None):
-        if create is None:
-            raise ValueError("--clock times the games the bot starts: give it with --create "
-                             "or --challenge")
-        create = dataclasses.replace(create, time_control=args.clock)
-    core = BotCore(token=args.token, name=args.name or "RefBot", games=args.games,
-                   create=create, stop_after=args.stop_after,
-                   ladder=getattr(args, "ladder", None), arena=getattr(args, "arena", None))
-
-    def report(game: Finished) -> None:
-        reason = game.result.reason if game.result else "ended while away"
-        print(f"{game.game} room {game.room}: {game.outcome} ({reason})", flush=True)
-
-    async def go() -> None:
-        runner = BotRunner(args.url, core, engine, on_finished=report)
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, runner.stop)
-        await runner.run()
-
-    try:
-        asyncio.run(go())
-    except InvalidURI as exc:
-        raise ValueError(str(exc)) from None
-    if core.fatal is not None:
-        print(f"discus bot: the server refused this bot: {core.fatal.code}: "
-              f"{core.fatal.message}", file=sys.stderr)
-        return 1
-    return 0

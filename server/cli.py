@@ -150,9 +150,15 @@ def _admins(args: argparse.Namespace) -> int:
 
 
 def _bot(args: argparse.Namespace) -> int:
-    from clients.bot import main_bot
+    from clients.main import main_bot
 
     return main_bot(args)
+
+
+def _ladder(args: argparse.Namespace) -> int:
+    from clients.ladder_export import main_export
+
+    return main_export(args.url, args.game, args.format)
 
 
 def _calibrate(args: argparse.Namespace) -> int:
@@ -300,7 +306,24 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bot", help="run the reference bot against a server (docs/BOTS.md)")
     p.add_argument("--url", default="ws://127.0.0.1:8000/ws")
     p.add_argument("--token", default=None, help="the bot's token from `discus bots create`")
-    p.add_argument("--engine", default="random", help="random, or ai:LEVEL (e.g. ai:medium)")
+    p.add_argument("--engine", default="random",
+                   help="random, ai:LEVEL (e.g. ai:medium), or with --protocol the command "
+                   "line of an engine program (e.g. \"./ntest x\")")
+    p.add_argument("--protocol", default=None, choices=("nboard", "gtp", "columns"),
+                   help="run --engine as a program speaking this protocol: nboard (NTest, "
+                   "Edax; Othello), gtp (Egaroucid; Othello), columns (Connect Four; "
+                   "docs/BOTS.md)")
+    p.add_argument("--engine-dir", default=None, metavar="DIR",
+                   help="the engine program's working directory (default: the bot's)")
+    p.add_argument("--engine-name", default=None,
+                   help="what a columns engine is called (default: its file name)")
+    p.add_argument("--depth", type=int, default=8,
+                   help="NBoard engines: the search depth sent with `set depth` (default 8)")
+    p.add_argument("--margin-ms", type=int, default=300,
+                   help="engines: milliseconds kept off every clock for the network "
+                   "(default 300)")
+    p.add_argument("--move-time", type=float, default=10.0, metavar="SECONDS",
+                   help="engines: the bound on each answer in untimed games (default 10)")
     p.add_argument("--games", type=int, default=1, help="games to play at once")
     p.add_argument("--create", default=None, metavar="GAME/LEVEL",
                    help="create rooms: connect4/beginner vs an AI level, connect4/open for "
@@ -321,6 +344,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="exit after N finished games (default: play until stopped)")
     p.add_argument("--name", default=None, help="display name when no token is given")
     p.set_defaults(func=_bot)
+
+    p = sub.add_parser("ladder", help="the engine ladder of a running server")
+    ladder = p.add_subparsers(dest="action", required=True)
+    export = ladder.add_parser("export", help="print GAME's rating list (games, score, rating "
+                               "and error bars) as CSV or JSON")
+    export.add_argument("game", choices=games.names())
+    export.add_argument("--format", choices=("csv", "json"), default="csv")
+    export.add_argument("--url", default="ws://127.0.0.1:8000/ws")
+    p.set_defaults(func=_ladder)
 
     p = sub.add_parser("calibrate", help="play levels against each other and rate them (Elo)")
     p.add_argument("game", choices=games.names())

@@ -163,6 +163,12 @@ class LadderDesk:
         """Stored game id -> (ladder's game, pairing id), for the games under way."""
         self.openings: dict[str, str] = {}
         """Pairing id -> the opening its game started from (this node's memory only)."""
+        self.engines: dict[tuple[str, str], p.EngineView] = {}
+        """(game, bot's player id) -> the program the bot said plays for it when it last
+        entered (``enter_ladder.engine``). Memory only, by design: no column of its own in
+        the store; a bot says it again on each entry (the reference bot enters on every
+        connect), so after a restart or a move of the ladder to another node the name is
+        back with the bot's next entry."""
         self.lock = asyncio.Lock()
         self.ticker: asyncio.Task[None] | None = None
 
@@ -201,6 +207,8 @@ class LadderDesk:
                     ladder = await self._ladder(message.game)
                     known = ladder.entrants.get(entrant_id)
                     if isinstance(message, p.EnterLadder):
+                        if message.engine is not None and message.entrant is None:
+                            self.engines[(message.game, entrant_id)] = message.engine
                         row = EntrantRecord(ladder.record.id, entrant_id, name, 0.0, "active",
                                             known.joined_at if known else self.now())
                     elif known is None:
@@ -332,7 +340,8 @@ class LadderDesk:
                 rating=None if r is None or r.rating is None else round(r.rating),
                 error=None if r is None or r.error is None else round(r.error),
                 games=len(mine), score=score, anchored=e.player_id in anchors,
-                active=e.status == "active", playing=e.player_id in busy))
+                active=e.status == "active", playing=e.player_id in busy,
+                engine=self.engines.get((game, e.player_id))))
         rows.sort(key=lambda r: (r.rating is None, -(r.rating or 0), -r.score, r.id))
         return p.LadderMessage(
             game=game, time_control=self.time_control, pace_seconds=self.pace,

@@ -10,7 +10,8 @@ from pydantic import Field
 from server.protocol.common import PlayerView, _ClientMessage, _Message
 
 __all__ = [
-    "LadderEntrant", "EnterLadder", "LeaveLadder", "GetLadder", "LADDER_MESSAGES", "LadderRow",
+    "LadderEntrant", "EngineView", "EnterLadder", "LeaveLadder", "GetLadder", "LADDER_MESSAGES",
+    "LadderRow",
     "LadderGameView", "LadderPoint", "LadderPair", "LadderResult", "LadderMessage",
 ]
 
@@ -24,13 +25,24 @@ LadderEntrant = Annotated[str | None, Field(
                 "admins only. Null: the sending bot itself.")]
 
 
+class EngineView(_Message):
+    """The program behind a bot, as it names itself (NBoard ``set myname``, GTP ``name`` and
+    ``version``): what the ladder lists beside the bot's name."""
+
+    name: str = Field(min_length=1, max_length=64)
+    version: str | None = Field(default=None, max_length=64)
+
+
 class EnterLadder(_ClientMessage):
     """Put a bot or an AI level on ``game``'s ladder (a bot enters itself; an admin may enter
-    any bot and any level); answered by ``ladder``."""
+    any bot and any level); answered by ``ladder``. ``engine``: a bot entering itself may
+    say which program plays for it, and the ladder lists it (kept in the server's memory:
+    a bot says it on each entry, as the reference bot does on every connect)."""
 
     type: Literal["enter_ladder"] = "enter_ladder"
     game: str = Field(max_length=32)
     entrant: LadderEntrant = None
+    engine: EngineView | None = None
 
 
 class LeaveLadder(_ClientMessage):
@@ -72,6 +84,9 @@ class LadderRow(_Message):
     anchored: bool
     active: bool = Field(description="False once it left the ladder.")
     playing: bool
+    engine: EngineView | None = Field(
+        default=None, description="The program a bot said plays for it when it last "
+        "entered (`enter_ladder.engine`); null for levels and bots that said none.")
 
 
 class LadderGameView(_Message):

@@ -70,6 +70,11 @@ export function setUpLadder(client, { titleOf, watch, replay }) {
         t("ladder.games_of", { name: e.name }));
       pick.append(entrantName(e));
       name.append(pick);
+      if (e.engine) { // the program the bot said plays for it, as the program names itself
+        const engine = el("span", ` ${e.engine.version ? `${e.engine.name} ${e.engine.version}` : e.engine.name}`, "tag muted engine");
+        engine.dataset.verbatim = "";
+        name.append(engine);
+      }
       if (e.anchored) name.append(el("span", ` ${t("ladder.anchored")}`, "tag muted"));
       if (e.playing) name.append(el("span", ` ${t("tournaments.playing")}`, "tag"));
       if (!e.active) name.append(el("span", ` ${t("ladder.left")}`, "tag muted"));

@@ -1,0 +1,27 @@
+"""``bench.engine_ladder``'s arguments: an engine as PROTOCOL:COMMAND run in its program's
+directory, and the ladder's clock as M+S."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.engine_ladder import clock, engine
+
+
+def test_an_engine_runs_in_its_programs_directory_with_its_path_kept_as_given() -> None:
+    bridge = engine(f"columns:{sys.executable} -u solver.py")
+    assert bridge.cwd == Path(sys.executable).absolute().parent
+    assert bridge.name.startswith(f"columns:{Path(sys.executable).absolute()} -u solver.py")
+    assert engine("gtp:egaroucid -gtp").cwd is None  # on the PATH: the bench's directory
+
+
+def test_bad_specs_and_clocks_are_refused() -> None:
+    for spec in ("uci:stockfish", "nboard:", "edax"):
+        with pytest.raises(SystemExit):
+            engine(spec)
+    assert (clock("0.5+0.25").initial_ms, clock("0.5+0.25").increment_ms) == (30_000, 250)
+    with pytest.raises(SystemExit):
+        clock("fast")
