@@ -11,6 +11,17 @@ import pytest
 REFERENCE_DATA = Path(__file__).resolve().parent / "data"
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The quick tier, ``pytest -m quick``: every test not marked ``slow`` (over about 1.5 s
+    of its own on this two-core machine: a server in a process of its own, games played to
+    their end, a search given seconds) or ``browser`` (a real Chromium). It touches every
+    package, and it is what to run while working; CI runs everything."""
+    for item in items:
+        if item.get_closest_marker("slow") is None and item.get_closest_marker("browser") is None:
+            item.add_marker(pytest.mark.quick)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The external reference data (perft counts, Pons sets, FFO) kept in ``tests/data``
