@@ -19,7 +19,8 @@ import multiprocessing
 import os
 import time
 from collections import Counter
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import games
 from ai import review as engine_review
@@ -38,8 +39,29 @@ REVIEW_TASK = "ai.review:review_moves"
 ANALYSIS_TASK = "ai.review:analyse_moves"
 REVIEWABLE = frozenset({"finished", "aborted"})
 """Statuses of a game that can be reviewed: it is over, so its moves never change."""
+REFUSED_RETRY_SECONDS = 30.0
+"""``retry_after`` of ``engine_help_refused``: a hint; the position frees when its game moves on."""
 
 
+class LiveGames(Protocol):
+    """The positions of live games the engine must not help in
+    (``server.reviews.live_positions.LivePositions``)."""
+
+    def standing(self, game: games.Game, state: games.State) -> str | None: ...
+
+    def first_standing(self, game: games.Game, states: Sequence[games.State]
+                       ) -> tuple[int, str] | None: ...
+
+
+class NoLiveGames:
+    """No game is guarded (a desk on its own, as some tests build it)."""
+
+    def standing(self, game: games.Game, state: games.State) -> str | None:
+        return None
+
+    def first_standing(self, game: games.Game, states: Sequence[games.State]
+                       ) -> tuple[int, str] | None:
+        return None
 
 
 def _lower_priority(cache: CacheSettings | None = None) -> None:
@@ -121,8 +143,11 @@ class ReviewDesk:
 
     def __init__(self, store: Store, outbox: Outbox, pool: Pool | None,
                  analysis_seconds: float, stopping: asyncio.Event,
-                 limits: AnalysisLimits = DEFAULT_ANALYSIS_LIMITS) -> None:
+                 limits: AnalysisLimits = DEFAULT_ANALYSIS_LIMITS,
+                 live: LiveGames | None = None) -> None:
         self.store = store
+        self.live: LiveGames = live or NoLiveGames()
+        """Refuses the engine's help in live rated, tournament and ladder games."""
         self.outbox = outbox
         self.pool = pool
         self.analysis_seconds = analysis_seconds
@@ -144,6 +169,7 @@ class ReviewDesk:
         other messages are not held up meanwhile."""
         if isinstance(message, p.RequestReview):
             record, moves = await self._finished_game(message.game_id)
+            self._refuse_live_review(record, moves)
             stored = await self.store.load_review(record.id)
             if stored is not None:
                 self.outbox.send([client], _message(stored))
@@ -162,6 +188,13 @@ class ReviewDesk:
             if known is not None:  # the shipped book's values: no proof, so nothing to ration
                 self.outbox.send([client], _analysis(game, state, played, known))
                 return
+            room = self.live.standing(game, state)
+            if room is not None:
+                raise errors.EngineHelpRefused(
+                    "this position stands, stood a few moves ago or is one move away on the "
+                    "board of a rated, tournament or ladder game being played; the engine "
+                    "helps nobody in such a game, so it is not analysed until that game "
+                    "moves on or ends", retry_after=REFUSED_RETRY_SECONDS)
             holds = self._ration(client, message.type)
             self._spawn(client, message, self._analyse(game, state, played), holds)
 
@@ -253,6 +286,24 @@ class ReviewDesk:
             raise errors.GameNotFinished(
                 f"game {game_id!r} is still {record.status}: only a finished game is reviewed")
         return record, moves
+
+    def _refuse_live_review(self, record: GameRecord, moves: list[MoveRecord]) -> None:
+        """``engine_help_refused`` if the finished game passes through a position that a
+        live guarded game stands in (or near): its review would value that position."""
+        game = games.load(record.game)
+        state = game.initial()
+        states = [state]
+        for move in moves:
+            state = state.play(game.parse_move(state, move.move))
+            states.append(state)
+        found = self.live.first_standing(game, states)
+        if found is not None:
+            raise errors.EngineHelpRefused(
+                f"the position after ply {found[0]} of this game stands, stood a few moves "
+                "ago or is one move away on the board of a rated, tournament or ladder game "
+                "being played; the engine helps nobody in such a game, so this game is not "
+                "reviewed until that game moves on or ends", ply=found[0],
+                retry_after=REFUSED_RETRY_SECONDS)
 
     async def _review(self, record: GameRecord, moves: list[MoveRecord]) -> p.ReviewMessage:
         """The game's review: computed once per node at a time, stored, then read back (the
