@@ -118,3 +118,29 @@ async def test_a_review_of_a_game_through_a_live_rated_position_is_refused(
     assert (answer["type"], answer.get("code")) == ("error", "engine_help_refused"), answer
     assert answer["detail"]["ply"] == LIVE - BACK_PLIES  # the first position off the book
     assert await server.app.store.load_review(f"{room}-1") is None
+
+
+async def test_an_unrated_tournaments_game_is_guarded_too(server: Running) -> None:
+    """Nobody's rating moves in a casual round robin, but it is a tournament: its game's
+    positions are refused all the same (``TournamentDesk.plays``)."""
+    ann, bob = await Client.open(server.url, "Ann"), await Client.open(server.url, "Bob")
+    await sign_up(ann, "Ann")
+    await sign_up(bob, "Bob")
+    await ann.send(type="create_round_tournament", kind="roundrobin", game="connect4",
+                   name="Casual", time_control="5+3", rated=False)
+    tid = (await ann.expect("round_tournament"))["tournament"]["id"]
+    for client in (ann, bob):
+        await client.send(type="join_tournament", tournament=tid)
+        await client.expect("round_tournament")
+    await ann.send(type="start_tournament", tournament=tid)
+    room = (await ann.expect("room_state"))["room"]["id"]
+    await bob.expect("room_state")
+    assert not server.app.lobby.room(room).rated
+    first, second = ((ann, bob) if server.app.lobby.room(room).seat_of(ann.player_id) == 0
+                     else (bob, ann))
+    for ply, text in enumerate(DEEP[:LIVE]):
+        await (first if ply % 2 == 0 else second).send(type="move", room=room, ply=ply,
+                                                       move=text)
+        await first.expect("move_made", ply=ply)
+    guest = await Client.open(server.url, "Helper", source="127.0.0.6")
+    await refused(guest, DEEP[:LIVE], "event")
