@@ -218,20 +218,19 @@ class ReviewDesk:
             if known is not None:  # the shipped book's values: no proof, so nothing to ration
                 self.outbox.send([client], _analysis(game, state, played, known))
                 return
-            room = self.live.standing(game, state)
-            if room is not None:
+            holds = self._ration(client, message.type)  # first: the look below reads every room
+            if self.live.standing(game, state) is not None:
                 raise errors.EngineHelpRefused(
                     "this position stands, stood a few moves ago or is one move away on the "
                     "board of a rated, tournament or ladder game being played; the engine "
                     "helps nobody in such a game, so it is not analysed until that game "
                     "moves on or ends", retry_after=REFUSED_RETRY_SECONDS)
-            holds = self._ration(client, message.type)
             self._spawn(client, message, self._analyse(game, state, played, holds[1][1]),
                         holds)
 
     def forget(self, client: Client) -> None:
-        """The connection closed: its requests in flight are cancelled (one not yet started
-        on a worker is dropped; ``AiPool.run_task``)."""
+        """The connection closed: its requests in flight are cancelled (one waiting for a
+        lane is dropped; one running is not answered, its lane held until it is done)."""
         for task in self._of.pop(client, set()):
             task.cancel()
 
