@@ -51,6 +51,7 @@ from server.play.runner import RoomRunner
 from server.ratings.desk import RatingDesk
 from server.reviews.desk import ReviewDesk
 from server.reviews.history_desk import HistoryDesk
+from server.reviews.live_positions import LivePositions
 from server.routes import Desks, handlers
 from server.settings import STATIC_DIR, Settings
 from server.storage.memory import MemoryStore
@@ -107,8 +108,6 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                                placement.is_online, settings, now, shared_challenges)
     accounts = AccountDesk(store, outbox, identity, ratings.signed_up,
                            placement.revoked_elsewhere, shared_names, settings.sign_in)
-    reviews = ReviewDesk(store, outbox, pool, settings.analysis_seconds, stopping,
-                         settings.analyses)
     stats = StatsDesk(outbox, pool, cache)
     prover = IdleProver(store, pool, settings.idle_proving, stopping)
     admin = AdminDesk(engine, levels, store, outbox, pool, bots, lobby, stats.stats,
@@ -124,6 +123,10 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                         placement.is_online, now, settings.ladder_time_control,
                         settings.ladder_pace_seconds, stopping, leases=placement)
     runner.on_finish.append(ladder.game_finished)
+    live = LivePositions(lambda: lobby.rooms.values(),
+                         lambda game_id: tournaments.plays(game_id) or ladder.plays(game_id))
+    reviews = ReviewDesk(store, outbox, pool, settings.analysis_seconds, stopping,
+                         settings.analyses, live)
     chat = ChatDesk(store, outbox, identity, placement.present, settings, stopping, now)
     gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
     arrivals = Arrivals(identity, outbox, runner, placement, levels, bots, challenges,

@@ -244,6 +244,16 @@ class UnknownGameId(ProtocolError):
     code = "unknown_game_id"
 
 
+class EngineHelpRefused(ProtocolError):
+    """An ``analyse`` or ``request_review`` would value a position that stands, or stood a
+    few plies ago, or is one move from standing, on the board of a live rated, tournament or
+    ladder game (``server.reviews.live_positions``): the engine helps nobody in such a game.
+    ``detail.retry_after`` is a hint: the position is free again once that game moved on
+    from it or ended."""
+
+    code = "engine_help_refused"
+
+
 # --- admin ------------------------------------------------------------------------------------
 
 
@@ -470,6 +480,7 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     NoDrawOffer,
     CannotClaim,
     UnknownGameId,
+    EngineHelpRefused,
     Forbidden,
     BadAdminToken,
     InvalidLevel,

@@ -43,7 +43,8 @@ FLAG_MARGIN_SECONDS = 0.005
 class AnalysisLimits:
     """How much engine time reviews and analyses may hold (``Settings.analyses``, kept by
     ``server.reviews.desk``). Each costs engine time and a page trying moves needs only its latest
-    answer, so past these a request is refused at once, never queued."""
+    answer, so past these a request is refused at once. Those let in wait for an engine lane,
+    served fairly across addresses (``server.reviews.fair_share``)."""
 
     per_player: int = 1
     """Analyses (and, apart, reviews) one player may have in flight (``rate_limited``,
@@ -54,6 +55,10 @@ class AnalysisLimits:
     at_once: int = 4
     """Reviews and analyses in flight on this server: the share of engine time they may
     ever ask for (``busy``, ``analyses``); a live game's move always goes first besides."""
+    lanes: int = 2
+    """Reviews and analyses computed at once (on idle AI workers, the rest in this node's own
+    low-priority processes); one address holds at most half of them, so another's request
+    starts at once."""
 
 
 DEFAULT_ANALYSIS_LIMITS = AnalysisLimits()

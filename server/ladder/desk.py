@@ -190,6 +190,11 @@ class LadderDesk:
     def pairs(self, tournament_id: str) -> bool:
         return tournament_id.startswith(LADDER_PREFIX)
 
+    def plays(self, game_id: str) -> bool:
+        """Whether ``game_id`` is a ladder game scheduled here (the engine's help is refused
+        in it while it is played: ``server.reviews.live_positions``)."""
+        return game_id in self.by_game
+
     async def run_forwarded(self, player: Player, message: BaseModel) -> str:
         """A ladder message from a player on another node, which checked who may send it:
         its answer, encoded."""

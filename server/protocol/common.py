@@ -58,6 +58,7 @@ ErrorCode = Literal[
     "no_draw_offer",
     "cannot_claim",
     "unknown_game_id",
+    "engine_help_refused",
     "forbidden",
     "bad_admin_token",
     "invalid_level",

@@ -2,10 +2,13 @@
 ``ai.review``, which does the valuing.
 
 The engine's work runs at low priority, never in the event loop and never in a live move's
-way: on the AI pool's idle workers (``AiPool.run_task``: only while no move waits and another
-worker stays idle) or, where the pool cannot run tasks (one worker, or a cluster node whose
-moves are found by ``discus worker`` processes over Redis), in one engine process of this
-node's own at the lowest CPU priority (``LowPriorityRunner``). A review concerns a finished
+way, on ``AnalysisLimits.lanes`` lanes (two) shared fairly among addresses (``FairShare``: one
+address holds at most half of them, so another's quick question starts at once): on the AI
+pool's idle workers (``AiPool.run_task``: only while no move waits and another worker stays
+idle) as far as it has them (a pool of two runs one task), the other lanes in engine processes
+of this node's own at the lowest CPU priority (``LowPriorityRunner``; all of them where the
+pool cannot run tasks: one worker, or a cluster node whose moves are found by ``discus worker``
+processes over Redis). A review concerns a finished
 game, so any node may compute it; the store keeps the first one stored (insert if absent), so
 two nodes computing the same review is harmless, and a second request costs a read.
 """
@@ -19,7 +22,8 @@ import multiprocessing
 import os
 import time
 from collections import Counter
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import games
 from ai import review as engine_review
@@ -29,6 +33,7 @@ from server.connections.client import Client, source_of
 from server.connections.outbox import Outbox
 from server.engines import AiPool, CacheSettings, Pool
 from server.engines.engine_process import use_proven_cache
+from server.reviews.fair_share import FairShare
 from server.settings import DEFAULT_ANALYSIS_LIMITS, AnalysisLimits
 from server.storage.store import GameRecord, MoveRecord, ReviewRecord, Store
 
@@ -38,8 +43,29 @@ REVIEW_TASK = "ai.review:review_moves"
 ANALYSIS_TASK = "ai.review:analyse_moves"
 REVIEWABLE = frozenset({"finished", "aborted"})
 """Statuses of a game that can be reviewed: it is over, so its moves never change."""
+REFUSED_RETRY_SECONDS = 30.0
+"""``retry_after`` of ``engine_help_refused``: a hint; the position frees when its game moves on."""
 
 
+class LiveGames(Protocol):
+    """The positions of live games the engine must not help in
+    (``server.reviews.live_positions.LivePositions``)."""
+
+    def standing(self, game: games.Game, state: games.State) -> str | None: ...
+
+    def first_standing(self, game: games.Game, states: Sequence[games.State]
+                       ) -> tuple[int, str] | None: ...
+
+
+class NoLiveGames:
+    """No game is guarded (a desk on its own, as some tests build it)."""
+
+    def standing(self, game: games.Game, state: games.State) -> str | None:
+        return None
+
+    def first_standing(self, game: games.Game, states: Sequence[games.State]
+                       ) -> tuple[int, str] | None:
+        return None
 
 
 def _lower_priority(cache: CacheSettings | None = None) -> None:
@@ -64,47 +90,65 @@ def _call(path: str, args: tuple[Any, ...]) -> Any:
 
 
 class LowPriorityRunner:
-    """One engine process of this node's own, at the lowest CPU priority, started on first
-    use: where the AI pool cannot run low-priority tasks. ``close`` stops it at once, a
+    """``processes`` engine processes of this node's own, at the lowest CPU priority, started
+    on first use: the review lanes the AI pool cannot run. ``close`` stops them at once, a
     review under way included (its callers get ``RuntimeError``)."""
 
-    def __init__(self, cache: CacheSettings | None = None) -> None:
+    def __init__(self, cache: CacheSettings | None = None, processes: int = 1) -> None:
         self.cache = cache
+        self.processes = processes
         self._pool: Any = None
+        self._starting: asyncio.Task[Any] | None = None
         self._waiting: set[asyncio.Future[Any]] = set()
+        self.warm: asyncio.Future[Any] | None = None
+        """Settled once a process has loaded the engines (``start``)."""
 
     @property
     def started(self) -> bool:
-        """Whether the process runs (it starts with the first task)."""
-        return self._pool is not None
+        """Whether the processes were started (with the first task, or ``start``)."""
+        return self._starting is not None
+
+    def start(self) -> None:
+        """Start the processes now, off the event loop (spawning takes a while, loading the
+        engines seconds), so the lanes they serve are ready when a request needs them."""
+        if self._starting is None and self.processes > 0:
+            self._starting = asyncio.ensure_future(asyncio.to_thread(
+                multiprocessing.get_context("spawn").Pool, self.processes, _lower_priority,
+                (self.cache,)))
+            self.warm = asyncio.ensure_future(self.run("builtins:len", ()))
+            self.warm.add_done_callback(lambda f: f.cancelled() or f.exception())
 
     async def run(self, path: str, *args: Any) -> Any:
         loop = asyncio.get_running_loop()
-        if self._pool is None:
-            self._pool = multiprocessing.get_context("spawn").Pool(1, _lower_priority,
-                                                                  (self.cache,))
+        self.start()
+        assert self._starting is not None, "a runner of no process runs nothing"
         future: asyncio.Future[Any] = loop.create_future()
-
-        def settle(outcome: Any, failed: bool) -> None:
-            if future.done():
-                return
-            if failed:
-                future.set_exception(outcome)
-            else:
-                future.set_result(outcome)
-
-        self._pool.apply_async(
-            _call, (path, tuple(args)),
-            callback=lambda result: loop.call_soon_threadsafe(settle, result, False),
-            error_callback=lambda exc: loop.call_soon_threadsafe(settle, exc, True),
-        )
         self._waiting.add(future)
         try:
+            if self._pool is None:
+                self._pool = await asyncio.shield(self._starting)
+
+            def settle(outcome: Any, failed: bool) -> None:
+                if future.done():
+                    return
+                if failed:
+                    future.set_exception(outcome)
+                else:
+                    future.set_result(outcome)
+
+            self._pool.apply_async(
+                _call, (path, tuple(args)),
+                callback=lambda result: loop.call_soon_threadsafe(settle, result, False),
+                error_callback=lambda exc: loop.call_soon_threadsafe(settle, exc, True),
+            )
             return await future
         finally:
             self._waiting.discard(future)
 
     async def close(self) -> None:
+        if self._starting is not None and self._pool is None:
+            with contextlib.suppress(Exception):
+                self._pool = await self._starting
         if self._pool is not None:
             pool, self._pool = self._pool, None
             await asyncio.to_thread(pool.terminate)
@@ -121,13 +165,24 @@ class ReviewDesk:
 
     def __init__(self, store: Store, outbox: Outbox, pool: Pool | None,
                  analysis_seconds: float, stopping: asyncio.Event,
-                 limits: AnalysisLimits = DEFAULT_ANALYSIS_LIMITS) -> None:
+                 limits: AnalysisLimits = DEFAULT_ANALYSIS_LIMITS,
+                 live: LiveGames | None = None) -> None:
         self.store = store
+        self.live: LiveGames = live or NoLiveGames()
+        """Refuses the engine's help in live rated, tournament and ladder games."""
         self.outbox = outbox
         self.pool = pool
         self.analysis_seconds = analysis_seconds
         self.stopping = stopping
-        self.local = LowPriorityRunner(pool.cache if isinstance(pool, AiPool) else None)
+        self.share = FairShare(limits.lanes)
+        """The engine lanes, shared fairly among addresses."""
+        self.pool_lanes = (min(limits.lanes, pool.size - 1)
+                           if isinstance(pool, AiPool) and pool.runs_tasks else 0)
+        """Lanes below this run on the AI pool's idle workers, the others locally."""
+        self.runs: Counter[str] = Counter()
+        """Reviews and analyses run so far on the ``pool`` and ``local``ly."""
+        self.local = LowPriorityRunner(pool.cache if isinstance(pool, AiPool) else None,
+                                       limits.lanes - self.pool_lanes)
         self.tasks: set[asyncio.Task[None]] = set()
         self._computing: dict[str, asyncio.Future[ReviewRecord]] = {}
         self.limits = limits
@@ -144,12 +199,13 @@ class ReviewDesk:
         other messages are not held up meanwhile."""
         if isinstance(message, p.RequestReview):
             record, moves = await self._finished_game(message.game_id)
+            self._refuse_live_review(record, moves)
             stored = await self.store.load_review(record.id)
             if stored is not None:
                 self.outbox.send([client], _message(stored))
                 return
             holds = self._ration(client, message.type)
-            self._spawn(client, message, self._review(record, moves), holds)
+            self._spawn(client, message, self._review(record, moves, holds[1][1]), holds)
         else:
             game, state, played = _position(message.game, message.moves)
             if state.is_over():  # nothing to search, so nothing to ration: its result
@@ -162,12 +218,19 @@ class ReviewDesk:
             if known is not None:  # the shipped book's values: no proof, so nothing to ration
                 self.outbox.send([client], _analysis(game, state, played, known))
                 return
-            holds = self._ration(client, message.type)
-            self._spawn(client, message, self._analyse(game, state, played), holds)
+            holds = self._ration(client, message.type)  # first: the look below reads every room
+            if self.live.standing(game, state) is not None:
+                raise errors.EngineHelpRefused(
+                    "this position stands, stood a few moves ago or is one move away on the "
+                    "board of a rated, tournament or ladder game being played; the engine "
+                    "helps nobody in such a game, so it is not analysed until that game "
+                    "moves on or ends", retry_after=REFUSED_RETRY_SECONDS)
+            self._spawn(client, message, self._analyse(game, state, played, holds[1][1]),
+                        holds)
 
     def forget(self, client: Client) -> None:
-        """The connection closed: its requests in flight are cancelled (one not yet started
-        on a worker is dropped; ``AiPool.run_task``)."""
+        """The connection closed: its requests in flight are cancelled (one waiting for a
+        lane is dropped; one running is not answered, its lane held until it is done)."""
         for task in self._of.pop(client, set()):
             task.cancel()
 
@@ -198,15 +261,31 @@ class ReviewDesk:
         if self.tasks:
             await asyncio.wait(self.tasks, timeout=5)
 
-    async def run(self, path: str, *args: Any) -> Any:
-        """``module:function(*args)`` at low priority (see the module docstring)."""
+    async def run(self, path: str, *args: Any, source: str = "") -> Any:
+        """``module:function(*args)`` at low priority (see the module docstring), once
+        ``source``'s turn gives it an engine lane (``FairShare``). The lane is held until the
+        engine is done, even if the caller is cancelled meanwhile (its connection closed):
+        the work goes on there, so the lane is not free before."""
+        lane = await self.share.acquire(source)
         pool = self.pool
-        if isinstance(pool, AiPool) and pool.runs_tasks:
-            return await pool.run_task(path, *args)
-        return await self.local.run(path, *args)
+        if lane < self.pool_lanes and isinstance(pool, AiPool):
+            self.runs["pool"] += 1
+            job = asyncio.ensure_future(pool.run_task(path, *args))
+        else:
+            self.runs["local"] += 1
+            job = asyncio.ensure_future(self.local.run(path, *args))
+
+        def done(job: asyncio.Future[Any]) -> None:
+            if not job.cancelled():
+                job.exception()  # retrieved: the caller may be gone
+            self.share.release(source, lane)
+
+        job.add_done_callback(done)
+        return await asyncio.shield(job)
 
     def _spawn(self, client: Client, message: p.RequestReview | p.Analyse, work: Any,
                holds: list[tuple[str, str]]) -> None:
+        self.local.start()  # its lanes load the engines while the pool's lane starts
         for hold in holds:
             self._held[hold] += 1
         started = time.monotonic()
@@ -254,7 +333,26 @@ class ReviewDesk:
                 f"game {game_id!r} is still {record.status}: only a finished game is reviewed")
         return record, moves
 
-    async def _review(self, record: GameRecord, moves: list[MoveRecord]) -> p.ReviewMessage:
+    def _refuse_live_review(self, record: GameRecord, moves: list[MoveRecord]) -> None:
+        """``engine_help_refused`` if the finished game passes through a position that a
+        live guarded game stands in (or near): its review would value that position."""
+        game = games.load(record.game)
+        state = game.initial()
+        states = [state]
+        for move in moves:
+            state = state.play(game.parse_move(state, move.move))
+            states.append(state)
+        found = self.live.first_standing(game, states)
+        if found is not None:
+            raise errors.EngineHelpRefused(
+                f"the position after ply {found[0]} of this game stands, stood a few moves "
+                "ago or is one move away on the board of a rated, tournament or ladder game "
+                "being played; the engine helps nobody in such a game, so this game is not "
+                "reviewed until that game moves on or ends", ply=found[0],
+                retry_after=REFUSED_RETRY_SECONDS)
+
+    async def _review(self, record: GameRecord, moves: list[MoveRecord], source: str
+                      ) -> p.ReviewMessage:
         """The game's review: computed once per node at a time, stored, then read back (the
         stored one wins if another node stored it first)."""
         computing = self._computing.get(record.id)
@@ -262,7 +360,7 @@ class ReviewDesk:
             computing = asyncio.get_running_loop().create_future()
             self._computing[record.id] = computing
             try:
-                stored = await self._compute(record, moves)
+                stored = await self._compute(record, moves, source)
             except BaseException as exc:
                 if isinstance(exc, asyncio.CancelledError):
                     # Its asker's connection closed: whoever else waits for the same review
@@ -280,7 +378,8 @@ class ReviewDesk:
             return _message(stored)
         return _message(await asyncio.shield(computing))
 
-    async def _compute(self, record: GameRecord, moves: list[MoveRecord]) -> ReviewRecord:
+    async def _compute(self, record: GameRecord, moves: list[MoveRecord], source: str
+                       ) -> ReviewRecord:
         game = games.load(record.game)
         state = game.initial()
         played = []
@@ -288,15 +387,16 @@ class ReviewDesk:
             number = game.parse_move(state, move.move)
             played.append(number)
             state = state.play(number)
-        result: engine_review.Review = await self.run(REVIEW_TASK, record.game, tuple(played))
+        result: engine_review.Review = await self.run(REVIEW_TASK, record.game, tuple(played),
+                                                      source=source)
         view = review_view(record.id, game, played, result, time.time())
         return await self.store.save_review(
             ReviewRecord(record.id, view.model_dump(mode="json"), view.created_at))
 
-    async def _analyse(self, game: games.Game, state: games.State, played: list[int]
-                       ) -> p.Analysis:
+    async def _analyse(self, game: games.Game, state: games.State, played: list[int],
+                       source: str) -> p.Analysis:
         found: list[engine_review.MoveValue] = await self.run(
-            ANALYSIS_TASK, game.name, tuple(played), self.analysis_seconds)
+            ANALYSIS_TASK, game.name, tuple(played), self.analysis_seconds, source=source)
         return _analysis(game, state, played, found)
 
 

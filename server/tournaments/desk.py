@@ -129,6 +129,11 @@ class TournamentDesk:
         """Every tournament the ladder desk does not pair (it is asked first)."""
         return True
 
+    def plays(self, game_id: str) -> bool:
+        """Whether ``game_id`` is a game of a tournament paired here (the engine's help is
+        refused in it while it is played: ``server.reviews.live_positions``)."""
+        return game_id in self.arenas.by_game or game_id in self.rounds.event_games
+
     async def run_forwarded(self, player: Player, message: BaseModel) -> str:
         """A message about a tournament paired here, from a player connected to another
         node: its answer, encoded (the other node writes it to the client)."""
