@@ -49,8 +49,15 @@ async def find_chat_lines(conn: AsyncConnection, game_id: str | None,
     return [_chat_line(row) for row in reversed(rows)]
 
 
+LINE_IDS = range(1, 2**31)
+"""The ids a chat line can have: ``chat_lines.id`` is an ``INTEGER`` (32 bits on
+PostgreSQL), and a larger number would fail the query rather than find nothing."""
+
+
 def mark_chat_line_deleted(conn: Connection, line_id: int, now: float) -> ChatLineRecord | None:
     """Mark a line deleted; the line, or None if there is none not deleted already."""
+    if line_id not in LINE_IDS:
+        return None
     row = conn.execute(select(chat_lines).where(chat_lines.c.id == line_id,
                                                 chat_lines.c.deleted_at.is_(None))).first()
     if row is None:
