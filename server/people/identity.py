@@ -114,8 +114,9 @@ class Identity:
 
     def _token_player(self, token: str) -> str:
         """The player id a guest resume token names, or ``bad_resume_token``: forged, or
-        expired. A token of the older form (``<id>.<mac>``, no time) is taken once and
-        replaced by the ``welcome`` of that ``hello``."""
+        expired. A token of the older form (``<id>.<mac>``, no time, so it never expired) is
+        taken once (``_resumed`` spends it in the store) and replaced by the ``welcome`` of
+        that ``hello`` with one of the new form, which expires as any."""
         parts = token.split(".")
         if len(parts) == 2 and parts[0] and hmac.compare_digest(self._mac(parts[0]), parts[1]):
             return parts[0]
@@ -218,6 +219,10 @@ class Identity:
         if is_session(token):
             return await self._session(client, token)
         player_id = self._token_player(token)
+        if token.count(".") == 1 and not await self._store.spend_guest_token(player_id,
+                                                                             self._now()):
+            raise errors.BadResumeToken("that resume token (of the older form) was used "
+                                        "once already; say hello without it")
         player = self._players.get(player_id)
         if player is None:
             record = await self._store.load_player(player_id)
