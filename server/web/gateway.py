@@ -159,16 +159,20 @@ class Gateway:
 
     def _count(self, client: Client, message: BaseModel) -> None:
         """``rate_limited`` when ``client``'s address has sent its most of this kind of
-        message this minute (``RATED_PER_SOURCE``)."""
-        limit = RATED_PER_SOURCE.get(type(message))
-        if limit is None:
-            return
-        wait = self.sources.take(client.source, limit, self.now())
-        if wait > 0:
-            most = getattr(self.settings.sources, limit)
-            raise errors.RateLimited(
-                f"too many from your address: at most {most} {limit.replace('_', ' ')}",
-                retry_after=round(wait, 3), limit=limit)
+        message this minute (``RATED_PER_SOURCE``), or has been told its most whether names
+        are taken (``name_lookups_per_minute``: ``_asks_a_name``)."""
+        limits = [RATED_PER_SOURCE.get(type(message))]
+        if _asks_a_name(message):
+            limits.append("name_lookups_per_minute")
+        for limit in limits:
+            if limit is None:
+                continue
+            wait = self.sources.take(client.source, limit, self.now())
+            if wait > 0:
+                most = getattr(self.settings.sources, limit)
+                raise errors.RateLimited(
+                    f"too many from your address: at most {most} {limit.replace('_', ' ')}",
+                    retry_after=round(wait, 3), limit=limit)
 
     async def _dispatch(self, client: Client, message: BaseModel) -> None:
         if isinstance(message, p.Hello):
@@ -214,6 +218,15 @@ class Gateway:
             f"too many messages: at most {self.settings.messages_per_second:g} a second "
             f"(bursts of {self.settings.burst})", retry_after=round(wait, 3)), None)
         return False
+
+
+def _asks_a_name(message: BaseModel) -> bool:
+    """Whether the answer to ``message`` tells whether a name is someone's: a guest's
+    ``hello`` with a name (shown ``<name> (guest)`` if an account, bot or admin holds it) and
+    any ``challenge`` (``unknown_player``, or an offer sent)."""
+    if isinstance(message, p.Hello):
+        return message.token is None and bool((message.name or "").strip())
+    return isinstance(message, p.Challenge)
 
 
 def _state(client: Client) -> str:

@@ -101,6 +101,30 @@ async def test_hellos_from_one_address_are_limited_per_minute_and_another_says_h
         assert (await Client.open(server.url, local_addr=B)).welcome["type"] == "welcome"
 
 
+async def test_answers_to_whether_a_name_exists_are_limited_per_address_per_minute() -> None:
+    most = SourceLimits().name_lookups_per_minute
+    async with served() as server:
+        bob = await Client.open(server.url, "Bob", local_addr=B)
+        prober = await Client.open(server.url, None, local_addr=A)  # no name: not counted
+        for n in range(most - 1):
+            await Client.open(server.url, f"Probe{n}", local_addr=A)
+        await prober.send(type="challenge", player="Bob", game="connect4")
+        await prober.expect("challenge_sent")
+        await bob.expect("challenge")
+        late = await Client.open(server.url, hello=False, local_addr=A)
+        error = await late.request("hello", version=1, name="Bob")
+        assert (error["code"], error["detail"]["limit"]) == ("rate_limited",
+                                                             "name_lookups_per_minute")
+        assert 0 < error["detail"]["retry_after"] <= 60 / most + 0.1
+        error = await prober.request("challenge", player="Ann", game="connect4")
+        assert (error["code"], error["detail"]["limit"]) == ("rate_limited",
+                                                             "name_lookups_per_minute")
+        assert (await Client.open(server.url, None, local_addr=A)).welcome["type"] == "welcome"
+        other = await Client.open(server.url, "Cat", local_addr=B)
+        await other.send(type="challenge", player="Bob", game="connect4")
+        await other.expect("challenge_sent")
+
+
 async def test_rooms_created_by_one_address_are_limited_per_minute() -> None:
     async with served(rooms_per_minute=2) as server:
         ann = await Client.open(server.url, "Ann", local_addr=A)
