@@ -144,7 +144,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                                           [ladder, tournaments]))
     return Server(settings, store, stopping, levels, outbox, lobby, placement, identity, runner,
                   bots, challenges, accounts, ratings, reviews, admin, history, stats, gauge,
-                  gateway, http, metrics, pool, cluster, tournaments, ladder, prover)
+                  gateway, http, metrics, pool, cluster, tournaments, ladder, prover, chat)
 
 
 def _metrics(runner: RoomRunner, pool: Pool | None, cluster: Cluster | None) -> Metrics:

@@ -82,6 +82,7 @@ ErrorCode = Literal[
     "entry_refused",
     "unknown_schedule",
     "silenced",
+    "chat_closed",
     "unknown_chat_line",
 ]
 """Stable error codes; one per class in ``server.errors`` (a test keeps them equal)."""

@@ -139,7 +139,8 @@ async def test_a_line_too_long_empty_or_too_fast_is_refused_and_not_stored(
     assert (await refused(ann, type="chat", game_id=game, text="hi"))["code"] == "not_in_room"
     limits = ann.welcome["limits"]["chat"]
     assert limits == {"max_chars": 300, "lines": 5, "window_seconds": 10.0,
-                      "guests_in_lobby": False}
+                      "guests_in_lobby": False, "lines_per_source": 15,
+                      "after_game_seconds": 120.0}
     await opened(ann, game)
     await opened(bob, game)
     long = await refused(ann, type="chat", game_id=game, text="x" * 301)
