@@ -56,7 +56,8 @@ class Gateway:
                  gone: Callable[[Client], Awaitable[None]],
                  now: Callable[[], float] = time.time,
                  metrics: Metrics | None = None,
-                 in_room: Callable[[str], bool] = lambda player_id: False) -> None:
+                 in_room: Callable[[str], bool] = lambda player_id: False,
+                 sources: Sources | None = None) -> None:
         self.settings = settings
         self.outbox = outbox
         self.gauge = gauge
@@ -65,7 +66,8 @@ class Gateway:
         self._gone = gone
         self.now = now
         self.metrics = metrics or Metrics()
-        self.sources = Sources(settings.sources)
+        self.sources = sources if sources is not None else Sources(settings.sources)
+        """The counts per address; shared with identity's name lookups (``server.app``)."""
         self.clients: set[Client] = set()
         self._in_room = in_room
         self.metrics.read_connections(self.states)
@@ -160,9 +162,10 @@ class Gateway:
     def _count(self, client: Client, message: BaseModel) -> None:
         """``rate_limited`` when ``client``'s address has sent its most of this kind of
         message this minute (``RATED_PER_SOURCE``), or has been told its most whether names
-        are taken (``name_lookups_per_minute``: ``_asks_a_name``)."""
+        are taken (``name_lookups_per_minute``: a ``challenge``, by name or id, is answered
+        by an offer or ``unknown_player``; a ``hello``'s name is counted by identity)."""
         limits = [RATED_PER_SOURCE.get(type(message))]
-        if _asks_a_name(message):
+        if isinstance(message, p.Challenge):
             limits.append("name_lookups_per_minute")
         for limit in limits:
             if limit is None:
@@ -218,15 +221,6 @@ class Gateway:
             f"too many messages: at most {self.settings.messages_per_second:g} a second "
             f"(bursts of {self.settings.burst})", retry_after=round(wait, 3)), None)
         return False
-
-
-def _asks_a_name(message: BaseModel) -> bool:
-    """Whether the answer to ``message`` tells whether a name is someone's: a guest's
-    ``hello`` with a name (shown ``<name> (guest)`` if an account, bot or admin holds it) and
-    any ``challenge`` (``unknown_player``, or an offer sent)."""
-    if isinstance(message, p.Hello):
-        return message.token is None and bool((message.name or "").strip())
-    return isinstance(message, p.Challenge)
 
 
 def _state(client: Client) -> str:
