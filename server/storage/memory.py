@@ -275,13 +275,14 @@ class MemoryStore:
 
     async def silence_chat(self, player_id: str, until: float | None,
                            sources: Sequence[str] = ()) -> None:
+        held = [s for (s, p), _ in self._source_silences.items() if p == player_id]
         self._source_silences = {k: v for k, v in self._source_silences.items()
                                  if k[1] != player_id}
         if until is None:
             self._silences.pop(player_id, None)
             return
         self._silences[player_id] = until
-        for source in sources:
+        for source in (*held, *sources):
             self._source_silences[source, player_id] = until
 
     async def chat_silenced_until(self, player_id: str,

@@ -555,8 +555,9 @@ class Store(Protocol):
 
     async def silence_chat(self, player_id: str, until: float | None,
                            sources: Sequence[str] = ()) -> None:
-        """Silence the player's chat, and that of anyone at ``sources`` (addresses), until
-        ``until`` (None: lift it, its addresses' too)."""
+        """Silence the player's chat, and that of anyone at ``sources`` (addresses) or at the
+        addresses silenced with it before, until ``until`` (None: lift it, its addresses'
+        too)."""
 
     async def chat_silenced_until(self, player_id: str,
                                   source: str | None = None) -> float | None:

@@ -68,16 +68,21 @@ def mark_chat_line_deleted(conn: Connection, line_id: int, now: float) -> ChatLi
 
 def write_chat_silence(conn: Connection, player_id: str, until: float | None,
                        sources: Sequence[str] = ()) -> None:
-    """Silence the player, and with it ``sources`` (addresses), until ``until``; or lift its
-    silence and its addresses' (None)."""
+    """Silence the player, with the addresses silenced with it before and ``sources``, until
+    ``until``; or lift its silence and its addresses' (None)."""
     conn.execute(delete(chat_silences).where(chat_silences.c.player_id == player_id))
-    conn.execute(delete(chat_source_silences)
-                 .where(chat_source_silences.c.player_id == player_id))
-    if until is not None:
-        conn.execute(chat_silences.insert().values(player_id=player_id, until=until))
-        for source in dict.fromkeys(sources):
-            conn.execute(chat_source_silences.insert().values(
-                source=source, player_id=player_id, until=until))
+    mine = chat_source_silences.c.player_id == player_id
+    if until is None:
+        conn.execute(delete(chat_source_silences).where(mine))
+        return
+    conn.execute(chat_silences.insert().values(player_id=player_id, until=until))
+    conn.execute(update(chat_source_silences).where(mine).values(until=until))
+    new = list(dict.fromkeys(sources))
+    if new:
+        conn.execute(delete(chat_source_silences).where(
+            mine, chat_source_silences.c.source.in_(new)))
+        conn.execute(chat_source_silences.insert(), [
+            {"source": source, "player_id": player_id, "until": until} for source in new])
 
 
 async def find_chat_silence(conn: AsyncConnection, player_id: str,

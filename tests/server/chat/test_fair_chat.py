@@ -111,10 +111,12 @@ async def test_an_admin_silences_a_guest_by_id_and_address_until_lifted(
         quiet = await refused(troll, type="chat", game_id=game, text="still here")
         assert quiet["code"] == "silenced" and quiet["detail"]["until"] == silenced["until"]
         await troll.close()
+        await admin.send(type="admin_silence_chat", player=troll.player_id, seconds=900)
+        longer = await admin.expect("chat_silenced")  # gone, yet its address stays silenced
         again = await watcher(server, room, "Troll again", "127.0.0.4")  # a fresh guest
         assert again.player_id != troll.player_id
         quiet = await refused(again, type="chat", game_id=game, text="a new me")
-        assert quiet["code"] == "silenced" and quiet["detail"]["until"] == silenced["until"]
+        assert quiet["code"] == "silenced" and quiet["detail"]["until"] == longer["until"]
         await said(other, game, "others at other addresses talk on")
         assert [line["text"] for line in (await opened(other, game))["lines"]] == [
             "others at other addresses talk on"]

@@ -409,12 +409,14 @@ async def test_a_silence_holds_its_addresses_until_lifted_with_it(store: Store) 
     assert await store.chat_silenced_until("p9", "2001:db8::/64") == T0 + 600
     assert await store.chat_silenced_until("p9", "10.0.0.2") is None
     assert await store.chat_silenced_until("p9") is None
-    await store.silence_chat("p1", T0 + 30, ["10.0.0.3"])  # a new silence replaces its addresses
-    assert await store.chat_silenced_until("p9", "2001:db8::/64") is None
+    await store.silence_chat("p1", T0 + 30, ["10.0.0.3"])  # its addresses kept, for as long
+    assert await store.chat_silenced_until("p9", "2001:db8::/64") == T0 + 30
+    assert await store.chat_silenced_until("p9", "10.0.0.3") == T0 + 30
     assert await store.chat_silenced_until("p9", "10.0.0.1") == T0 + 60
+    assert await store.chat_silenced_until("p1") == T0 + 30
     await store.silence_chat("p1", None)
     await store.silence_chat("p2", None)
-    for source in ("10.0.0.1", "10.0.0.3"):
+    for source in ("10.0.0.1", "10.0.0.3", "2001:db8::/64"):
         assert await store.chat_silenced_until("p9", source) is None
 
 
