@@ -31,10 +31,11 @@ class SourceLimits:
     rooms_per_minute: int = 30
     """``create_room`` one address may send in any minute; past it ``rate_limited``."""
     name_lookups_per_minute: int = 30
-    """Answers to "is this name someone's?" one address may get in any minute: a ``hello``
-    with a name (its ``(guest)`` mark says an account holds it) and a ``challenge`` (by name
-    or id: ``unknown_player`` or not); past it ``rate_limited``. A page's hello with a
-    name on each reconnect stays far below it; an address probing for names does not."""
+    """Answers to "is this name someone's?" one address may get in any minute: a guest's new
+    name at ``hello`` (its ``(guest)`` mark says an account holds it; past the limit the mark
+    is given without looking, ``server.people.identity``) and a ``challenge`` (by name or id:
+    ``unknown_player`` or not; past the limit ``rate_limited``). A page resuming under its
+    name is not asked; an address probing for names is."""
     idle_guest_seconds: float = 900.0
     """A guest's connection sitting in no room that sends nothing but ``ping`` this long is
     closed (1000, "idle"); 0 never."""
