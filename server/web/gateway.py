@@ -163,9 +163,11 @@ class Gateway:
         """``rate_limited`` when ``client``'s address has sent its most of this kind of
         message this minute (``RATED_PER_SOURCE``), or has been told its most whether names
         are taken (``name_lookups_per_minute``: a ``challenge``, by name or id, is answered
-        by an offer or ``unknown_player``; a ``hello``'s name is counted by identity)."""
+        by an offer or ``unknown_player``; a ``hello``'s name is counted by identity). A bot's
+        challenges are not counted: it answers for them by its token and has limits of its
+        own (``server.bots.limits``)."""
         limits = [RATED_PER_SOURCE.get(type(message))]
-        if isinstance(message, p.Challenge):
+        if isinstance(message, p.Challenge) and not (client.player and client.player.bot):
             limits.append("name_lookups_per_minute")
         for limit in limits:
             if limit is None:

@@ -22,6 +22,8 @@ from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
 from server.app import Running, Settings, running
+from server.bots.accounts import Accounts
+from server.storage import SqlStore
 from server.storage.memory import MemoryStore
 from server.web.proxy import parse_header
 from server.web.sources import SourceLimits
@@ -128,6 +130,26 @@ async def test_answers_to_whether_a_name_exists_are_limited_per_address_per_minu
         assert other.welcome["player"]["name"] == "Nobody"
         await other.send(type="challenge", player="Bob", game="connect4")
         await other.expect("challenge_sent")
+
+
+async def test_a_bots_challenges_are_not_counted_as_name_lookups(tmp_path: Path) -> None:
+    store = SqlStore(f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}")
+    settings = Settings(sources=SourceLimits(name_lookups_per_minute=2))
+    async with running(store=store, settings=settings) as server:
+        token = (await Accounts(store.engine).create("Probot")).token
+        bot = await Client.open(server.url, hello=False, local_addr=A)
+        await bot.send(type="hello", version=1, token=token)
+        await bot.expect("welcome")
+        guest = await Client.open(server.url, None, local_addr=A)
+        for n in range(4):  # twice the address's allowance
+            answer = await bot.request("challenge", player=f"nobody{n}", game="connect4")
+            assert answer["code"] == "unknown_player"
+        for n in range(2):
+            answer = await guest.request("challenge", player=f"nobody{n}", game="connect4")
+            assert answer["code"] == "unknown_player"
+        answer = await guest.request("challenge", player="nobody2", game="connect4")
+        assert (answer["code"], answer["detail"]["limit"]) == ("rate_limited",
+                                                               "name_lookups_per_minute")
 
 
 async def test_rooms_created_by_one_address_are_limited_per_minute() -> None:
