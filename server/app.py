@@ -62,6 +62,7 @@ from server.web import proxy
 from server.web.arrivals import Arrivals
 from server.web.gateway import Gateway
 from server.web.http import HttpSide
+from server.web.sources import Sources
 
 __all__ = ["Running", "Server", "Settings", "build", "running"]
 
@@ -99,8 +100,11 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
         placement = ClusterPlacement(cluster, outbox, store, lobby, locks, settings.max_rooms)
         shared_bots, shared_names, shared_challenges = shared_state(cluster, settings)
     bots = BotDesk(store, outbox, lobby, settings, engine, shared_bots)
+    sources = Sources(settings.sources)
     identity = Identity(store, outbox, secret, bots, lobby, settings.guest_token_days * 86400,
-                        settings.session_days * 86400, now, lazy_guests=cluster is None)
+                        settings.session_days * 86400, now, lazy_guests=cluster is None,
+                        may_look_up=lambda source: sources.take(
+                            source, "name_lookups_per_minute", now()) <= 0)
     ratings = RatingDesk(store, outbox, identity, levels, lobby, settings.max_rooms, now)
     runner = RoomRunner(store, lobby, outbox, placement, identity, ratings, bots, levels, pool,
                         settings, stopping, locks, now)
@@ -137,7 +141,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                   tournaments, chat, ladder)
     metrics = _metrics(runner, pool, cluster)
     gateway = Gateway(settings, outbox, gauge, handlers(outbox, runner, placement, lobby, desks),
-                      arrivals.hello, arrivals.gone, now, metrics, lobby.holds)
+                      arrivals.hello, arrivals.gone, now, metrics, lobby.holds, sources)
     http = HttpSide(static_dir, history.replay, gauge, stopping, settings.allowed_origins,
                     metrics.render, history.tournament_games)
     await levels.open()
@@ -147,7 +151,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                                           [ladder, tournaments]))
     return Server(settings, store, stopping, levels, outbox, lobby, placement, identity, runner,
                   bots, challenges, accounts, ratings, reviews, admin, history, stats, gauge,
-                  gateway, http, metrics, pool, cluster, tournaments, ladder, prover)
+                  gateway, http, metrics, pool, cluster, tournaments, ladder, prover, chat)
 
 
 def _metrics(runner: RoomRunner, pool: Pool | None, cluster: Cluster | None) -> Metrics:

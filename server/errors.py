@@ -441,6 +441,13 @@ class Silenced(ProtocolError):
     code = "silenced"
 
 
+class ChatClosed(ProtocolError):
+    """A finished game's chat takes no more lines from you: only its players may write, and
+    only for ``limits.chat.after_game_seconds`` after its end."""
+
+    code = "chat_closed"
+
+
 class UnknownChatLine(ProtocolError):
     """``admin_delete_chat`` named a chat line there is not (or one already deleted)."""
 
@@ -506,6 +513,7 @@ ERRORS: tuple[type[ProtocolError], ...] = (
     UnknownSchedule,
     TooManyTournaments,
     Silenced,
+    ChatClosed,
     UnknownChatLine,
 )
 """Every concrete error class, in the order the protocol documentation lists them."""

@@ -19,6 +19,7 @@ from server.admin.desk import AdminDesk
 from server.admin.stats import StatsDesk
 from server.bots.desk import BotDesk
 from server.challenges.desk import ChallengeDesk
+from server.chat.desk import ChatDesk
 from server.cluster.cluster import Cluster
 from server.connections.outbox import Outbox
 from server.engines import Pool
@@ -75,10 +76,11 @@ class Server:
     tournaments: TournamentDesk
     ladder: LadderDesk
     prover: IdleProver
+    chat: ChatDesk
 
     async def sweep_forever(self) -> None:
-        """Every few seconds until ``stopping``: the rooms' housekeeping, then connections
-        of bots and admins whose token was revoked elsewhere."""
+        """Every few seconds until ``stopping``: the rooms' housekeeping, chat lines past
+        their time, then connections of bots and admins whose token was revoked elsewhere."""
         while not self.stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), self.settings.sweep_seconds)
@@ -89,6 +91,10 @@ class Server:
                 await self.tournaments.sweep()
             except Exception:
                 log.exception("failed to look for tournament games ended elsewhere")
+            try:
+                await self.chat.sweep()
+            except Exception:
+                log.exception("failed to delete chat lines past their time")
             for cut in (self.bots.cut_revoked, self.admin.cut_revoked):
                 try:
                     await cut()

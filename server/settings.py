@@ -159,6 +159,13 @@ class Settings:
     chat_lines: int = 5
     """Chat lines one player may send within ``chat_window_seconds`` (``rate_limited``)."""
     chat_window_seconds: float = 10.0
+    chat_lines_per_source: int = 15
+    """Chat lines one address may send within ``chat_window_seconds``, whoever says them
+    (``rate_limited``, ``detail.limit`` ``chat_lines_per_source``): fifty guests from one
+    address get three of their own lines' worth, not fifty."""
+    chat_after_game_seconds: float = 120.0
+    """How long a finished game's players may go on talking in its chat; nobody who did not
+    play in it may write once it ended (``chat_closed``)."""
     chat_guests_in_lobby: bool = False
     """Whether guests may write in the lobby chat (they may always read it, and write in
     their games' chat); off, only accounts and bots may (``not_signed_in``)."""
@@ -166,6 +173,10 @@ class Settings:
     """Lines ``get_chat`` returns at most (the newest)."""
     lobby_chat_kept: int = 500
     """Lobby chat lines the store keeps (the oldest go); a game's lines are kept with it."""
+    lobby_chat_days: float = 7.0
+    """Lobby chat lines older than this are deleted (by the sweep, ``ChatDesk.sweep``)."""
+    game_chat_days: float = 30.0
+    """A game's chat lines older than this are deleted (the game and its moves stay)."""
     sources: SourceLimits = DEFAULT_SOURCE_LIMITS
     """What one client address may hold and do (``server.web.sources``; docs/SECURITY.md)."""
     trusted_proxies: tuple[str, ...] = ()
@@ -198,7 +209,9 @@ class Settings:
             max_challenges=self.max_challenges,
             chat=p.ChatLimits(max_chars=self.chat_max_chars, lines=self.chat_lines,
                               window_seconds=self.chat_window_seconds,
-                              guests_in_lobby=self.chat_guests_in_lobby),
+                              guests_in_lobby=self.chat_guests_in_lobby,
+                              lines_per_source=self.chat_lines_per_source,
+                              after_game_seconds=self.chat_after_game_seconds),
         )
 
 

@@ -3,15 +3,20 @@ rules).
 
 A connection opens a chat with ``get_chat`` (its newest lines come back) and from then on
 hears every line of the channels it may read, until it closes. A line is checked here
-(length, the sender's rate, a guest in the lobby, an admin's silence), stored with its game
+(length, the sender's rate and its address's, a guest in the lobby, a finished game, an
+admin's silence of the player or of its address), stored with its game
 (``Store.add_chat_line``; the lobby keeps only its newest lines), then sent to the channel.
+The sweep (``sweep``) deletes lines past their time (``Settings.lobby_chat_days``,
+``game_chat_days``).
 
 Why channels and not rooms: a channel is an outbox address (``server.connections.outbox``) that
 any node of a cluster publishes to and that reaches its listeners on every node, as a player's
 connections do; so a line never waits for the node running its room, and a game's chat goes
 on after the game (and its room) ended. Who plays and who watches comes from the stored game
 (its seats), which every node reads alike. Silences are in the store, so they hold on every
-node; the rate is counted per player on the node the line arrives at.
+node; the rates are counted per player and per address on the node the line arrives at.
+An admin's silence holds the player's addresses (those of its connections to this node) for
+as long: a guest who says ``hello`` afresh from one is silent still.
 
 Muting another player is the page's (it hides their lines, kept in the browser): the server
 sends every line of a channel to all its listeners.
@@ -31,7 +36,7 @@ from pydantic import BaseModel
 from server import errors
 from server import protocol as p
 from server.chat import rules as chat
-from server.connections.client import Client
+from server.connections.client import Client, source_of
 from server.connections.outbox import Outbox
 from server.connections.player import Player
 from server.settings import Settings
@@ -73,7 +78,10 @@ class ChatDesk:
         """Per connection, the chats it opened: the channel it writes in, the addresses it
         listens to."""
         self._said: dict[str, collections.deque[float]] = {}
-        """Per player, when its recent lines were said (the rate)."""
+        """Per player, and per address (``@`` and the address), when its recent lines were
+        said (the rates)."""
+        self._pruned = float("-inf")
+        """When ``sweep`` last deleted old lines."""
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def handlers(self) -> dict[type[BaseModel], Handler]:
@@ -120,20 +128,31 @@ class ChatDesk:
                 raise errors.NotSignedIn("guests may read the lobby's chat; sign up or sign "
                                          "in to write in it (a game's chat is open to all)")
         now = self.now()
-        until = await self.store.chat_silenced_until(player.id)
+        if game_id is not None:
+            loaded = await self.store.load_game(game_id)
+            if loaded is not None:
+                chat.check_open(player.id, loaded[0], now,
+                                self.settings.chat_after_game_seconds)
+        source = None if client.admin is not None else source_of(client)
+        until = await self.store.chat_silenced_until(player.id, source)
         if until is not None and until > now:
             raise errors.Silenced(f"an admin silenced your chat for {round(until - now)} s "
                                   "more", until=until)
-        said = self._said.setdefault(player.id, collections.deque())
         window = self.settings.chat_window_seconds
-        while said and said[0] <= now - window:
-            said.popleft()
-        if len(said) >= self.settings.chat_lines:
-            wait = said[0] + window - now
-            raise errors.RateLimited(
-                f"at most {self.settings.chat_lines} chat lines in {window:g} s; wait "
-                f"{wait:.1f} s", retry_after=round(wait, 3))
-        said.append(now)
+        rates: list[tuple[collections.deque[float], int, str | None]] = [
+            (self._recent(player.id, now), self.settings.chat_lines, None)]
+        if source is not None:
+            rates.append((self._recent(f"@{source}", now), self.settings.chat_lines_per_source,
+                          "chat_lines_per_source"))
+        for said, most, limit in rates:
+            if len(said) >= most:
+                wait = said[0] + window - now
+                whose = "from your address " if limit else ""
+                raise errors.RateLimited(
+                    f"at most {most} chat lines {whose}in {window:g} s; wait {wait:.1f} s",
+                    retry_after=round(wait, 3), **({"limit": limit} if limit else {}))
+        for said, _, _ in rates:
+            said.append(now)
         if len(self._said) > MAX_RATES:  # forget those who have not spoken for a window
             self._said = {k: q for k, q in self._said.items() if q and q[-1] > now - window}
         line = await self.store.add_chat_line(
@@ -141,6 +160,27 @@ class ChatDesk:
             self.settings.lobby_chat_kept)
         self.outbox.to_players([chat.address(game_id, channel)],
                                p.ChatLine(line=chat.view(line, player.bot)))
+
+    def _recent(self, key: str, now: float) -> collections.deque[float]:
+        """When ``key`` (a player id, or ``@`` and an address) said its lines within the
+        window."""
+        said = self._said.setdefault(key, collections.deque())
+        while said and said[0] <= now - self.settings.chat_window_seconds:
+            said.popleft()
+        return said
+
+    async def sweep(self) -> None:
+        """Delete the lines past their time (``Settings.lobby_chat_days``,
+        ``game_chat_days``), at most once a hundredth of the shorter time (and an hour)."""
+        now = self.now()
+        lobby = self.settings.lobby_chat_days * 86400
+        games = self.settings.game_chat_days * 86400
+        if now - self._pruned < min(3600.0, min(lobby, games) / 100):
+            return
+        self._pruned = now
+        gone = await self.store.prune_chat(now - lobby, now - games)
+        if gone:
+            log.info("deleted %d chat lines past their time", gone)
 
     # --- admins ------------------------------------------------------------------------------
 
@@ -167,12 +207,17 @@ class ChatDesk:
     async def _silence(self, client: Client, player: Player,
                        message: p.AdminSilenceChat) -> None:
         account = self._admin(client, message)
-        if await self.store.load_player(message.player) is None:
-            raise errors.UnknownPlayer(f"there is no player {message.player!r}")
+        connections = self.outbox.connections(message.player)
+        if (not connections and await self.store.load_player(message.player) is None
+                and await self.store.chat_silenced_until(message.player) is None):
+            raise errors.UnknownPlayer(f"there is no player {message.player!r} (a guest "
+                                       "who never played is known while it is connected, "
+                                       "or while silenced)")
         until = self.now() + message.seconds if message.seconds else None
-        await self.store.silence_chat(message.player, until)
-        log.info("admin %s silenced %s for %d s", account.name, message.player,
-                 message.seconds)
+        sources = sorted({source_of(c) for c in connections if c.admin is None})
+        await self.store.silence_chat(message.player, until, sources)
+        log.info("admin %s silenced %s (and %d addresses) for %d s", account.name,
+                 message.player, len(sources), message.seconds)
         self.outbox.send([client], p.ChatSilenced(player=message.player, until=until))
 
     # --- connections -------------------------------------------------------------------------

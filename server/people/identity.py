@@ -27,7 +27,7 @@ from typing import Protocol
 
 from server import errors
 from server import protocol as p
-from server.connections.client import Client
+from server.connections.client import Client, source_of
 from server.connections.outbox import Outbox
 from server.connections.player import Player
 from server.people import names
@@ -54,7 +54,11 @@ class Identity:
 
     def __init__(self, store: Store, outbox: Outbox, secret: bytes, bots: BotLogin,
                  rooms: Renaming, token_seconds: float = 0.0, session_seconds: float = 0.0,
-                 now: Callable[[], float] = time.time, lazy_guests: bool = True) -> None:
+                 now: Callable[[], float] = time.time, lazy_guests: bool = True,
+                 may_look_up: Callable[[str], bool] = lambda source: True) -> None:
+        self._may_look_up = may_look_up
+        """Whether an address may be told once more whether a name is taken (and then it is
+        counted): ``SourceLimits.name_lookups_per_minute``, wired by ``server.app``."""
         self._lazy_guests = lazy_guests
         """Whether a guest's row waits for its first game (one node); a cluster's nodes look
         each other's players up in the store, so there it is written at ``hello``."""
@@ -114,8 +118,9 @@ class Identity:
 
     def _token_player(self, token: str) -> str:
         """The player id a guest resume token names, or ``bad_resume_token``: forged, or
-        expired. A token of the older form (``<id>.<mac>``, no time) is taken once and
-        replaced by the ``welcome`` of that ``hello``."""
+        expired. A token of the older form (``<id>.<mac>``, no time, so it never expired) is
+        taken once (``_resumed`` spends it in the store) and replaced by the ``welcome`` of
+        that ``hello`` with one of the new form, which expires as any."""
         parts = token.split(".")
         if len(parts) == 2 and parts[0] and hmac.compare_digest(self._mac(parts[0]), parts[1]):
             return parts[0]
@@ -163,10 +168,12 @@ class Identity:
                 hello.resume, player.id)
             name = (hello.name or "").strip()
             if name and name != player.name and client.account is None:  # accounts keep theirs
-                player = await self._rename(player, name)
+                player = await self._rename(player, name, source_of(client))
         else:
-            name = (hello.name or "").strip() or f"Guest {secrets.randbelow(9000) + 1000}"
-            player = Player(secrets.token_hex(6), await self._guest_name(name))
+            asked = (hello.name or "").strip()
+            name = asked or f"Guest {secrets.randbelow(9000) + 1000}"
+            player = Player(secrets.token_hex(6), await self._guest_name(
+                name, source_of(client) if asked else None))
             self._players[player.id] = player
             token = self.token_for(player.id)
             if self._lazy_guests:
@@ -218,12 +225,18 @@ class Identity:
         if is_session(token):
             return await self._session(client, token)
         player_id = self._token_player(token)
+        if token.count(".") == 1 and not await self._store.spend_guest_token(player_id,
+                                                                             self._now()):
+            raise errors.BadResumeToken("that resume token (of the older form) was used "
+                                        "once already; say hello without it")
         player = self._players.get(player_id)
         if player is None:
             record = await self._store.load_player(player_id)
             if record is None:
-                name = (name or "").strip() or f"Guest {secrets.randbelow(9000) + 1000}"
-                player = Player(player_id, await self._guest_name(name))
+                asked = (name or "").strip()
+                name = asked or f"Guest {secrets.randbelow(9000) + 1000}"
+                player = Player(player_id, await self._guest_name(
+                    name, source_of(client) if asked else None))
                 self._unsaved[player_id] = time.time()
             else:
                 player = Player(record.id, record.name, bot=record.kind == "bot")
@@ -272,20 +285,25 @@ class Identity:
             raise errors.BadResumeToken(
                 "this player is an account now: sign in (hello.resume with a session token)")
 
-    async def _guest_name(self, name: str) -> str:
+    async def _guest_name(self, name: str, source: str | None = None) -> str:
         """``name`` as the names profile shows a guest's (``server.people.names.guest``), marked
         ``"name (guest)"`` if it, or its look-alike (``server.people.names.lookalike``), is an
         account's, a bot's or an admin's name in any letter case: nobody passes for a
-        signed-up person, a bot or the staff."""
+        signed-up person, a bot or the staff. ``source``: the address that chose ``name``;
+        past its lookups (``may_look_up``) the name is marked without looking, so the mark
+        tells it nothing (the guest may rename itself later)."""
         shown = names.guest(name) or f"Guest {secrets.randbelow(9000) + 1000}"
+        if source is not None and not self._may_look_up(source):
+            return f"{shown} (guest)"
         if await self._store.name_is_held(*dict.fromkeys((shown, names.lookalike(shown)))):
             return f"{shown} (guest)"
         return shown
 
-    async def _rename(self, player: Player, name: str) -> Player:
-        """The guest ``player`` now goes by ``name`` (as ``_guest_name`` has it): stored, and
-        shown in its rooms (from the next message that carries seats) and connections."""
-        renamed = Player(player.id, await self._guest_name(name), bot=player.bot)
+    async def _rename(self, player: Player, name: str, source: str) -> Player:
+        """The guest ``player`` now goes by ``name`` (as ``_guest_name`` has it, asked by
+        ``source``): stored, and shown in its rooms (from the next message that carries
+        seats) and connections."""
+        renamed = Player(player.id, await self._guest_name(name, source), bot=player.bot)
         if player.id not in self._unsaved:
             record = await self._store.load_player(player.id)
             created = record.created_at if record is not None else time.time()

@@ -79,6 +79,11 @@ class ChatLimits(_Message):
     lines: int = Field(description="Lines one player may send within `window_seconds`.")
     window_seconds: float
     guests_in_lobby: bool = Field(description="Whether guests may write in the lobby chat.")
+    lines_per_source: int = Field(
+        description="Lines one address may send within `window_seconds`, whoever says them.")
+    after_game_seconds: float = Field(
+        description="How long a finished game's players may go on writing in its chat "
+        "(nobody else may once it ended).")
 
 
 class ChatLineView(_Message):

@@ -84,6 +84,7 @@ ErrorCode = Literal[
     "unknown_schedule",
     "too_many_tournaments",
     "silenced",
+    "chat_closed",
     "unknown_chat_line",
 ]
 """Stable error codes; one per class in ``server.errors`` (a test keeps them equal)."""

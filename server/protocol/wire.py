@@ -6,6 +6,7 @@ server's, and the JSON Schema written from the unions (``docs/protocol.schema.js
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -296,6 +297,17 @@ def parse_client(data: str | bytes) -> BaseModel:
         raise errors.BadJson("a message must be a JSON object")
     ref = raw.get("id")
     kind = raw.get("type")
+    try:
+        unfit = _unfit(raw, ())
+    except RecursionError:
+        raise errors.BadJson("the frame's JSON is nested too deep") from None
+    if unfit is not None:
+        field, what = unfit
+        refused = errors.BadMessage(f"{kind if isinstance(kind, str) else 'message'}: "
+                                    f"{field or 'message'}: {what}", field=field)
+        if field != "id" and isinstance(ref, str | int) and not isinstance(ref, bool):
+            refused.ref = ref
+        raise refused
     if not isinstance(kind, str) or kind not in _CLIENT_TYPES:
         known = ", ".join(sorted(_CLIENT_TYPES))
         error: errors.ProtocolError = errors.UnknownType(
@@ -319,6 +331,40 @@ def parse_client(data: str | bytes) -> BaseModel:
     if isinstance(ref, str | int) and not isinstance(ref, bool):
         error.ref = ref
     raise error
+
+
+INT64 = range(-(2**63), 2**63)
+"""The integers a message may hold: what every store's BIGINT holds (Python's and JSON's
+integers have no bound of their own)."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unfit(value: Any, path: tuple[str, ...]) -> tuple[str | None, str] | None:
+    """The first place in a parsed frame that no message may hold, and why: a string with a
+    lone surrogate (JSON's ``"\\ud800"`` escape gives one; it is no character, and no answer
+    or store could write it as UTF-8), or an integer past 64 bits (a store's BIGINT would
+    overflow). Checked before any model sees the frame, so every field, ``id`` too, is
+    covered, and nothing downstream ever meets either."""
+    here = ".".join(path) or None
+    if isinstance(value, str):
+        return (here, "a lone surrogate (\\ud800-\\udfff) is not a character") \
+            if _SURROGATE.search(value) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None if value in INT64 else (here, "a number past 64-bit integers")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _SURROGATE.search(key):
+                return (here, "a field name with a lone surrogate (\\ud800-\\udfff)")
+            found = _unfit(item, (*path, key))
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _unfit(item, (*path, str(index)))
+            if found is not None:
+                return found
+    return None
 
 
 def encode(message: BaseModel) -> str:

@@ -63,6 +63,9 @@ class MemoryStore:
         self._schedules: dict[str, ScheduleRecord] = {}
         self._chat: dict[int, ChatLineRecord] = {}
         self._silences: dict[str, float] = {}
+        self._source_silences: dict[tuple[str, str], float] = {}
+        """Addresses silenced with a player: (source, player id) to when it ends."""
+        self._spent_tokens: set[str] = set()
 
     async def open(self) -> None:
         return None
@@ -270,14 +273,40 @@ class MemoryStore:
     async def delete_chat_line(self, line_id: int, now: float) -> ChatLineRecord | None:
         return self._chat.pop(line_id, None)
 
-    async def silence_chat(self, player_id: str, until: float | None) -> None:
+    async def silence_chat(self, player_id: str, until: float | None,
+                           sources: Sequence[str] = ()) -> None:
+        held = [s for (s, p), _ in self._source_silences.items() if p == player_id]
+        self._source_silences = {k: v for k, v in self._source_silences.items()
+                                 if k[1] != player_id}
         if until is None:
             self._silences.pop(player_id, None)
-        else:
-            self._silences[player_id] = until
+            return
+        self._silences[player_id] = until
+        for source in (*held, *sources):
+            self._source_silences[source, player_id] = until
 
-    async def chat_silenced_until(self, player_id: str) -> float | None:
-        return self._silences.get(player_id)
+    async def chat_silenced_until(self, player_id: str,
+                                  source: str | None = None) -> float | None:
+        ends = [u for (s, _), u in self._source_silences.items() if s == source]
+        if player_id in self._silences:
+            ends.append(self._silences[player_id])
+        return max(ends, default=None)
+
+    async def prune_chat(self, lobby_before: float, games_before: float) -> int:
+        old = [i for i, c in self._chat.items() if c.created_at < (
+            lobby_before if c.game_id is None else games_before)]
+        for line_id in old:
+            del self._chat[line_id]
+        ended = min(lobby_before, games_before)
+        self._silences = {k: u for k, u in self._silences.items() if u >= ended}
+        self._source_silences = {k: u for k, u in self._source_silences.items() if u >= ended}
+        return len(old)
+
+    async def spend_guest_token(self, player_id: str, now: float) -> bool:
+        if player_id in self._spent_tokens:
+            return False
+        self._spent_tokens.add(player_id)
+        return True
 
 
     async def save_tournament(self, tournament: TournamentRecord, epoch: int = 0) -> None:

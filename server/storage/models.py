@@ -468,8 +468,9 @@ class ChatLine(Base):
     created_at: Mapped[float] = mapped_column(Double)
     deleted_at: Mapped[float | None] = mapped_column(Double)
 
-    # A chat's newest lines: its game's (NULL: the lobby's), by id.
-    __table_args__ = (Index("ix_chat_lines_game", "game_id", "id"),)
+    # A chat's newest lines: its game's (NULL: the lobby's), by id; the oldest, to prune.
+    __table_args__ = (Index("ix_chat_lines_game", "game_id", "id"),
+                      Index("ix_chat_lines_created", "created_at"))
 
 
 class ChatSilence(Base):
@@ -479,6 +480,29 @@ class ChatSilence(Base):
 
     player_id: Mapped[str] = mapped_column(ID, primary_key=True)
     until: Mapped[float] = mapped_column(Double)
+
+
+class ChatSourceSilence(Base):
+    """An address silenced with a player (``server.chat.desk``): a guest who says ``hello``
+    afresh from it is silent still, until when. Lifting the player's silence lifts it."""
+
+    __tablename__ = "chat_source_silences"
+
+    source: Mapped[str] = mapped_column(ID, primary_key=True)
+    player_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    until: Mapped[float] = mapped_column(Double)
+
+    __table_args__ = (Index("ix_chat_source_silences_player", "player_id"),)
+
+
+class SpentGuestToken(Base):
+    """A guest whose resume token of the older form (``<id>.<mac>``, no time, so it never
+    expired) was used once and replaced (``server.people.identity``): it resumes no more."""
+
+    __tablename__ = "spent_guest_tokens"
+
+    player_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    spent_at: Mapped[float] = mapped_column(Double)
 
 
 metadata = Base.metadata

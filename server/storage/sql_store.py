@@ -161,12 +161,28 @@ class SqlStore:
         await self._writes().run(write)
         return found[0]
 
-    async def silence_chat(self, player_id: str, until: float | None) -> None:
-        await self._writes().run(lambda conn: repo.write_chat_silence(conn, player_id, until))
+    async def silence_chat(self, player_id: str, until: float | None,
+                           sources: Sequence[str] = ()) -> None:
+        await self._writes().run(
+            lambda conn: repo.write_chat_silence(conn, player_id, until, sources))
 
-    async def chat_silenced_until(self, player_id: str) -> float | None:
+    async def chat_silenced_until(self, player_id: str,
+                                  source: str | None = None) -> float | None:
         async with self.engine.connect() as conn:
-            return await repo.find_chat_silence(conn, player_id)
+            return await repo.find_chat_silence(conn, player_id, source)
+
+    async def prune_chat(self, lobby_before: float, games_before: float) -> int:
+        gone = [0]
+
+        def write(conn: Connection) -> None:
+            gone[0] = repo.delete_chat_lines_before(conn, lobby_before, games_before)
+
+        await self._writes().run(write)
+        return gone[0]
+
+    async def spend_guest_token(self, player_id: str, now: float) -> bool:
+        async with self.engine.begin() as conn:
+            return await repo.spend_guest_token(conn, player_id, now)
 
     # Accounts and sessions are rare writes that check before they write (a taken name), so
     # each runs in a transaction of its own rather than in a batch of other people's moves.

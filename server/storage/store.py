@@ -559,11 +559,24 @@ class Store(Protocol):
     async def delete_chat_line(self, line_id: int, now: float) -> ChatLineRecord | None:
         """Mark a line deleted; the line, or None if there is none (or it was deleted)."""
 
-    async def silence_chat(self, player_id: str, until: float | None) -> None:
-        """Silence the player's chat until ``until`` (None: lift it)."""
+    async def silence_chat(self, player_id: str, until: float | None,
+                           sources: Sequence[str] = ()) -> None:
+        """Silence the player's chat, and that of anyone at ``sources`` (addresses) or at the
+        addresses silenced with it before, until ``until`` (None: lift it, its addresses'
+        too)."""
 
-    async def chat_silenced_until(self, player_id: str) -> float | None:
-        """When the player's silence ends, if one was set (it may have ended)."""
+    async def chat_silenced_until(self, player_id: str,
+                                  source: str | None = None) -> float | None:
+        """When the latest silence of the player, or of ``source``, ends, if one was set
+        (it may have ended)."""
+
+    async def prune_chat(self, lobby_before: float, games_before: float) -> int:
+        """Delete the lobby's lines said before ``lobby_before`` and the games' said before
+        ``games_before`` (and silences ended by then); how many lines went."""
+
+    async def spend_guest_token(self, player_id: str, now: float) -> bool:
+        """Record that the guest's resume token of the older form was used: True the first
+        time, False ever after (it then resumes nobody)."""
 
 
 def new_rating(player_id: str, game: str) -> RatingRecord:

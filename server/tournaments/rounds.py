@@ -222,7 +222,7 @@ class RoundEvent:
                          *(str(k + 1) for k in range(len(self.boards))),
                          "score", "buchholz", "sonneborn_berger"])
         for row in rows:
-            writer.writerow([row.rank, row.name, round(row.rating), *cells[row.id],
+            writer.writerow([row.rank, csv_cell(row.name), round(row.rating), *cells[row.id],
                              _number(row.score), _number(row.buchholz),
                              _number(row.sonneborn_berger)])
         return out.getvalue()
@@ -278,3 +278,14 @@ class RoundEvent:
 
 def _number(value: float) -> str:
     return f"{value:g}"
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet read a cell as a formula (OWASP, "CSV Injection")."""
+
+
+def csv_cell(text: str) -> str:
+    """``text`` safe as a CSV cell opened in a spreadsheet: one beginning with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return gets a single quote before it, as OWASP advises,
+    so a player named ``=HYPERLINK(...)`` is shown, never run."""
+    return f"'{text}" if text.startswith(_FORMULA_STARTS) else text

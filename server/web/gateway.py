@@ -56,7 +56,8 @@ class Gateway:
                  gone: Callable[[Client], Awaitable[None]],
                  now: Callable[[], float] = time.time,
                  metrics: Metrics | None = None,
-                 in_room: Callable[[str], bool] = lambda player_id: False) -> None:
+                 in_room: Callable[[str], bool] = lambda player_id: False,
+                 sources: Sources | None = None) -> None:
         self.settings = settings
         self.outbox = outbox
         self.gauge = gauge
@@ -65,7 +66,8 @@ class Gateway:
         self._gone = gone
         self.now = now
         self.metrics = metrics or Metrics()
-        self.sources = Sources(settings.sources)
+        self.sources = sources if sources is not None else Sources(settings.sources)
+        """The counts per address; shared with identity's name lookups (``server.app``)."""
         self.clients: set[Client] = set()
         self._in_room = in_room
         self.metrics.read_connections(self.states)
@@ -159,16 +161,23 @@ class Gateway:
 
     def _count(self, client: Client, message: BaseModel) -> None:
         """``rate_limited`` when ``client``'s address has sent its most of this kind of
-        message this minute (``RATED_PER_SOURCE``)."""
-        limit = RATED_PER_SOURCE.get(type(message))
-        if limit is None:
-            return
-        wait = self.sources.take(client.source, limit, self.now())
-        if wait > 0:
-            most = getattr(self.settings.sources, limit)
-            raise errors.RateLimited(
-                f"too many from your address: at most {most} {limit.replace('_', ' ')}",
-                retry_after=round(wait, 3), limit=limit)
+        message this minute (``RATED_PER_SOURCE``), or has been told its most whether names
+        are taken (``name_lookups_per_minute``: a ``challenge``, by name or id, is answered
+        by an offer or ``unknown_player``; a ``hello``'s name is counted by identity). A bot's
+        challenges are not counted: it answers for them by its token and has limits of its
+        own (``server.bots.limits``)."""
+        limits = [RATED_PER_SOURCE.get(type(message))]
+        if isinstance(message, p.Challenge) and not (client.player and client.player.bot):
+            limits.append("name_lookups_per_minute")
+        for limit in limits:
+            if limit is None:
+                continue
+            wait = self.sources.take(client.source, limit, self.now())
+            if wait > 0:
+                most = getattr(self.settings.sources, limit)
+                raise errors.RateLimited(
+                    f"too many from your address: at most {most} {limit.replace('_', ' ')}",
+                    retry_after=round(wait, 3), limit=limit)
 
     async def _dispatch(self, client: Client, message: BaseModel) -> None:
         if isinstance(message, p.Hello):

@@ -30,6 +30,12 @@ class SourceLimits:
     """``hello`` messages one address may send in any minute; past it ``rate_limited``."""
     rooms_per_minute: int = 30
     """``create_room`` one address may send in any minute; past it ``rate_limited``."""
+    name_lookups_per_minute: int = 30
+    """Answers to "is this name someone's?" one address may get in any minute: a guest's new
+    name at ``hello`` (its ``(guest)`` mark says an account holds it; past the limit the mark
+    is given without looking, ``server.people.identity``) and a ``challenge`` (by name or id:
+    ``unknown_player`` or not; past the limit ``rate_limited``). A page resuming under its
+    name is not asked; an address probing for names is."""
     idle_guest_seconds: float = 900.0
     """A guest's connection sitting in no room that sends nothing but ``ping`` this long is
     closed (1000, "idle"); 0 never."""
@@ -115,7 +121,8 @@ class Sources:
 
     def take(self, source: str, limit_name: str, now: float) -> float:
         """0 if ``source`` may do one more of ``limit_name`` (``"hellos_per_minute"``,
-        ``"rooms_per_minute"``) now, else the seconds until it may."""
+        ``"rooms_per_minute"``, ``"name_lookups_per_minute"``) now, else the seconds until it
+        may."""
         limit = int(getattr(self.limits, limit_name))
         window = self._windows.get((source, limit_name))
         if window is None:

@@ -18,6 +18,7 @@ from server.storage.repository.calibration import (
     list_calibration_runs,
 )
 from server.storage.repository.chat import (
+    delete_chat_lines_before,
     find_chat_lines,
     find_chat_silence,
     insert_chat_line,
@@ -74,6 +75,7 @@ from server.storage.repository.players import (
     revoke_token,
     save_player,
     set_password,
+    spend_guest_token,
     touch_session,
     touch_token,
     write_player,
@@ -119,6 +121,8 @@ __all__ = [
     "find_cached_positions",
     "find_calibrated_levels",
     "find_chat_lines",
+    "delete_chat_lines_before",
+    "spend_guest_token",
     "find_chat_silence",
     "find_game",
     "find_games",

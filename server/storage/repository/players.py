@@ -10,7 +10,15 @@ from typing import Any
 from sqlalchemy import Connection, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.storage.repository.tables import accounts, players, sessions, tokens, upsert_sync
+from server.storage.repository.tables import (
+    accounts,
+    dialect_insert,
+    players,
+    sessions,
+    spent_guest_tokens,
+    tokens,
+    upsert_sync,
+)
 from server.storage.store import AccountRecord, PlayerRecord, SessionRecord, name_key
 
 # -- players ---------------------------------------------------------------------------------
@@ -35,6 +43,14 @@ async def find_player(conn: AsyncConnection, player_id: str) -> PlayerRecord | N
 
 
 # -- people's accounts and sessions (server.people.accounts) ---------------------------------
+
+
+async def spend_guest_token(conn: AsyncConnection, player_id: str, now: float) -> bool:
+    """Record that the guest's older-form token was used; False if it was already (then it
+    resumes nobody). One statement, so two hellos racing with it cannot both win."""
+    stmt = dialect_insert(conn, spent_guest_tokens).values(player_id=player_id, spent_at=now)
+    result = await conn.execute(stmt.on_conflict_do_nothing(index_elements=["player_id"]))
+    return bool(result.rowcount)
 
 
 async def find_account(conn: AsyncConnection, name: str) -> AccountRecord | None:

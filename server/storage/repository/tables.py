@@ -22,6 +22,7 @@ from server.storage.models import (
     CalibrationRun,
     ChatLine,
     ChatSilence,
+    ChatSourceSilence,
     Game,
     GameReview,
     Level,
@@ -32,6 +33,7 @@ from server.storage.models import (
     PlayerRating,
     RatingChange,
     Session,
+    SpentGuestToken,
     Token,
     Tournament,
     TournamentEntrant,
@@ -60,6 +62,8 @@ tournament_pairings: Table = TournamentPairing.__table__  # type: ignore[assignm
 tournament_schedules: Table = TournamentSchedule.__table__  # type: ignore[assignment]
 chat_lines: Table = ChatLine.__table__  # type: ignore[assignment]
 chat_silences: Table = ChatSilence.__table__  # type: ignore[assignment]
+chat_source_silences: Table = ChatSourceSilence.__table__  # type: ignore[assignment]
+spent_guest_tokens: Table = SpentGuestToken.__table__  # type: ignore[assignment]
 
 
 def dialect_insert(conn: AsyncConnection, table: Table) -> Any:

@@ -139,7 +139,8 @@ async def test_a_line_too_long_empty_or_too_fast_is_refused_and_not_stored(
     assert (await refused(ann, type="chat", game_id=game, text="hi"))["code"] == "not_in_room"
     limits = ann.welcome["limits"]["chat"]
     assert limits == {"max_chars": 300, "lines": 5, "window_seconds": 10.0,
-                      "guests_in_lobby": False}
+                      "guests_in_lobby": False, "lines_per_source": 15,
+                      "after_game_seconds": 120.0}
     await opened(ann, game)
     await opened(bob, game)
     long = await refused(ann, type="chat", game_id=game, text="x" * 301)
@@ -318,3 +319,19 @@ async def test_a_games_chat_and_the_lobby_reach_people_on_both_nodes_of_a_cluste
     assert (await admin.expect("chat_deleted"))["line"] == lobby["id"]
     for client in (bob, sam, admin):
         await client.close()
+
+
+async def test_an_admin_deleting_a_line_id_past_64_bits_gets_bad_message_not_a_failure(
+    database_url: str,
+) -> None:
+    store = SqlStore(database_url)
+    async with running(port=0, store=store) as server:
+        _, token = await Admins(store.engine).create("Root")
+        admin = await Client.open(server.url, "admin page")
+        assert (await admin.request("admin_login", token=token))["type"] == "admin_welcome"
+        for line in (2**63, 2**64 + 1):
+            error = await refused(admin, type="admin_delete_chat", line=line)
+            assert error["code"] == "bad_message" and error["detail"]["field"] == "line"
+        largest = await refused(admin, type="admin_delete_chat", line=2**63 - 1)
+        assert largest["code"] == "unknown_chat_line"
+        await admin.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
@@ -399,3 +400,47 @@ async def test_a_silence_is_kept_until_lifted(store: Store) -> None:
     assert await store.chat_silenced_until("p1") == T0 + 60
     await store.silence_chat("p1", None)
     assert await store.chat_silenced_until("p1") is None
+
+
+async def test_a_silence_holds_its_addresses_until_lifted_with_it(store: Store) -> None:
+    await store.silence_chat("p1", T0 + 600, ["10.0.0.1", "2001:db8::/64"])
+    await store.silence_chat("p2", T0 + 60, ["10.0.0.1"])
+    assert await store.chat_silenced_until("p9", "10.0.0.1") == T0 + 600  # the latest
+    assert await store.chat_silenced_until("p9", "2001:db8::/64") == T0 + 600
+    assert await store.chat_silenced_until("p9", "10.0.0.2") is None
+    assert await store.chat_silenced_until("p9") is None
+    await store.silence_chat("p1", T0 + 30, ["10.0.0.3"])  # its addresses kept, for as long
+    assert await store.chat_silenced_until("p9", "2001:db8::/64") == T0 + 30
+    assert await store.chat_silenced_until("p9", "10.0.0.3") == T0 + 30
+    assert await store.chat_silenced_until("p9", "10.0.0.1") == T0 + 60
+    assert await store.chat_silenced_until("p1") == T0 + 30
+    await store.silence_chat("p1", None)
+    await store.silence_chat("p2", None)
+    for source in ("10.0.0.1", "10.0.0.3", "2001:db8::/64"):
+        assert await store.chat_silenced_until("p9", source) is None
+
+
+async def test_pruning_deletes_the_lobbys_and_the_games_lines_past_their_own_times(
+    store: Store,
+) -> None:
+    await store.save_game(a_game("g1"))
+    for at, game_id in ((T0, None), (T0 + 10, None), (T0, "g1"), (T0 + 10, "g1")):
+        line = dataclasses.replace(a_line(game_id, f"{game_id} at {at - T0:g}"), created_at=at)
+        await store.add_chat_line(line, 10)
+    await store.silence_chat("p1", T0 + 5, ["10.0.0.1"])
+    assert await store.prune_chat(lobby_before=T0 + 5, games_before=T0 - 1) == 1
+    assert [c.text for c in await store.chat_lines(None, ["lobby"], 10)] == ["None at 10"]
+    assert len(await store.chat_lines("g1", ["players"], 10)) == 2
+    assert await store.prune_chat(lobby_before=T0 + 5, games_before=T0 + 11) == 2
+    assert await store.chat_lines("g1", ["players"], 10) == []
+    assert await store.chat_silenced_until("p1", "10.0.0.1") == T0 + 5  # not ended by T0 - 1
+    await store.prune_chat(lobby_before=T0 + 6, games_before=T0 + 6)
+    assert await store.chat_silenced_until("p1", "10.0.0.1") is None
+
+
+async def test_an_older_form_guest_token_is_spent_once(store: Store) -> None:
+    assert await store.spend_guest_token("p1", T0)
+    assert not await store.spend_guest_token("p1", T0 + 1)
+    assert await store.spend_guest_token("p2", T0 + 1)
+    spent = await asyncio.gather(*(store.spend_guest_token("p3", T0) for _ in range(4)))
+    assert sorted(spent) == [False, False, False, True]

@@ -226,3 +226,37 @@ async def test_the_server_survives_garbage_from_many_clients_at_once(server: Run
 
     await asyncio.gather(*(abuse(i) for i in range(20)))
     await still_fine(await Client.open(server.url))
+
+
+@pytest.mark.parametrize("message", [
+    {"type": "ping", "id": "\ud800"},
+    {"type": "hello", "version": 1, "name": "Ann\udfff"},
+    {"type": "list_rooms", "id": 7, "\ud83d": 1},
+    {"type": "chat", "game_id": None, "text": "hi \ud83d there"},
+])
+async def test_a_lone_surrogate_in_any_string_is_a_bad_message_and_the_connection_stays(
+    server: Running, message: dict[str, object],
+) -> None:
+    client = await Client.open(server.url, hello=message["type"] != "hello")
+    await client.ws.send(json.dumps(message))  # ensure_ascii: "\ud800" as its escape
+    error = await client.expect("error")
+    assert error["code"] == "bad_message" and "surrogate" in error["message"]
+    assert error["ref"] == (7 if message.get("id") == 7 else None)  # a bad id is not echoed
+    if message["type"] == "hello":
+        await client.send(type="hello", version=1, name="Ann")
+        await client.expect("welcome")
+    await still_fine(client)
+
+
+@pytest.mark.parametrize("number", [2**63, -(2**63) - 1, 10**30])
+async def test_an_integer_past_64_bits_anywhere_is_a_bad_message(
+    server: Running, number: int,
+) -> None:
+    client = await Client.open(server.url)
+    error = await client.request("move", id=number, room="abc", move="4", ply=1)
+    assert error["code"] == "bad_message" and error["detail"]["field"] == "id"
+    assert error["ref"] is None
+    error = await client.request("move", id=5, room="abc", move="4", ply=number)
+    assert error["code"] == "bad_message" and error["detail"]["field"] == "ply"
+    assert "64-bit" in error["message"] and error["ref"] == 5
+    await still_fine(client)

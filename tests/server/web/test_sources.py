@@ -22,6 +22,8 @@ from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
 from server.app import Running, Settings, running
+from server.bots.accounts import Accounts
+from server.storage import SqlStore
 from server.storage.memory import MemoryStore
 from server.web.proxy import parse_header
 from server.web.sources import SourceLimits
@@ -99,6 +101,55 @@ async def test_hellos_from_one_address_are_limited_per_minute_and_another_says_h
         assert error["detail"]["limit"] == "hellos_per_minute"
         assert 0 < error["detail"]["retry_after"] <= 12
         assert (await Client.open(server.url, local_addr=B)).welcome["type"] == "welcome"
+
+
+async def test_answers_to_whether_a_name_exists_are_limited_per_address_per_minute() -> None:
+    most = SourceLimits().name_lookups_per_minute
+    async with served() as server:
+        bob = await Client.open(server.url, "Bob", local_addr=B)
+        prober = await Client.open(server.url, None, local_addr=A)  # no name: not counted
+        for n in range(most - 1):
+            probe = await Client.open(server.url, f"Probe{n}", local_addr=A)
+            assert probe.welcome["player"]["name"] == f"Probe{n}"
+        back = await Client.open(server.url, None, resume=probe.welcome["resume"], local_addr=A)
+        assert back.welcome["player"]["name"] == f"Probe{most - 2}"  # no name: not counted
+        await prober.send(type="challenge", player="Bob", game="connect4")
+        await prober.expect("challenge_sent")
+        await bob.expect("challenge")
+        # Past the limit a hello's name is marked without looking: the mark tells nothing.
+        late = await Client.open(server.url, "Nobody", local_addr=A)
+        assert late.welcome["player"]["name"] == "Nobody (guest)"
+        renamed = await Client.open(server.url, "Nobody else", resume=back.welcome["resume"],
+                                    local_addr=A)
+        assert renamed.welcome["player"]["name"] == "Nobody else (guest)"
+        error = await prober.request("challenge", player="Bob", game="connect4")
+        assert (error["code"], error["detail"]["limit"]) == ("rate_limited",
+                                                             "name_lookups_per_minute")
+        assert 0 < error["detail"]["retry_after"] <= 60 / most + 0.1
+        other = await Client.open(server.url, "Nobody", local_addr=B)
+        assert other.welcome["player"]["name"] == "Nobody"
+        await other.send(type="challenge", player="Bob", game="connect4")
+        await other.expect("challenge_sent")
+
+
+async def test_a_bots_challenges_are_not_counted_as_name_lookups(tmp_path: Path) -> None:
+    store = SqlStore(f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}")
+    settings = Settings(sources=SourceLimits(name_lookups_per_minute=2))
+    async with running(store=store, settings=settings) as server:
+        token = (await Accounts(store.engine).create("Probot")).token
+        bot = await Client.open(server.url, hello=False, local_addr=A)
+        await bot.send(type="hello", version=1, token=token)
+        await bot.expect("welcome")
+        guest = await Client.open(server.url, None, local_addr=A)
+        for n in range(4):  # twice the address's allowance
+            answer = await bot.request("challenge", player=f"nobody{n}", game="connect4")
+            assert answer["code"] == "unknown_player"
+        for n in range(2):
+            answer = await guest.request("challenge", player=f"nobody{n}", game="connect4")
+            assert answer["code"] == "unknown_player"
+        answer = await guest.request("challenge", player="nobody2", game="connect4")
+        assert (answer["code"], answer["detail"]["limit"]) == ("rate_limited",
+                                                               "name_lookups_per_minute")
 
 
 async def test_rooms_created_by_one_address_are_limited_per_minute() -> None:
