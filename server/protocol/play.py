@@ -341,6 +341,10 @@ class MoveMade(_Message):
     clock: ClockView | None = Field(
         default=None, description="A timed game's clocks after the move (its time spent "
         "and the increment added; the other seat's clock now running); null when untimed.")
+    forced: bool = Field(
+        default=False, description="True for an Othello pass the server played for the "
+        "seat because it had no other legal move (for people, bots and the AI alike, at "
+        "once and costing no time); false for every move a player or the AI chose.")
 
 
 RoomEventKind = Literal[
