@@ -122,7 +122,8 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     runner.on_finish.append(tournaments.game_finished)
     ladder = LadderDesk(store, outbox, identity, lobby, runner, ratings, bots,
                         placement.is_online, now, settings.ladder_time_control,
-                        settings.ladder_pace_seconds, stopping, leases=placement)
+                        settings.ladder_pace_seconds, stopping, leases=placement,
+                        default_levels=settings.ladder_levels)
     runner.on_finish.append(ladder.game_finished)
     chat = ChatDesk(store, outbox, identity, placement.present, settings, stopping, now)
     gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)

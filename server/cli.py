@@ -155,6 +155,12 @@ def _bot(args: argparse.Namespace) -> int:
     return main_bot(args)
 
 
+def _ladder(args: argparse.Namespace) -> int:
+    from clients.ladder_levels import main_ladder_levels
+
+    return main_ladder_levels(args.url, args.token, args.game, args.levels)
+
+
 def _calibrate(args: argparse.Namespace) -> int:
     from server.admin.calibration import main_calibrate
 
@@ -321,6 +327,18 @@ def _parser() -> argparse.ArgumentParser:
                    help="exit after N finished games (default: play until stopped)")
     p.add_argument("--name", default=None, help="display name when no token is given")
     p.set_defaults(func=_bot)
+
+    p = sub.add_parser("ladder", help="the engine ladders of a running server (an admin's)")
+    ladder = p.add_subparsers(dest="action", required=True)
+    levels = ladder.add_parser(
+        "levels", help="show the AI levels on GAME's ladder; with LEVELs, make those its levels "
+        "(entering the missing ones, taking the others off)")
+    levels.add_argument("game", metavar="GAME")
+    levels.add_argument("levels", nargs="*", metavar="LEVEL")
+    levels.add_argument("--url", default="ws://127.0.0.1:8000/ws")
+    levels.add_argument("--token", default=None, help="an admin's token (`discus admins "
+                        "create`)")
+    p.set_defaults(func=_ladder)
 
     p = sub.add_parser("calibrate", help="play levels against each other and rate them (Elo)")
     p.add_argument("game", choices=games.names())

@@ -182,6 +182,14 @@ class Settings:
     """The engine ladder's one clock (a name in ``time_controls``)."""
     ladder_pace_seconds: float = 10.0
     """How often the ladder starts games among its free entrants."""
+    ladder_levels: dict[str, tuple[str, ...]] | None = None
+    """The AI levels each game's ladder has entered by default, by game: entered when the
+    ladder is made, or found with no level ever entered, so a bot's first games rate it (a
+    rating needs a level of calibrated strength on the ladder). None: each game's weakest
+    level alone. One level is the default because two or more also play each other, round
+    after round, whenever no bot is free: engine time an idle server would spend for
+    nothing. Admins change a running ladder's levels (``discus ladder levels``, the admin
+    page); a level an admin took off stays off."""
 
     def limits(self) -> p.ServerLimits:
         return p.ServerLimits(

@@ -72,6 +72,12 @@ class LadderRow(_Message):
     anchored: bool
     active: bool = Field(description="False once it left the ladder.")
     playing: bool
+    waits_for: Literal["level", "game"] | None = Field(
+        default=None, description="Why an entrant is still unrated, so a page can say what "
+        "it waits for: `level`, no AI level of calibrated strength is on the ladder (nobody "
+        "can be rated until an admin enters one); `game`, its first finished game against "
+        "such a level or a rated entrant (usually within its first round or two). Null "
+        "once rated, and for the levels themselves.")
 
 
 class LadderGameView(_Message):
