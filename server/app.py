@@ -118,7 +118,8 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     tournaments = TournamentDesk(store, outbox, identity, lobby, runner, ratings,
                                  placement.is_online, now, leases=placement, watchers=watchers,
                                  push_seconds=settings.standings_push_seconds,
-                                 schedule_lead=settings.schedule_lead_seconds)
+                                 schedule_lead=settings.schedule_lead_seconds,
+                                 rematch_after=settings.arena_rematch_seconds)
     runner.on_finish.append(tournaments.game_finished)
     ladder = LadderDesk(store, outbox, identity, lobby, runner, ratings, bots,
                         placement.is_online, now, settings.ladder_time_control,

@@ -135,6 +135,9 @@ class Settings:
     time_controls: Mapping[str, TimeControl] = field(default_factory=lambda: dict(TIME_CONTROLS))
     """The time controls rooms may be made with, by name (``server.play.clocks``); tests add a
     quick one here rather than through the protocol."""
+    arena_rematch_seconds: float = 30.0
+    """How long two arena players who just met wait, alone free, before they are paired
+    again (``server.tournaments.arena.REMATCH_AFTER_SECONDS``)."""
     standings_push_seconds: float = 0.5
     """At most one arena standings push per player in this many seconds: the events in
     between are coalesced into the next push (0: a push on every event)."""
