@@ -321,7 +321,7 @@ class LadderDesk:
 
     async def view(self, game: str) -> p.LadderMessage:
         ladder = self.ladders.get(game)
-        entrants = list(ladder.entrants.values()) if ladder is not None else []
+        entrants = list(ladder.entrants.values()) if ladder is not None else self._unmade(game)
         played = ladder.finished() if ladder is not None else []
         under_way = ladder.under_way() if ladder is not None else []
         busy = {pid for g in under_way for pid in (g.first, g.second or "")}
@@ -413,6 +413,12 @@ class LadderDesk:
         if self.default_levels is None:
             return tuple(known[:1])
         return tuple(name for name in self.default_levels.get(game, ()) if name in known)
+
+    def _unmade(self, game: str) -> list[EntrantRecord]:
+        """The entrants a ladder not made yet starts with (its default levels), as its list
+        shows them meanwhile: what a bot entering will meet, what an admin may take off."""
+        return [EntrantRecord(ladder_id(game), level_key(name), name, 0.0, "active", 0.0)
+                for name in self.levels_by_default(game)]
 
     async def _enter_default_levels(self, ladder: Ladder) -> None:
         """Enter the game's default levels in a ladder that never had a level (just made,
