@@ -55,3 +55,26 @@ async def test_the_ais_forced_pass_is_played_without_asking_its_engine() -> None
         assert passed["thought"] is None and passed["position"]["to_move"] == 1
         stored = await server.app.store.load_game(f"{room}-1")
         assert stored is not None and [m.move for m in stored[1]][-1] == "pass"
+
+
+async def test_a_take_back_goes_past_a_forced_pass_to_the_persons_last_real_move() -> None:
+    pool = AiPool(processes=1, games=("othello",), search="scripted_engines:othello_line",
+                  warm_up="scripted_engines:warm_up")
+    await pool.start(wait_ready=True, timeout=60)
+    async with running(store=MemoryStore(), pool=pool) as server:
+        ann = await Client.open(server.url, "Ann")
+        await ann.send(type="create_room", game="othello",
+                       opponent={"kind": "ai", "level": "beginner"}, seat=0)
+        room = (await ann.expect("room_state"))["room"]["id"]
+        for ply in range(0, 8, 2):  # the AI (White) answers each move from the line
+            await ann.send(type="move", room=room, ply=ply, move=OTHELLO_LINE[ply])
+            await ann.expect("move_made", ply=ply + 1)
+        passed = await ann.expect("move_made", ply=8)  # Ann's pass, played for her
+        assert (passed["move"], passed["seat"], passed["forced"]) == ("pass", 0, True)
+        await ann.expect("move_made", ply=9)  # the AI moves again
+        await ann.send(type="take_back", room=room)
+        state = await ann.expect("room_state")
+        # Back to before Ann's g6 (ply 6): taking back only to the pass would force it again.
+        assert state["room"]["position"]["ply"] == 6, state["room"]["moves"]
+        assert state["room"]["position"]["to_move"] == 0
+        assert (await ann.expect("room_event"))["event"] == "took_back"
