@@ -400,6 +400,10 @@ class AiThought(_Message):
         "move from now; N < 0, its opponent wins with its -Nth move. Null when nothing is "
         "proven or the game gives no length (Othello, draws).",
     )
+    book: bool = Field(
+        default=False, description="The move came from the opening book (the Othello expert's "
+        "first plies): no search ran, `nodes` is 0 and `depth` is the book's; a page shows "
+        "it as a book move, not as a search.")
 
 
 class AiThinking(AiThought):
