@@ -155,7 +155,7 @@ def _bot(args: argparse.Namespace) -> int:
     return main_bot(args)
 
 
-def _ladder(args: argparse.Namespace) -> int:
+def _ladder_levels(args: argparse.Namespace) -> int:
     from clients.ladder_levels import main_ladder_levels
 
     return main_ladder_levels(args.url, args.token, args.game, args.levels)
@@ -338,7 +338,7 @@ def _parser() -> argparse.ArgumentParser:
     levels.add_argument("--url", default="ws://127.0.0.1:8000/ws")
     levels.add_argument("--token", default=None, help="an admin's token (`discus admins "
                         "create`)")
-    p.set_defaults(func=_ladder)
+    levels.set_defaults(func=_ladder_levels)  # each action its own: others join it here
 
     p = sub.add_parser("calibrate", help="play levels against each other and rate them (Elo)")
     p.add_argument("game", choices=games.names())
