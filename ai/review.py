@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -92,6 +93,8 @@ class MoveReview:
     loss: int | None
     exact: bool
     verdict: str | None
+    book: bool = False
+    """Both values are the opening book's: the move played is one of its moves."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,8 @@ class MoveValue:
     move: int
     value: int | None
     exact: bool
+    book: bool = False
+    """The value is the opening book's (``ReviewRules.book``)."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +128,10 @@ class _Valued:
     best: int | None
     exact: bool
     scores: dict[int, int] | None = None
-    """Every root move's value when one search gave them all (Othello's midgame)."""
+    """Every root move's value when one search gave them all (Othello's midgame), or the
+    opening book's moves' values (``book``)."""
+    book: bool = False
+    """The value and ``scores`` are the opening book's (``ReviewRules.book``)."""
 
 
 class ProvenStore(Protocol):
@@ -253,6 +261,9 @@ class ReviewRules:
     - ``verdict``: ``(before, after)``, ``after < before``, to a verdict past ``best``.
     - ``win_in``: ``(ply, score, exact)`` of a search to the ``ai_thinking`` message's
       ``win_in`` (None: nothing proven, or the game gives no length).
+    - ``book``: a searched game's opening book: (move, value) pairs, best first, of the moves
+      it holds for a position, or None. Its values come first, as a solver's book does for
+      Connect Four: deeper than the review's search, and one value for symmetric positions.
     """
 
     solver: str | None = None
@@ -263,6 +274,7 @@ class ReviewRules:
     verdict: Callable[[int, int], str] = lambda before, after: _verdict_by_outcome(
         before, after, 0)
     win_in: Callable[[int, int, bool], int | None] = lambda ply, score, exact: None
+    book: Callable[[State], Sequence[tuple[int, int]] | None] = lambda state: None
 
 
 def rules_of(game_name: str) -> ReviewRules:
@@ -303,7 +315,8 @@ def review(game_name: str, moves: Sequence[int], solve_seconds: float = C4_SOLVE
         _ready(check, stop)
         found = (_kept(states[ply], moves[ply], valued[0], budget(), stop) if valued
                  else None)
-        valued.insert(0, found or _value(states[ply], budget(), stop))
+        played = moves[ply] if ply < len(moves) else None
+        valued.insert(0, found or _value(states[ply], budget(), stop, played))
         proven.learn(states[ply], valued[0])
     check()  # a proof stopped from outside is no unvalued position: give the review up
     proven.keep()
@@ -347,8 +360,26 @@ def analyse(state: State, check: Check = _no_check, stop: np.ndarray | None = No
         check()
         proven.keep()
     else:
-        found = _searched_moves(rules, state, legal)
+        found = _book_moves(rules, state, legal) or _searched_moves(rules, state, legal)
     return _best_first(found, legal)
+
+
+def _book_moves(rules: ReviewRules, state: State, legal: list[int]) -> list[MoveValue] | None:
+    """Every legal move of a position the opening book holds: its moves at the book's values,
+    the others from the review's search, each put below every book move (the book holds
+    every move its deeper search found near the best, so one it left out is worse than all
+    it kept, whatever a shallower search says). None when the book does not hold it."""
+    held = rules.book(state)
+    if not held:
+        return None
+    values = dict(held)
+    found = [MoveValue(m, v, False, book=True) for m, v in held]
+    rest = [m for m in legal if m not in values]
+    if rest:
+        below = min(values.values()) - 1
+        searched = _searched_scores(rules, state, legal)
+        found += [MoveValue(m, min(searched[m], below), False) for m in rest]
+    return found
 
 
 def analyse_known(state: State) -> list[MoveValue] | None:
@@ -473,14 +504,17 @@ def _prove(engine: Any, state: State, seconds: float, check: Check, stop: np.nda
     return engine.exact_value(state, left, stop, outcome), kept
 
 
-def label(game_name: str, ply: int, value: int | None, exact: bool, mover: bool = True) -> str:
+def label(game_name: str, ply: int, value: int | None, exact: bool, mover: bool = True,
+          book: bool = False) -> str:
     """A value as people read it: Connect Four ``win in 7`` (the winner's seventh own move
     from here wins, as ``ai_thinking.win_in`` counts), ``draw``, ``loss in 12``, ``won``,
-    ``lost``; Othello ``+6`` (discs), ``+6 exact`` when proven. ``value`` is from the side to
-    move at ``ply``, or with ``mover`` false from the other side (the one that just moved)."""
+    ``lost``; Othello ``+6`` (discs), ``+6 exact`` when proven, ``+1 book`` when the opening
+    book's. ``value`` is from the side to move at ``ply``, or with ``mover`` false from the
+    other side (the one that just moved)."""
     if value is None:
         return "unknown"
-    return rules_of(game_name).label(ply, value, exact, mover)
+    shown = rules_of(game_name).label(ply, value, exact, mover)
+    return f"{shown} book" if book and not exact else shown
 
 
 def connect4_label(ply: int, value: int, exact: bool, mover: bool) -> str:
@@ -535,7 +569,7 @@ def _review_move(game_name: str, ply: int, move: int, state: State, here: _Value
                  there: _Valued) -> MoveReview:
     seat = state.to_move
     before, best = here.value, here.best
-    if here.scores is not None:  # one search scored every move: compare like with like
+    if here.scores is not None:  # one search (or the book) scored every move: like with like
         after: int | None = here.scores.get(move)
         exact = False
     else:
@@ -551,7 +585,7 @@ def _review_move(game_name: str, ply: int, move: int, state: State, here: _Value
     if before == after:
         best = move
     return MoveReview(ply, move, seat, before, after, best, before - after, exact,
-                      verdict(game_name, before, after))
+                      verdict(game_name, before, after), book=here.book)
 
 
 def _ready(check: Check, stop: np.ndarray | None) -> None:
@@ -584,10 +618,18 @@ def _terminal(state: State) -> _Valued:
     return _Valued(result if state.to_move == 0 else -result, None, True)
 
 
-def _value(state: State, solve_seconds: float, stop: np.ndarray | None = None) -> _Valued:
+def _value(state: State, solve_seconds: float, stop: np.ndarray | None = None,
+           played: int | None = None) -> _Valued:
+    """A position's value (and, when searched, every move's, from the same search). A
+    position the opening book holds takes the book's values, unless the move ``played``
+    there is not one of the book's: then all its moves come from one search, so the move's
+    loss is measured against its siblings' values of that search, never across two."""
     if state.is_over():
         return _terminal(state)
     rules = rules_of(state.game_name)
+    held = rules.book(state) if rules.solver is None else None
+    if held and (played is None or played in dict(held)):
+        return _Valued(held[0][1], held[0][0], False, dict(held), book=True)
     if rules.solver is not None:
         engine = importlib.import_module(rules.solver)
         found = engine.exact_value(state, solve_seconds, stop)
@@ -604,9 +646,55 @@ def _value(state: State, solve_seconds: float, stop: np.ndarray | None = None) -
 
 
 def _searched_scores(rules: ReviewRules, state: State, legal: list[int]) -> dict[int, int]:
-    """Every legal move's score at the rules' depth, from one search."""
-    it = ai.best(state, Limits(depth=rules.depth(state), multipv=len(legal)))
-    return dict(it.root_scores)
+    """Every legal move's score at the rules' depth, from one search, folded by the board's
+    symmetries: moves leading to images of one position get one value, and a position
+    searched before, in any orientation, gives the values kept then (``_SEARCHED``). The
+    engine's search keeps a table between searches, so two searches of symmetric positions
+    (or one search's symmetric moves) can score differently; people comparing the four
+    first moves of Othello, or a review and an analysis, must see one value."""
+    depth = rules.depth(state)
+    children = [_folded(state.play(move)) for move in legal]
+    kept_key = (state.game_name, _folded(state), depth)
+    kept = _SEARCHED.get(kept_key)
+    if kept is None or any(child not in kept for child in children):
+        scores = dict(ai.best(state, Limits(depth=depth, multipv=len(legal))).root_scores)
+        kept = {}
+        for child, move in zip(children, legal, strict=True):  # symmetric moves: the best
+            kept[child] = max(scores[move], kept.get(child, scores[move]))
+        _SEARCHED[kept_key] = kept
+        while len(_SEARCHED) > SEARCHED_KEPT:
+            _SEARCHED.popitem(last=False)
+    _SEARCHED.move_to_end(kept_key)
+    return {move: kept[child] for child, move in zip(children, legal, strict=True)}
+
+
+SEARCHED_KEPT = 4096
+"""Searched positions whose moves' values a worker process keeps (``_searched_scores``): a
+few long games' worth, a few hundred kilobytes."""
+
+_SEARCHED: OrderedDict[tuple[str, tuple[int, int], int], dict[tuple[int, int], int]] = (
+    OrderedDict())
+"""(game, folded position, depth) -> each move's value, by the folded position it leads to;
+least recently used first."""
+
+
+def _folded(state: State) -> tuple[int, int]:
+    """The position under the least of the board's symmetries (``Game.transform``), as
+    (stones of the side to move, stones of the other): one key for all its images. Cells
+    are numbered as ``Game.cells`` gives them; any numbering the symmetries permute will do,
+    since only the keys are compared."""
+    game = games.load(state.game_name)
+    side = state.to_move if state.to_move is not None else 0
+    mine = theirs = 0
+    for i, owner in enumerate(game.cells(state)):
+        if owner is None:
+            continue
+        if owner == side:
+            mine |= 1 << i
+        else:
+            theirs |= 1 << i
+    return min((game.transform(mine, s), game.transform(theirs, s))
+               for s in range(game.symmetries))
 
 
 def _searched_moves(rules: ReviewRules, state: State, legal: list[int]) -> list[MoveValue]:
@@ -663,12 +751,22 @@ CONNECT4: ReviewRules = ReviewRules(
 )
 """Connect Four: every position proved (book, else solver), values in Pons' units."""
 
+def othello_book(state: State) -> Sequence[tuple[int, int]] | None:
+    """Othello's opening book (``ai.othello.book``): its near-best moves of the first plies,
+    valued by a 12-ply search, keyed under the board's eight symmetries."""
+    from ai.othello import book
+
+    return book.lookup(state)  # type: ignore[arg-type]
+
+
 OTHELLO: ReviewRules = ReviewRules(
     exact=lambda state: _empties(state) <= OTHELLO_EXACT_EMPTIES,
     depth=lambda state: min(OTHELLO_DEPTH, max(1, _empties(state) - 1)),
     verdict=othello_verdict,
+    book=othello_book,
 )
-"""Othello: discs, exact over the last ``OTHELLO_EXACT_EMPTIES`` squares, else searched."""
+"""Othello: discs, the opening book's where it holds the position, exact over the last
+``OTHELLO_EXACT_EMPTIES`` squares, else searched (one value for symmetric moves)."""
 
 
 def review_moves(game_name: str, moves: Sequence[int],

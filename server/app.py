@@ -121,11 +121,13 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     tournaments = TournamentDesk(store, outbox, identity, lobby, runner, ratings,
                                  placement.is_online, now, leases=placement, watchers=watchers,
                                  push_seconds=settings.standings_push_seconds,
-                                 schedule_lead=settings.schedule_lead_seconds)
+                                 schedule_lead=settings.schedule_lead_seconds,
+                                 rematch_after=settings.arena_rematch_seconds)
     runner.on_finish.append(tournaments.game_finished)
     ladder = LadderDesk(store, outbox, identity, lobby, runner, ratings, bots,
                         placement.is_online, now, settings.ladder_time_control,
-                        settings.ladder_pace_seconds, stopping, leases=placement)
+                        settings.ladder_pace_seconds, stopping, leases=placement,
+                        default_levels=settings.ladder_levels)
     runner.on_finish.append(ladder.game_finished)
     live = LivePositions(lambda: lobby.rooms.values(),
                          lambda game_id: tournaments.plays(game_id) or ladder.plays(game_id))

@@ -161,6 +161,12 @@ def _ladder(args: argparse.Namespace) -> int:
     return main_export(args.url, args.game, args.format)
 
 
+def _ladder_levels(args: argparse.Namespace) -> int:
+    from clients.ladder_levels import main_ladder_levels
+
+    return main_ladder_levels(args.url, args.token, args.game, args.levels)
+
+
 def _calibrate(args: argparse.Namespace) -> int:
     from server.admin.calibration import main_calibrate
 
@@ -345,14 +351,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default=None, help="display name when no token is given")
     p.set_defaults(func=_bot)
 
-    p = sub.add_parser("ladder", help="the engine ladder of a running server")
+    p = sub.add_parser("ladder", help="the engine ladders of a running server")
     ladder = p.add_subparsers(dest="action", required=True)
     export = ladder.add_parser("export", help="print GAME's rating list (games, score, rating "
                                "and error bars) as CSV or JSON")
     export.add_argument("game", choices=games.names())
     export.add_argument("--format", choices=("csv", "json"), default="csv")
     export.add_argument("--url", default="ws://127.0.0.1:8000/ws")
-    p.set_defaults(func=_ladder)
+    export.set_defaults(func=_ladder)
+    levels = ladder.add_parser(
+        "levels", help="show the AI levels on GAME's ladder; with LEVELs, make those its levels "
+        "(entering the missing ones, taking the others off; an admin's)")
+    levels.add_argument("game", metavar="GAME")
+    levels.add_argument("levels", nargs="*", metavar="LEVEL")
+    levels.add_argument("--url", default="ws://127.0.0.1:8000/ws")
+    levels.add_argument("--token", default=None, help="an admin's token (`discus admins "
+                        "create`)")
+    levels.set_defaults(func=_ladder_levels)
 
     p = sub.add_parser("calibrate", help="play levels against each other and rate them (Elo)")
     p.add_argument("game", choices=games.names())

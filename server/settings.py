@@ -140,6 +140,9 @@ class Settings:
     time_controls: Mapping[str, TimeControl] = field(default_factory=lambda: dict(TIME_CONTROLS))
     """The time controls rooms may be made with, by name (``server.play.clocks``); tests add a
     quick one here rather than through the protocol."""
+    arena_rematch_seconds: float = 30.0
+    """How long two arena players who just met wait, alone free, before they are paired
+    again (``server.tournaments.arena.REMATCH_AFTER_SECONDS``)."""
     standings_push_seconds: float = 0.5
     """At most one arena standings push per player in this many seconds: the events in
     between are coalesced into the next push (0: a push on every event)."""
@@ -198,6 +201,14 @@ class Settings:
     """The engine ladder's one clock (a name in ``time_controls``)."""
     ladder_pace_seconds: float = 10.0
     """How often the ladder starts games among its free entrants."""
+    ladder_levels: dict[str, tuple[str, ...]] | None = None
+    """The AI levels each game's ladder has entered by default, by game: entered when the
+    ladder is made, or found with no level ever entered, so a bot's first games rate it (a
+    rating needs a level of calibrated strength on the ladder). None: each game's weakest
+    level alone. One level is the default because two or more also play each other, round
+    after round, whenever no bot is free: engine time an idle server would spend for
+    nothing. Admins change a running ladder's levels (``discus ladder levels``, the admin
+    page); a level an admin took off stays off."""
 
     def limits(self) -> p.ServerLimits:
         return p.ServerLimits(

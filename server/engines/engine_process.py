@@ -327,6 +327,7 @@ def think(pipe: Sends, request: Think,
         sum(i.nodes for i in iterations) if iterations else None,
         time.perf_counter() - started,
         exact=last is not None and last.exact,
+        book=last is not None and last.book,
         cache=counts,
     )
     return answer, ((state, last, limits.multipv) if last is not None and not last.book

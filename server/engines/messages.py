@@ -86,6 +86,8 @@ class AiAnswer:
     """The move came from the position cache; no search ran."""
     exact: bool = False
     """``score`` is proven (the search's last iteration was exact)."""
+    book: bool = False
+    """The move is the opening book's: no search ran (its depth is the book's)."""
     cache: CacheCounts = field(default_factory=CacheCounts)
     """What the job's position cache lookup counted (nothing when there is no cache)."""
 

@@ -36,7 +36,7 @@ import dataclasses
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -48,7 +48,15 @@ from server.bots.accounts import Accounts
 from server.connections.client import Client
 from server.connections.outbox import Outbox
 from server.connections.player import Player
-from server.ladder.rules import LadderGame, RatingPoint, fit, head_to_head, history, next_games
+from server.ladder.rules import (
+    LadderGame,
+    LadderRating,
+    RatingPoint,
+    fit,
+    head_to_head,
+    history,
+    next_games,
+)
 from server.play.lobby import Lobby
 from server.play.outcome import Outcome
 from server.play.rooms import Room, room_of
@@ -142,8 +150,11 @@ class LadderDesk:
                  seating: Seating, levels: LevelRatings, bots: BotNames,
                  online: Callable[[str], Awaitable[Any]], now: Callable[[], float],
                  time_control: str, pace_seconds: float, stopping: asyncio.Event,
-                 leases: Leases) -> None:
+                 leases: Leases, default_levels: dict[str, tuple[str, ...]] | None = None
+                 ) -> None:
         self.store = store
+        self.default_levels = default_levels
+        """``Settings.ladder_levels``: the levels a ladder has entered from the start."""
         self.leases = leases
         self.epochs: dict[str, int] = {}
         """The epoch each game's ladder run here is held at (0 alone): its writes carry it."""
@@ -288,6 +299,7 @@ class LadderDesk:
         ladder = Ladder(record, {e.player_id: e for e in entrants}, list(pairings))
         self.ladders[record.game] = ladder
         self.epochs[record.game] = epoch
+        await self._enter_default_levels(ladder)
         for row in ladder.under_way():
             if row.game_id is None:
                 continue
@@ -322,7 +334,7 @@ class LadderDesk:
 
     async def view(self, game: str) -> p.LadderMessage:
         ladder = self.ladders.get(game)
-        entrants = list(ladder.entrants.values()) if ladder is not None else []
+        entrants = list(ladder.entrants.values()) if ladder is not None else self._unmade(game)
         played = ladder.finished() if ladder is not None else []
         under_way = ladder.under_way() if ladder is not None else []
         busy = {pid for g in under_way for pid in (g.first, g.second or "")}
@@ -346,7 +358,8 @@ class LadderDesk:
                 error=None if r is None or r.error is None else round(r.error),
                 games=len(mine), score=score, anchored=e.player_id in anchors,
                 active=e.status == "active", playing=e.player_id in busy,
-                engine=self.engines.get((game, e.player_id))))
+                engine=self.engines.get((game, e.player_id)),
+                waits_for=_waits_for(e, r, entrants, anchors)))
         rows.sort(key=lambda r: (r.rating is None, -(r.rating or 0), -r.score, r.id))
         return p.LadderMessage(
             game=game, time_control=self.time_control, pace_seconds=self.pace,
@@ -404,7 +417,36 @@ class LadderDesk:
             self.epochs[game] = epoch
             await self.store.save_tournament(record, epoch=epoch)
             ladder = self.ladders[game] = Ladder(record, {}, [])
+            await self._enter_default_levels(ladder)
         return ladder
+
+    def levels_by_default(self, game: str) -> tuple[str, ...]:
+        """The AI levels of ``game`` its ladder has entered from the start
+        (``Settings.ladder_levels``; by default the weakest level alone), those it knows."""
+        known = list(self.lobby.levels.get(game, ()))
+        if self.default_levels is None:
+            return tuple(known[:1])
+        return tuple(name for name in self.default_levels.get(game, ()) if name in known)
+
+    def _unmade(self, game: str) -> list[EntrantRecord]:
+        """The entrants a ladder not made yet starts with (its default levels), as its list
+        shows them meanwhile: what a bot entering will meet, what an admin may take off."""
+        return [EntrantRecord(ladder_id(game), level_key(name), name, 0.0, "active", 0.0)
+                for name in self.levels_by_default(game)]
+
+    async def _enter_default_levels(self, ladder: Ladder) -> None:
+        """Enter the game's default levels in a ladder that never had a level (just made,
+        or stored before levels were entered by default), so a bot's first games rate it
+        with no admin's help; a ladder an admin has given or taken a level is left as it
+        is. The caller holds the lock."""
+        if any(pid.startswith(LEVEL_PREFIX) for pid in ladder.entrants):
+            return
+        game = ladder.record.game
+        for name in self.levels_by_default(game):
+            row = EntrantRecord(ladder.record.id, level_key(name), name, 0.0, "active",
+                                self.now())
+            await self.store.save_entrant(row, epoch=self.epochs.get(game, 0))
+            ladder.entrants[row.player_id] = row
 
     async def _tick_forever(self) -> None:
         while not self.stopping.is_set():
@@ -500,6 +542,19 @@ class LadderDesk:
             if not await self.online(bot.id):
                 out.extend(room.disconnect(bot.id, now))
         await self.seating.start(room, out)
+
+
+def _waits_for(entrant: EntrantRecord, rated: LadderRating | None,
+               entrants: list[EntrantRecord], anchors: dict[str, float]
+               ) -> Literal["level", "game"] | None:
+    """What an unrated bot waits for (``LadderRow.waits_for``): a level of calibrated
+    strength on the ladder, or a game that links it to one. None when rated, or a level."""
+    if entrant.player_id.startswith(LEVEL_PREFIX) or (rated is not None
+                                                      and rated.rating is not None):
+        return None
+    if not any(e.player_id in anchors and e.status == "active" for e in entrants):
+        return "level"
+    return "game"
 
 
 RESULTS_SHOWN = 100

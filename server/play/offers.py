@@ -71,6 +71,8 @@ class Offers:
 
         def _ai_turn(self) -> AiTurn | None: ...
 
+        def _due(self, now: float) -> Outcome: ...
+
         def _finish(self, result: p.Result, now: float) -> Outcome: ...
 
     # --- take-back and draws ---------------------------------------------------------------
@@ -83,8 +85,10 @@ class Offers:
         self._require_active()
         if self.opponent != "ai":
             raise errors.CannotTakeBack("moves can be taken back only against the computer")
-        # Seats alternate ply by ply (an Othello pass is a ply of its own).
-        mine = [ply for ply in range(len(self.moves)) if ply % 2 == seat]
+        # Seats alternate ply by ply (an Othello pass is a ply of its own). A pass was the
+        # server's, forced: taken back, the same position would only force it again.
+        mine = [ply for ply in range(len(self.moves)) if ply % 2 == seat
+                and self.game.format_move(self.moves[ply]) != "pass"]
         if not mine:
             raise errors.CannotTakeBack("you have no move to take back yet")
         return len(self.moves) - mine[-1]
@@ -112,8 +116,7 @@ class Offers:
             self.clock_log = log
         out = Outcome(sends=[self.state_for(m, now) for m in self.members()])
         out.sends.append(self._event("took_back", self.state.to_move))
-        out.ai = self._ai_turn()  # the AI to move again when its seat moved first
-        return out
+        return out.extend(self._due(now))  # the AI to move again when its seat moved first
 
     def offer_draw(self, player_id: str, now: float) -> Outcome:
         """Between people: the other seat hears of it (``draw_offered``), and may accept it

@@ -47,9 +47,10 @@ class Outcome:
     save_game: bool = False
     ai: AiTurn | None = None
     forced: PlannedMove | None = None
-    """A forced Othello pass the server plays for a person in a timed game (a pass costs no
-    time, and a clock must not run while nobody can do anything but pass): store its
-    ``record``, then ``Room.apply_move`` it, as for any move."""
+    """A forced Othello pass the server plays for whichever seat has no other move (person,
+    bot or AI; a pass costs no time, and nobody should wait on a choice that is not one):
+    store its ``record``, then ``Room.apply_move`` it, as for any move. Never set with
+    ``ai``."""
 
     def extend(self, other: Outcome) -> Outcome:
         self.sends.extend(other.sends)
@@ -70,3 +71,6 @@ class PlannedMove:
     record: MoveRecord
     thought: p.AiThought | None = None
     """For the AI's move: what its search saw, announced with the move."""
+    forced: bool = False
+    """A pass the server plays because the seat had no other move (``Outcome.forced``),
+    announced as such (``move_made.forced``)."""

@@ -245,7 +245,7 @@ class Room(Seating, Timing, Offers, Views):
             plan = self._plan(self.state.to_move, move, now)
             records.append(plan.record)
             out = self.apply_move(plan, now)
-        return records, Outcome(save_game=out.save_game, ai=out.ai)
+        return records, Outcome(save_game=out.save_game, ai=out.ai, forced=out.forced)
 
     def _plan(self, seat: int, move: int, now: float,
               thought: p.AiThought | None = None) -> PlannedMove:
@@ -292,18 +292,28 @@ class Room(Seating, Timing, Offers, Views):
             status="finished" if self.state.is_over() else "active",
             thought=self._shown(plan.thought),
             clock=self.clock_view(now),
+            forced=plan.forced,
         )
         return Outcome(sends=[Send(self.members(), made)]).extend(self._after_ply(now))
 
     def _after_ply(self, now: float) -> Outcome:
         """What the position after the last ply asks for: if the rules say the game is over,
         its end (``game_over`` to everyone, the finished row to save, finished at ``now``);
-        else the AI's turn or the forced pass, if either is due."""
+        else what the side to move is due (``_due``)."""
         if self.state.is_over():
             score = self.state.result()
             winner = None if score == 0 else (0 if score > 0 else 1)
             return self._finish(p.Result(winner=winner, score=score, reason="end"), now)  # type: ignore[arg-type]
-        return Outcome(ai=self._ai_turn(), forced=self._forced_pass(now))
+        return self._due(now)
+
+    def _due(self, now: float) -> Outcome:
+        """What the side to move is due in a game going on: its forced pass, played by the
+        server whoever holds the seat; else the AI's turn if the seat is the AI's (marked
+        thinking); else nothing (a person's or bot's move is theirs to send)."""
+        forced = self._forced_pass(now)
+        if forced is not None:
+            return Outcome(forced=forced)
+        return Outcome(ai=self._ai_turn())
 
     def resign(self, player_id: str, now: float) -> Outcome:
         seat = self._seated(player_id)

@@ -3,14 +3,15 @@ the time stored with each ply, and berserk.
 
 Its own part of the room because time is a rule beside the game's rules: the same moves make
 the same position timed or not, but in a timed game every ply also settles both clocks, only
-a person's clock ever runs (never the AI's, never through a forced pass), and a flag can end
-the game between moves. The clocks themselves are plain values (``server.play.clocks``);
-this part says when they run.
+a person's clock ever runs (never the AI's, never through a forced pass, which the server
+plays for every seat), and a flag can end the game between moves. The clocks themselves are
+plain values (``server.play.clocks``); this part says when they run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from games.base import Game, State
@@ -118,12 +119,14 @@ class Timing:
         self._run_clock(now)
 
     def _forced_pass(self, now: float) -> PlannedMove | None:
-        """In a timed game, the pass a person to move can only make, planned for the server
-        to play (no clock runs meanwhile); None otherwise."""
-        if (self.clocks is None or self.status != "active" or self.state.is_over()
-                or self.seats[self.state.to_move].kind != "human" or not self._only_pass()):
+        """The pass the side to move can only make (Othello), planned for the server to play
+        at once: for a person, a bot or the AI, timed or not. Nobody waits on a choice that
+        is not one (a newcomer sat minutes at a lone "Pass" button), no clock runs meanwhile
+        and no engine is asked. None when the side to move has a real move."""
+        if self.status != "active" or self.state.is_over() or not self._only_pass():
             return None
-        return self._plan(self.state.to_move, self.state.legal_moves()[0], now)
+        plan = self._plan(self.state.to_move, self.state.legal_moves()[0], now)
+        return replace(plan, forced=True)
 
     def berserk(self, player_id: str, game_id: str, now: float) -> Outcome:
         """``player_id`` halves its own clock in game ``game_id`` (an arena's, for a bonus

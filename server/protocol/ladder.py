@@ -87,6 +87,12 @@ class LadderRow(_Message):
     engine: EngineView | None = Field(
         default=None, description="The program a bot said plays for it when it last "
         "entered (`enter_ladder.engine`); null for levels and bots that said none.")
+    waits_for: Literal["level", "game"] | None = Field(
+        default=None, description="Why an entrant is still unrated, so a page can say what "
+        "it waits for: `level`, no AI level of calibrated strength is on the ladder (nobody "
+        "can be rated until an admin enters one); `game`, its first finished game against "
+        "such a level or a rated entrant (usually within its first round or two). Null "
+        "once rated, and for the levels themselves.")
 
 
 class LadderGameView(_Message):

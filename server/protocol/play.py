@@ -341,6 +341,10 @@ class MoveMade(_Message):
     clock: ClockView | None = Field(
         default=None, description="A timed game's clocks after the move (its time spent "
         "and the increment added; the other seat's clock now running); null when untimed.")
+    forced: bool = Field(
+        default=False, description="True for an Othello pass the server played for the "
+        "seat because it had no other legal move (for people, bots and the AI alike, at "
+        "once and costing no time); false for every move a player or the AI chose.")
 
 
 RoomEventKind = Literal[
@@ -396,6 +400,10 @@ class AiThought(_Message):
         "move from now; N < 0, its opponent wins with its -Nth move. Null when nothing is "
         "proven or the game gives no length (Othello, draws).",
     )
+    book: bool = Field(
+        default=False, description="The move came from the opening book (the Othello expert's "
+        "first plies): no search ran, `nodes` is 0 and `depth` is the book's; a page shows "
+        "it as a book move, not as a search.")
 
 
 class AiThinking(AiThought):

@@ -248,6 +248,14 @@ class StandingRow(_Message):
         "`join_tournament`); null when the player chose its status.")
     no_shows: int = Field(default=0, description="Its games aborted because it never moved "
                           "(the second withdraws it).")
+    waiting: Literal["opponent", "rematch"] | None = Field(
+        default=None, description="Why an active arena player not in a game waits: "
+        "`opponent`, nobody else is free; `rematch`, the only other free player is the one "
+        "it just met, whom it meets again in `rematch_in` seconds unless someone else "
+        "comes free first. Null while playing, paused or withdrawn, and outside arenas.")
+    rematch_in: float | None = Field(
+        default=None, description="With `waiting` `rematch`: seconds (as of the message) "
+        "until the two are paired again (30 s after both came free, by default).")
 
 
 class TournamentGameView(_Message):

@@ -405,7 +405,8 @@ def _analysis(game: games.Game, state: games.State, played: list[int],
     """The ``analysis`` message of a position not over, from its moves' values."""
     values = [
         p.MoveValueView(move=game.format_move(v.move), value=v.value, exact=v.exact,
-                        label=engine_review.label(game.name, state.ply, v.value, v.exact))
+                        label=engine_review.label(game.name, state.ply, v.value, v.exact,
+                                                  book=v.book))
         for v in found
     ]
     return p.Analysis(game=game.name, moves=[game.format_move(m) for m in played],
@@ -449,8 +450,10 @@ def review_view(game_id: str, game: games.Game, played: list[int],
             best=None if mv.best is None else game.format_move(mv.best),
             before=mv.before, after=mv.after, loss=mv.loss, exact=mv.exact,
             verdict=mv.verdict,  # type: ignore[arg-type]
-            label_before=engine_review.label(game.name, mv.ply, mv.before, mv.exact),
-            label_after=engine_review.label(game.name, mv.ply, mv.after, mv.exact),
+            label_before=engine_review.label(game.name, mv.ply, mv.before, mv.exact,
+                                             book=mv.book),
+            label_after=engine_review.label(game.name, mv.ply, mv.after, mv.exact,
+                                            book=mv.book),
         ))
     return p.GameReview(game_id=game_id, game=game.name, moves=views,
                         values=list(result.values), values_exact=list(result.values_exact),

@@ -14,8 +14,10 @@ Rules, in the words of lichess's arena and issue 25:
   (4) until a game that is not a win (the "streak"; a draw then scores its usual 1);
 - a player who berserks (before the game's first move; the caller halves that player's
   clock) earns 1 bonus point for winning that game;
-- never the same opponent twice running, for either of the two: with only those two free,
-  both wait for someone else;
+- never the same opponent twice running, for either of the two, while anyone else may come
+  free: with only those two free, both wait for someone else, but once both have waited
+  ``rematch_after`` seconds (``REMATCH_AFTER_SECONDS`` unless the caller says otherwise) with
+  nobody else free, they are paired again, so an arena of two keeps playing;
 - seats balanced: the one who has moved first less often moves first, then the one who
   moved second last time;
 - paused and withdrawn players are not paired; a game under way when its player pauses,
@@ -35,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Literal
 
 from server import errors
 from server.tournaments import Entrant
@@ -46,6 +49,11 @@ STREAK_AFTER = 2
 BERSERK_BONUS = 1
 NO_SHOWS_WITHDRAW = 2
 """Games aborted because the player never moved after which it is withdrawn, not paused."""
+REMATCH_AFTER_SECONDS = 30.0
+"""How long two free players who just met wait, with nobody else free, before the arena
+pairs them again. Long enough for a third player to come free from a game ending about the
+same time (or to join after the first pairing) and be preferred; short against a game of a
+few minutes, so an arena of two (a quiet hour) plays on rather than sitting idle."""
 EXACT_POOL = 8
 """Free pools up to this size are paired by exhaustive search (at most 764 matchings);
 larger ones greedily. Players are paired as they free up, so pools are mostly tiny."""
@@ -172,6 +180,8 @@ class Arena:
     """Active players not in a game, with when they became free (first come, first paired
     among equals)."""
     _game_count: int = 0
+    rematch_after: float = REMATCH_AFTER_SECONDS
+    """Seconds two players who just met, alone free, wait before meeting again."""
 
     def __post_init__(self) -> None:
         if self.ends_at <= self.starts_at:
@@ -237,7 +247,54 @@ class Arena:
             pairs = self._best_pairs(tuple(free))[1]
         else:
             pairs = self._greedy_pairs(free)
+        paired = {pid for pair in pairs for pid in pair}
+        pairs += self._rematches([pid for pid in free if pid not in paired], now)
         return [self._start(one, other, now) for one, other in pairs]
+
+    def _rematches(self, left: list[str], now: float) -> list[tuple[str, str]]:
+        """Among the players left unpaired (none of them fits another but one it just met),
+        those who just met each other and have both waited ``rematch_after``: paired
+        again, first free first."""
+        pairs: list[tuple[str, str]] = []
+        left = sorted(left, key=lambda pid: (self._free_since[pid], pid))
+        while left:
+            one = left.pop(0)
+            for k, other in enumerate(left):
+                if self._rematch_at(one, other) <= now:
+                    pairs.append((one, left.pop(k)))
+                    break
+        return pairs
+
+    def _rematch_at(self, one: str, other: str) -> float:
+        """When two free players may meet again: at once if they did not just meet, else
+        once both have waited ``rematch_after``."""
+        if self._cost(one, other) is not None:
+            return float("-inf")
+        return max(self._free_since[one], self._free_since[other]) + self.rematch_after
+
+    def rematch_due(self) -> float | None:
+        """The earliest time two free players who just met are due to be paired again
+        (``pair`` pairs them then, if nobody else came free meanwhile): the caller calls
+        ``pair`` again at that time. None when no such two are free."""
+        free = sorted(self._free_since)
+        times = [self._rematch_at(a, b) for i, a in enumerate(free) for b in free[i + 1:]
+                 if self._cost(a, b) is None]
+        return min(times) if times else None
+
+    def waiting(self, player_id: str, now: float
+                ) -> tuple[Literal["opponent", "rematch"], float | None] | None:
+        """Why a free player waits in a running arena: ``("rematch", seconds)`` when the
+        only other free player is the one it just met (paired again in that many seconds
+        unless someone else comes free first), ``("opponent", None)`` when nobody else is
+        free. None when it is not waiting (playing, paused, withdrawn, or the arena is not
+        running)."""
+        if player_id not in self._free_since or now < self.starts_at or self.is_over(now):
+            return None
+        others = [pid for pid in self._free_since if pid != player_id]
+        if others and all(self._cost(player_id, o) is None for o in others):
+            at = min(self._rematch_at(player_id, o) for o in others)
+            return "rematch", max(0.0, at - now)
+        return "opponent", None
 
     def _cost(self, one: str, other: str) -> tuple[int, int, float] | None:
         """How far apart two free players are (score, seat clash, rating); None when they

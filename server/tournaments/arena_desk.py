@@ -26,7 +26,7 @@ from server.play.lobby import Lobby
 from server.play.rooms import room_of
 from server.storage.store import Fenced, GameRecord, Store, TournamentRecord
 from server.tournaments import Entrant, check_conditions
-from server.tournaments.arena import Arena, Standing
+from server.tournaments.arena import REMATCH_AFTER_SECONDS, Arena, Standing
 from server.tournaments.held import HeldTournaments
 from server.tournaments.records import arena_from_records, arena_pairing_record, entrant_record
 from server.tournaments.watchers import address
@@ -37,6 +37,8 @@ TOP_ROWS = 10
 """Standings rows pushed to everyone; each player also gets its own row."""
 GAMES_SHOWN = 20
 """Games under way listed in a ``tournament`` message: those of the best-placed players."""
+TIMER_MARGIN_SECONDS = 0.05
+"""A rematch's timer fires this much after it is due, so the arena finds it due."""
 
 NO_SHOW_SECONDS = 15.0
 """How long a player's first turn must have lasted for its game's abort to count as its
@@ -51,8 +53,11 @@ class Arenas:
     timers, berserk, and their standings pushed."""
 
     def __init__(self, held: HeldTournaments, store: Store, outbox: Outbox, lobby: Lobby,
-                 now: Callable[[], float], push_seconds: float = 0.0) -> None:
+                 now: Callable[[], float], push_seconds: float = 0.0,
+                 rematch_after: float = REMATCH_AFTER_SECONDS) -> None:
         self.held = held
+        self.rematch_after = rematch_after
+        """``Arena.rematch_after`` of the arenas held here (``Settings.arena_rematch_seconds``)."""
         self.store = store
         self.outbox = outbox
         self.lobby = lobby
@@ -124,6 +129,7 @@ class Arenas:
         (to be scored)."""
         arena = arena_from_records(record, await self.store.tournament_entrants(record.id),
                                    await self.store.tournament_pairings(record.id))
+        arena.rematch_after = self.rematch_after
         self.arenas[record.id] = arena
         self.held.records[record.id] = record
         for entrant in arena.players.values():
@@ -183,8 +189,8 @@ class Arenas:
                    for g in under_way[:GAMES_SHOWN] if g.stored_as is not None]
         return p.TournamentMessage(
             tournament=self.view(self.held.records[tid], len(ordered)),
-            standings=[self._row(r) for r in rows],
-            you=None if mine is None else self._row(mine), games=playing)
+            standings=[self._row(r, arena) for r in rows],
+            you=None if mine is None else self._row(mine, arena), games=playing)
 
     def view(self, t: TournamentRecord, players: int | None = None) -> p.TournamentView:
         """The arena ``t`` as listed: ``players`` entrants, if known elsewhere."""
@@ -193,13 +199,17 @@ class Arenas:
             len(arena.players) if arena is not None else 0)
         return self.held.view(t, count, t.rounds)
 
-    def _row(self, row: Standing) -> p.StandingRow:
+    def _row(self, row: Standing, arena: Arena) -> p.StandingRow:
+        waiting = arena.waiting(row.id, self.now())
         return p.StandingRow(rank=row.rank, player=self.held.who(row.id),
                              rating=round(row.rating), score=row.score, games=row.games,
                              sheet=list(row.sheet), on_fire=row.on_fire,
                              status=row.status.value, playing=row.playing,
                              status_reason=row.benched,  # type: ignore[arg-type]
-                             no_shows=row.no_shows)
+                             no_shows=row.no_shows,
+                             waiting=None if waiting is None else waiting[0],
+                             rematch_in=None if waiting is None or waiting[1] is None
+                             else round(waiting[1], 1))
 
     def push(self, tid: str) -> None:
         """Push the standings to the arena's players: now, or (within ``push_seconds`` of
@@ -223,9 +233,10 @@ class Arenas:
         self.outbox.to_players_encoded([address(tid)], encoded)
         head, mark, tail = encoded.partition('"you":null,')
         assert mark, "a tournament message has a you field"
-        for row in self.arenas[tid].standings():
+        arena = self.arenas[tid]
+        for row in arena.standings():
             self.outbox.to_players_encoded(
-                [row.id], f'{head}"you":{self._row(row).model_dump_json()},{tail}')
+                [row.id], f'{head}"you":{self._row(row, arena).model_dump_json()},{tail}')
 
     # --- inside ----------------------------------------------------------------------------
 
@@ -260,7 +271,8 @@ class Arenas:
         tid = record.id
         assert record.ends_at is not None
         self.held.epochs[tid] = await self.held.leases.hold_tournament(tid)
-        self.arenas[tid] = Arena(tid, record.starts_at, record.ends_at, record.berserk)
+        self.arenas[tid] = Arena(tid, record.starts_at, record.ends_at, record.berserk,
+                                 rematch_after=self.rematch_after)
         self.held.records[tid] = record
         await self.held.save_tournament(tid)
         self.set_timers(record)
@@ -362,6 +374,9 @@ class Arenas:
                 self.lobby.close(room.id)  # never started: the new node pairs them again
                 raise
             await self.held.start(room, first, second, now)
+        due = arena.rematch_due()
+        if due is not None:  # two who just met wait alone: pair them again then
+            self.held.at(tid, max(0.0, due - self.now()) + TIMER_MARGIN_SECONDS, self._tick)
 
     async def _absent(self, record: GameRecord) -> str | None:
         """Who never made its move in an aborted game: the player to move when it was

@@ -35,6 +35,7 @@ from server.connections.player import Player
 from server.play.lobby import Lobby
 from server.play.rooms import room_of
 from server.storage.store import Fenced, GameRecord, Store, TournamentRecord
+from server.tournaments.arena import REMATCH_AFTER_SECONDS
 from server.tournaments.arena_desk import Arenas
 from server.tournaments.held import (
     DEFAULT_RATING,
@@ -73,7 +74,8 @@ class TournamentDesk:
     def __init__(self, store: Store, outbox: Outbox, players: Players, lobby: Lobby,
                  seating: Seating, ratings: SeatRatings, online: Callable[[str], Awaitable[Any]],
                  now: Callable[[], float], leases: Leases, watchers: Watchers,
-                 push_seconds: float = 0.0, schedule_lead: float = 3600.0) -> None:
+                 push_seconds: float = 0.0, schedule_lead: float = 3600.0,
+                 rematch_after: float = REMATCH_AFTER_SECONDS) -> None:
         self.store = store
         self.outbox = outbox
         self.lobby = lobby
@@ -82,7 +84,7 @@ class TournamentDesk:
         """The connections here that watch a tournament's page (``get_tournament``)."""
         self.held = HeldTournaments(store, players, lobby, seating, ratings, online, now,
                                     leases, self.let_go)
-        self.arenas = Arenas(self.held, store, outbox, lobby, now, push_seconds)
+        self.arenas = Arenas(self.held, store, outbox, lobby, now, push_seconds, rematch_after)
         self.rounds = RoundEvents(self.held, store, outbox, lobby, now)
         self.schedules = ArenaSchedules(store, lobby, self.arenas.open, now, schedule_lead)
         """Admins' recurring arenas, made here ahead of time."""

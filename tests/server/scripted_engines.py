@@ -98,3 +98,22 @@ def slow_warm_up(game_name: str) -> float:
     """A warm-up that takes as long as a short first start's compiling (3 s)."""
     time.sleep(3.0)
     return 3.0
+
+
+OTHELLO_LINE = ("e6", "f6", "d3", "e7", "e8", "d8", "g6", "f8")
+"""Eight Othello plies after which Black has no move but to pass."""
+
+
+def othello_line(state: State, limits: Limits) -> Iterator[Iteration]:
+    """Plays ``OTHELLO_LINE``'s move for the ply reached (discs on the board less the four
+    of the start; past the line, the first legal move). A position with nothing but a pass
+    is never the engine's to search: the server plays such a pass itself, so being asked for
+    one fails loudly."""
+    from games.othello import GAME
+
+    legal = state.legal_moves()
+    if [GAME.format_move(m) for m in legal] == ["pass"]:
+        raise AssertionError("the engine was asked to search a forced pass")
+    ply = sum(cell is not None for cell in GAME.cells(state)) - 4
+    move = GAME.parse_move(state, OTHELLO_LINE[ply]) if ply < len(OTHELLO_LINE) else legal[0]
+    yield Iteration(depth=1, score=0, move=move, pv=(move,), nodes=1, seconds=0.0)

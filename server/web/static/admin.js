@@ -6,6 +6,7 @@
 // and marked data-verbatim.
 
 import { setUpAdminChat } from "./admin_chat.js";
+import { setUpLadderLevels } from "./admin_ladder.js";
 import { errorText, has, lang, languageSwitch, t, tr } from "./i18n.js";
 
 const PROTOCOL_VERSION = 1;
@@ -184,6 +185,8 @@ const HANDLERS = {
 
 const chat = setUpAdminChat($("#desk"), send, toast);
 Object.assign(HANDLERS, chat.handlers);
+const ladder = setUpLadderLevels($("#ladder-levels"), send, () => state.game);
+Object.assign(HANDLERS, ladder.handlers);
 
 function showLogin(error) {
   $("#login").hidden = false;
@@ -244,6 +247,7 @@ function renderLevels() {
   $("#levels-version").textContent = versionText(state.levels.version);
   const game = state.levels.games.find((g) => g.game === state.game);
   if (!game) return;
+  ladder.show(game.levels.map((level) => level.name));
   for (const level of game.levels) {
     const row = el("tr", { "data-level": level.name });
     row.append(verbatim(level.name, "th"));

@@ -26,6 +26,8 @@ function labelText(label) {
   if (m) return t(`label.${m[1]}_in`, { n: Number(m[2]) });
   m = /^([+-]?\d+) exact$/.exec(label);
   if (m) return t("label.exact", { value: m[1] });
+  m = /^([+-]?\d+) book$/.exec(label);  // the opening book's value, not a search's
+  if (m) return t("label.book", { value: m[1] });
   return tr("label.", label);
 }
 

@@ -56,6 +56,7 @@ function seatOfPly(v, j) { return j % 2; }
  * discs for Othello; a proven win as the moves it takes), and its size. */
 function thoughtText(v, th, aiSeat) {
   const nodes = fmtNodes(th.nodes);
+  if (th.book) return t("think.book");  // the opening book's move: no search ran
   if (th.score === null) return t("think.forced", { depth: th.depth, nodes });  // a forced move
   const mine = colourOf(v.seats[aiSeat]);
   const theirs = colourOf(v.seats[1 - aiSeat]);

@@ -78,6 +78,8 @@ export function setUpLadder(client, { titleOf, watch, replay }) {
       if (e.anchored) name.append(el("span", ` ${t("ladder.anchored")}`, "tag muted"));
       if (e.playing) name.append(el("span", ` ${t("tournaments.playing")}`, "tag"));
       if (!e.active) name.append(el("span", ` ${t("ladder.left")}`, "tag muted"));
+      // An unrated entrant: what it waits for, so a bot's author knows the ladder works.
+      if (e.waits_for) name.append(el("small", ` ${t(e.waits_for === "level" ? "ladder.waits_level" : "ladder.waits_game")}`, "muted waits"));
       const error = el("td", e.error === null ? "" : `±${e.error} `, "num error");
       if (e.rating !== null && e.error !== null) error.append(errorBar(e, low, high));
       tr.append(el("td", e.rating === null ? "–" : ++rank, "rank"), name,

@@ -69,6 +69,8 @@ export function setUpRooms(client, { render, renderStatus, toast, startedBy, pla
       if (v.draw_offered_by === r.you) notify(r, t("offer.draw_declined_moved"));
       v.draw_offered_by = null;
     }
+    // A pass the server played for a side with no move: say so, or the turn just comes back.
+    if (msg.forced) notify(r, msg.seat === r.you ? t("status.forced_pass_you") : t("status.forced_pass", { who: seatName(v.seats[msg.seat]) }));
     if (S.current === msg.room) {
       render();
       if (msg.status === "active") playSound(yourTurn(r) ? "turn" : "move");

@@ -259,6 +259,9 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
       name.append(fire);
     }
     if (r.playing) name.append(el("span", ` ${t("tournaments.playing")}`, "tag"));
+    // Why a free player waits: nobody else free, or only the one just met (then for how long).
+    if (r.waiting === "rematch") name.append(el("small", ` ${t("tournaments.waiting_rematch", { s: Math.ceil(r.rematch_in ?? 0) })}`, "muted waiting"));
+    else if (r.waiting === "opponent") name.append(el("small", ` ${t("tournaments.waiting_opponent")}`, "muted waiting"));
     if (r.status !== "active") name.append(el("span", ` ${t(`tournaments.status_${r.status}`)}`, "tag muted"));
     const sheet = el("td", r.sheet.join(" "), "sheet");
     tr.append(el("td", r.rank, "rank"), name, el("td", r.rating, "num"), sheet, el("td", r.games, "num"),

@@ -6,6 +6,7 @@ the level; everything survives a restart. Bad requests are refused and change no
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import Counter
 from pathlib import Path
 
@@ -113,7 +114,9 @@ async def test_bots_on_the_ladder_are_ordered_by_strength_and_anchored_to_a_leve
 async def test_bad_ladder_requests_are_refused_and_change_nothing(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
     store = SqlStore(url)
-    async with running(store=store, settings=settings()) as srv:
+    # No level entered by default: the refused requests must leave the ladder empty.
+    quiet = dataclasses.replace(settings(), ladder_levels={})
+    async with running(store=store, settings=quiet) as srv:
         _, admin_token = await Admins(store.engine).create("Ann")
         guest = await Client.open(srv.url, "Guest")
         for message, code in (({"game": "connect4"}, "forbidden"),

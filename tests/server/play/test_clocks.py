@@ -196,14 +196,17 @@ def test_a_forced_othello_pass_is_played_by_the_server_and_costs_no_time() -> No
     assert made.clock.running == 1 and room.deadline() == pytest.approx(now + 0.2 + white)
 
 
-def test_an_untimed_othello_pass_is_still_the_players_to_send() -> None:
+def test_an_untimed_othello_pass_is_the_servers_to_play_too() -> None:
     lobby = make_lobby()
     room, _ = lobby.create(ANN, "othello", p.FriendOpponent(), 0, now=0.0)
     lobby.join(BOB, room.id, now=0.0)
     out = Outcome()
     for text in BLACK_MUST_PASS:
         out = play(room, text, 1.0)
-    assert out.forced is None
+    assert out.forced is not None and out.forced.record.move == "pass"
+    assert out.forced.seat == 0 and out.ai is None
+    made = sent(room.apply_move(out.forced, 1.0), p.MoveMade)[0]
+    assert made.forced and made.clock is None and room.state.to_move == 1
 
 
 def test_a_take_back_puts_the_clocks_back_as_stored_with_the_last_ply_kept() -> None:

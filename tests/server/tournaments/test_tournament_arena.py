@@ -110,6 +110,33 @@ def test_the_same_two_never_meet_twice_running_and_wait_for_a_third() -> None:
     assert "cy" in (game.first, game.second)
 
 
+def test_two_who_just_met_and_wait_alone_meet_again_once_both_waited_the_rematch_time(
+) -> None:
+    made = arena("ann", "bob")
+    game = play(made, "ann", "bob", "ann")  # both free again at START + 11
+    freed = START + 11
+    assert made.waiting("ann", freed) == ("rematch", made.rematch_after)
+    assert made.rematch_due() == freed + made.rematch_after
+    assert made.pair(freed + made.rematch_after - 0.1) == []
+    (again,) = made.pair(freed + made.rematch_after)
+    assert {again.first, again.second} == {"ann", "bob"}
+    assert again.first == game.second  # the seats turn round as for any pairing
+    assert made.waiting("ann", freed + made.rematch_after) is None  # playing
+    assert made.rematch_due() is None
+
+
+def test_a_third_player_coming_free_before_the_rematch_time_is_preferred() -> None:
+    made = arena("ann", "bob")
+    play(made, "ann", "bob", None)
+    later = START + 11 + made.rematch_after / 2
+    made.join(entrant("cy"), later)
+    (game,) = made.pair(later)
+    assert "cy" in (game.first, game.second)
+    left = ({"ann", "bob"} - {game.first, game.second}).pop()
+    assert made.waiting(left, later) == ("opponent", None)  # nobody else free
+    assert made.rematch_due() is None
+
+
 def test_free_players_meet_the_closest_in_score() -> None:
     made = Arena("t1", START, END)
     for name, rating in [("a", 2000), ("b", 1990), ("c", 1500), ("d", 1490)]:
@@ -275,7 +302,9 @@ def _points_by_rule(results: list[float], berserked: list[bool]) -> list[int]:
 def test_random_arenas_keep_every_pairing_and_scoring_rule(seed: int) -> None:
     rng = random.Random(seed)
     count = rng.randint(3, 30)
-    made = Arena(f"t{seed}", START, END)
+    # Rematches never come due here, so "never twice running" holds throughout; they have
+    # tests of their own below.
+    made = Arena(f"t{seed}", START, END, rematch_after=float("inf"))
     names = [f"p{k}" for k in range(count)]
     for name in names:
         made.join(entrant(name, rng.uniform(1000, 2200)), START)
