@@ -12,6 +12,7 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, async_playwright
 
 from server.engines import AiPool
+from tests.server.storage.conftest import create_database, drop_database
 
 # The tests of each package import the shared helpers (``wsclient``, ``pages``, ``people``,
 # ...) that stand in this folder by their bare names.
@@ -52,3 +53,17 @@ async def pool() -> AsyncIterator[AiPool]:
         yield workers
     finally:
         await workers.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """A server's database, once on SQLite and once on PostgreSQL (a database made for the
+    test and dropped after it). ``tests/server/storage`` has its own, with the memory store."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+        return
+    url, name = await create_database()
+    try:
+        yield url
+    finally:
+        await drop_database(name)

@@ -8,7 +8,6 @@ own) with real AI worker processes where moves are searched.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -21,7 +20,6 @@ from server.bots.accounts import Accounts, BadBotName
 from server.engines import AiPool, live_levels
 from server.play.rooms import game_id_of
 from server.storage import SqlStore
-from tests.server.storage.conftest import create_database, drop_database
 
 ADMIN_REQUESTS: list[dict[str, Any]] = [
     {"type": "admin_list_levels"},
@@ -36,18 +34,6 @@ ADMIN_REQUESTS: list[dict[str, Any]] = [
     {"type": "admin_create_bot", "name": "Sneaky"},
     {"type": "admin_revoke_bot", "bot": "Robo"},
 ]
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
-        return
-    url, name = await create_database()
-    try:
-        yield url
-    finally:
-        await drop_database(name)
 
 
 async def _make_admin(url: str, name: str = "Ann") -> tuple[str, str]:

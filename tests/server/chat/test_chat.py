@@ -25,18 +25,6 @@ from tests.server.storage.conftest import REDIS_URL, create_database, drop_datab
 HTML = '<img src=x onerror="alert(1)">'
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
-        return
-    url, name = await create_database()
-    try:
-        yield url
-    finally:
-        await drop_database(name)
-
-
 @pytest.fixture
 async def sqlite_server(tmp_path: Any) -> AsyncIterator[Running]:
     url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"

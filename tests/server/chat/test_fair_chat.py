@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import unicodedata
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
 from wsclient import Client, friends_game
 
 from server.admin.tokens import Admins
@@ -19,22 +17,9 @@ from server.app import Running, Settings, running
 from server.chat.rules import MAX_MARKS
 from server.storage import SqlStore
 from tests.server.chat.test_chat import opened, refused, said
-from tests.server.storage.conftest import create_database, drop_database
 
 FOUR_IN_COLUMN_ONE = ["1", "2", "1", "2", "1", "2", "1"]
 """Connect Four: the first player wins at its fourth move."""
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
-        return
-    url, name = await create_database()
-    try:
-        yield url
-    finally:
-        await drop_database(name)
 
 
 async def watcher(server: Running, room: str, name: str, source: str) -> Client:

@@ -7,15 +7,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from collections.abc import AsyncIterator
-from typing import Any
 
-import pytest
 from wsclient import Client
 
 from server.app import running
 from server.storage import SqlStore
-from tests.server.storage.conftest import create_database, drop_database
 
 SECRET = b"a secret the old tokens were signed with"
 
@@ -25,18 +21,6 @@ def old_token(player_id: str) -> str:
     HMAC-SHA256 of it, cut to 18 bytes, base64url."""
     mac = hmac.new(SECRET, player_id.encode(), hashlib.sha256).digest()[:18]
     return f"{player_id}.{base64.urlsafe_b64encode(mac).decode()}"
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
-        return
-    url, name = await create_database()
-    try:
-        yield url
-    finally:
-        await drop_database(name)
 
 
 async def test_an_old_form_token_resumes_once_for_a_new_form_one_then_never(

@@ -5,7 +5,6 @@ game, withdrawn at its second, and told why."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,23 +14,10 @@ from wsclient import Client
 from server.app import Running, Settings, running
 from server.play.clocks import TIME_CONTROLS, TimeControl
 from server.storage import SqlStore
-from tests.server.storage.conftest import create_database, drop_database
 from tests.server.tournaments.test_tournament_desk import make_arena
 
 QUICK = TimeControl("0.05+0", 3_000, 0)
 """A 3-second clock: an idle player's flag falls (and its game is aborted) at once."""
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
-        return
-    url, name = await create_database()
-    try:
-        yield url
-    finally:
-        await drop_database(name)
 
 
 @pytest.fixture

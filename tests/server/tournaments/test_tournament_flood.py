@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,19 +18,6 @@ from server.app import Running, running
 from server.bots.accounts import Accounts
 from server.storage import SqlStore
 from server.tournaments.makers import PER_ACCOUNT, PER_ADDRESS
-from tests.server.storage.conftest import create_database, drop_database
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
-        return
-    url, name = await create_database()
-    try:
-        yield url
-    finally:
-        await drop_database(name)
 
 
 @pytest.fixture
