@@ -102,7 +102,8 @@ async def test_discus_ladder_export_prints_the_list_of_a_running_server(
         capsys: pytest.CaptureFixture[str]) -> None:
     from server.cli import main
 
-    async with running(port=0) as srv:
+    # No AI level on the ladder by default here, so the list starts empty.
+    async with running(port=0, settings=Settings(ladder_levels={})) as srv:
         assert await asyncio.to_thread(main, ["ladder", "export", "othello", "--url", srv.url]) \
             == 0
         assert capsys.readouterr().out == ",".join(COLUMNS) + "\n"  # nobody on it yet
