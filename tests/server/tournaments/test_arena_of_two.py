@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from people import CHEAP_HASHER, sign_up
+from people import CHEAP_HASHER, MANY_SIGN_UPS, sign_up
 from wsclient import Client
 
 from server.app import Settings, running
@@ -27,13 +27,14 @@ async def next_pairing(client: Client, rooms: set[str]) -> dict[str, Any]:
 
 async def test_two_players_alone_in_an_arena_are_paired_again_and_told_why_they_wait(
 ) -> None:
-    settings = Settings(arena_rematch_seconds=REMATCH_SECONDS)
+    settings = Settings(arena_rematch_seconds=REMATCH_SECONDS, sign_in=MANY_SIGN_UPS)
     async with running(settings=settings) as server:
         server.app.accounts.hasher = CHEAP_HASHER
         ann = await Client.open(server.url, "Ann")
         bob = await Client.open(server.url, "Bob")
         clients = {c.player_id: c for c in (ann, bob)}
         await sign_up(ann, "Ann")
+        await sign_up(bob, "Bob")  # tournaments take accounts and bots, not guests
         tid = await make_arena(ann)
         await ann.send(type="join_tournament", tournament=tid)
         await ann.expect("tournament")

@@ -242,3 +242,15 @@ def test_after_the_last_round_nothing_more_is_paired() -> None:
         made.pair_next()
     with pytest.raises(errors.TournamentClosed):
         made.withdraw("p0")
+
+
+@pytest.mark.parametrize("name", ["=1+2", "+1 555", "-2+3", "@SUM(A1)", "\tcmd"])
+def test_a_name_a_spreadsheet_would_run_is_neutralised_in_the_crosstable_csv(name: str) -> None:
+    """Accounts' names begin with a letter or digit, but a bot's may begin with ``= + - @``
+    (any printable name): such a cell gets a single quote before it, so a spreadsheet shows
+    the name instead of running it."""
+    made = RoundEvent("e1", "roundrobin", None)
+    made.enter(Entrant("p0", name, 1500.0))
+    made.enter(Entrant("p1", "Plain", 1500.0))
+    rows = list(csv.reader(io.StringIO(made.crosstable_csv())))
+    assert sorted(row[1] for row in rows[1:]) == sorted([f"'{name}", "Plain"])
