@@ -1,26 +1,29 @@
 """Othello: this checkout's expert search against a reference commit's, by depth or by nodes.
 
-``python -m bench.othello_versus [--reference main] [--games 40] [--depth 10 | --nodes N |
---time S] [--ref-depth D | --ref-nodes N] [--full-width] [--ref-full-width] [--opening 8-12]
-[--seed 1]``
+``python -m bench.othello_versus [--reference main] [--new REF] [--games 40] [--depth 10 |
+--nodes N | --time S] [--ref-depth D | --ref-nodes N] [--full-width] [--ref-full-width]
+[--opening 8-12] [--balanced DISCS] [--seed 1]``
 
 A match that the machine's load does not decide: each side is bounded by a depth or a node
 budget (``Limits.depth`` or ``Limits.nodes``), not by a clock, so the same run on a busy
 machine and on an idle one plays the same games. ``--time`` (soft seconds, hard twice that)
 is there for comparison only. Both sides search selectively (Multi-ProbCut) as the expert
-does unless ``--full-width`` (``--ref-full-width``: the reference alone); the reference may be given
-another depth or budget (``--ref-depth``, ``--ref-nodes``: what a change is worth in depth
-or nodes).
+does unless ``--full-width`` (``--ref-full-width``: the reference alone); the reference may
+be given another depth or budget (``--ref-depth``, ``--ref-nodes``: what a change is worth in
+depth or nodes).
 
 The reference commit is exported as ``bench.othello_endgame`` does (``git archive`` into a
 directory named by its commit, kept). Two worker processes, one importing this checkout's
 engine and one the reference's, take turns (never both at once): each keeps its tables from
-move to move of a game, as an engine process does, and clears them at each new game. Each
-opening (``--opening`` random legal moves from the start, seeded) is played twice, the
-colours swapped; each side plays its search's best move (the expert's choice). Prints each
-game, then the score with its 95% interval (from the spread of the pairs' scores), the Elo
-difference, the mean disc difference and each side's mean nodes and seconds a move (seconds
-depend on the load: read them with it).
+move to move of a game, as an engine process does, and clears them at each new game
+(``--new REF``: another commit's engine instead of this checkout's). Each opening
+(``--opening`` random legal moves from the start, seeded) is played twice, the colours
+swapped; each side plays its search's best move (the expert's choice); with
+``--balanced DISCS`` only openings a 10-ply search scores within DISCS of even (random ones
+are often lost for one side, and pairs of them split whoever is stronger). Prints each game,
+then the score with its 95% interval (from the spread of the pairs' scores), the Elo
+difference, the mean disc difference with its interval, how many pairs split, and each
+side's mean nodes and seconds a move (seconds depend on the load: read them with it).
 """
 
 from __future__ import annotations
@@ -101,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.othello_versus",
                                      description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--reference", default="main", help="the commit to play against")
+    parser.add_argument("--new", default=None,
+                        help="a commit to play instead of this checkout (its working tree)")
     parser.add_argument("--games", type=int, default=40, help="even; default 40")
     bound = parser.add_mutually_exclusive_group()
     bound.add_argument("--depth", type=int, help="plies a move (default 10)")
@@ -112,6 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ref-full-width", action="store_true",
                         help="no Multi-ProbCut on the reference's side only")
     parser.add_argument("--opening", default="8-12", help="random moves first, e.g. 8-12")
+    parser.add_argument("--balanced", type=float, default=None, metavar="DISCS",
+                        help="only openings a 10-ply search scores within DISCS of even")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -134,10 +141,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ref_limits["selective"] = False
     tree = reference_tree(args.reference)
     low, _, high = args.opening.partition("-")
-    print(f"new (this checkout) {limits} vs reference {args.reference} ({tree.name}) "
-          f"{ref_limits}, openings of {args.opening} random moves, seed {args.seed}",
+    print(f"new ({args.new or 'this checkout'}) {limits} vs reference {args.reference} "
+          f"({tree.name}) {ref_limits}, openings of {args.opening} random moves, seed {args.seed}",
           flush=True)
-    players = {"new": _Player(_CHECKOUT), "ref": _Player(tree)}
+    players = {"new": _Player(_CHECKOUT if args.new is None else reference_tree(args.new)),
+               "ref": _Player(tree)}
     bounds = {"new": limits, "ref": ref_limits}
     rng = random.Random(args.seed)
     pair_scores: list[float] = []
@@ -146,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         for _ in range(args.games // 2):
-            start = opening(rng, int(low), int(high or low))
+            start = opening(rng, int(low), int(high or low), args.balanced)
             pair_points = 0.0
             for new_is_black in (True, False):
                 state = start
@@ -185,6 +193,14 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{elo(score):>+6.0f} "
           f"{f'{elo(score - 1.96 * spread):+.0f}..{elo(score + 1.96 * spread):+.0f}':>14} "
           f"{statistics.mean(discs):>+6.1f}")
+    pair_discs = [(discs[i] + discs[i + 1]) / 2 for i in range(0, n - 1, 2)]
+    disc_spread = statistics.stdev(pair_discs) / math.sqrt(len(pair_discs)) if len(
+        pair_discs) > 1 else 0.0
+    split = sum(1 for i in range(0, n - 1, 2) if discs[i] * discs[i + 1] < 0)
+    mean = statistics.mean(discs)
+    print(f"discs a game {mean:+.1f} (95% {mean - 1.96 * disc_spread:+.1f}.."
+          f"{mean + 1.96 * disc_spread:+.1f}); {split} of {len(pair_discs)} pairs split "
+          "(each side won its opening once)")
     print(f"nodes a move: new {statistics.mean(new.nodes):,.0f}, ref "
           f"{statistics.mean(ref.nodes):,.0f}; seconds a move: new "
           f"{statistics.mean(new.walls):.3f}, ref {statistics.mean(ref.walls):.3f} "
