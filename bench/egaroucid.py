@@ -159,6 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ours", default="expert", help="our Othello level")
     parser.add_argument("--games", type=int, default=100, help="even; default 100")
     parser.add_argument("--opening", default="8-12", help="random moves first, e.g. 8-12")
+    parser.add_argument("--balanced", type=float, default=None, metavar="DISCS",
+                        help="only openings a 10-ply search scores within DISCS of even")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     binary = build(args.source.resolve(), args.build)
@@ -176,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{args.opening} random moves, seed {args.seed}", flush=True)
     try:
         for pair in range(args.games // 2):
-            start = opening(rng, int(low), int(high or low))
+            start = opening(rng, int(low), int(high or low), args.balanced)
             pair_points = 0.0
             for ours_black in (True, False):
                 mine = play(start, ours_black, level, opponent, args.level,

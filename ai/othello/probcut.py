@@ -24,7 +24,10 @@ TABLE_FILE = Path(__file__).with_name("probcut.json")
 MIN_DEPTH = 3
 """Shallowest depth left that gets a ProbCut: below it the shallow search saves nothing."""
 MAX_DEPTH = 16
-"""Deepest depth left the kernel table has room for (rows come from the fit)."""
+"""Deepest depth left a fitted row may have."""
+KERNEL_DEPTH = 32
+"""Deepest depth left the kernel table has room for: depths beyond a stage's deepest fitted
+row borrow it (``kernel_table``)."""
 STAGE_EMPTIES = 6
 """Empties per stage of the fit: ``e`` belongs to stage ``e // STAGE_EMPTIES``."""
 
@@ -66,8 +69,21 @@ def read(path: Path = TABLE_FILE) -> list[Row]:
 def kernel_table(t: float, path: Path = TABLE_FILE) -> np.ndarray:
     """What the kernels take (``alphabeta._pvs``'s ``probcut``; made once per ``t``, only
     read): ``[empties, depth]`` -> ``(shallow depth, a, b, t * sigma)``, a shallow depth of 0
-    where no row was fitted."""
-    table = np.zeros((65, MAX_DEPTH + 1, 4), dtype=np.float64)
+    where no row was fitted.
+
+    A depth deeper than a stage's deepest fitted row (up to ``KERNEL_DEPTH``) takes the fit of
+    the deepest row of the same parity, with its own shallow depth (``shallow_depth``): the
+    fits barely change with depth (``a`` near 1, ``b`` near 0, ``sigma`` flat from depth 6
+    to 12), and without a row the top of a long search, where most of its nodes hang, would
+    be full-width."""
+    table = np.zeros((65, KERNEL_DEPTH + 1, 4), dtype=np.float64)
+    deepest: dict[tuple[int, int, int], Row] = {}
     for row in read(path):
         table[row.low:row.high + 1, row.depth] = (row.shallow, row.a, row.b, t * row.sigma)
+        key = (row.low, row.high, row.depth % 2)
+        if key not in deepest or deepest[key].depth < row.depth:
+            deepest[key] = row
+    for (low, high, _), row in deepest.items():
+        for depth in range(row.depth + 2, KERNEL_DEPTH + 1, 2):
+            table[low:high + 1, depth] = (shallow_depth(depth), row.a, row.b, t * row.sigma)
     return table

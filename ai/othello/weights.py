@@ -89,7 +89,11 @@ and 2/24, 2.5 0.20 and 1/24; at depth 12, 0.02 8/24, 0.03 5/24, 0.06 4/24, 0.10 
 keeps most of the saving with few changed moves, as Logistello's and Edax's midgames do. At
 0.5 s a move it reaches depth 16 where the full-width search reaches 11 (mean of 8
 positions), and it beat the full-width search 99-48 with 9 draws over 156 games from random
-openings with both colours (Elo +118, 95% +74..+166; ``--time 0.5``, seeds 1 and 2)."""
+openings with both colours (Elo +118, 95% +74..+166; ``--time 0.5``, seeds 1 and 2). Those
+figures predate the selective shallow searches and the rows beyond the fit; since then, on
+FFO #40-#79 (``python -m bench.othello_depth``, summed loss at about equal nodes) t 1.0 and
+2.0 came out no better than 1.5: 1.0 loses 56 at depth 18 with 34M nodes, 2.0 56 at depth
+14 with 35M and 44 at 16 with 95M, 1.5 48 at 18 with 110M (about 53 at 35M)."""
 ORDER_SORT_DEPTH = 3
 """Midgame nodes with at least this depth left sort moves by the opponent's replies."""
 END_SHALLOW = 6

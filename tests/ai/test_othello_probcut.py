@@ -53,6 +53,20 @@ def test_the_shipped_table_loads_and_every_fit_is_sane() -> None:
     assert all(table[e, 8, 0] > 0 for e in range(rows[0].low, 60))
 
 
+def test_depths_beyond_the_fit_borrow_its_deepest_row_of_the_same_parity() -> None:
+    rows = probcut.read()
+    deepest = max(row.depth for row in rows)
+    table = probcut.kernel_table(PROBCUT_T)
+    for row in rows:
+        if row.depth < deepest - 1:
+            continue
+        for depth in range(row.depth + 2, probcut.KERNEL_DEPTH + 1, 2):
+            assert tuple(table[row.low, depth]) == (probcut.shallow_depth(depth), row.a,
+                                                    row.b, PROBCUT_T * row.sigma)
+    assert all(table[40, depth, 0] > 0 for depth in range(probcut.MIN_DEPTH,
+                                                          probcut.KERNEL_DEPTH + 1))
+
+
 def test_a_selective_search_plays_legal_moves_and_searches_fewer_nodes() -> None:
     full_nodes = selective_nodes = 0
     for state in midgame(4, 36, seed=3):
