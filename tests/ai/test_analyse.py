@@ -39,6 +39,7 @@ def test_bad_lines_get_an_error_line_and_the_rest_of_the_file_is_still_answered(
     assert "8" in str(answers[2]["error"])
 
 
+@pytest.mark.slow
 def test_an_othello_file_with_a_finished_board_and_a_short_board_answers_every_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

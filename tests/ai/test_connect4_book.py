@@ -86,6 +86,7 @@ def test_searches_bounded_by_depth_or_scoring_several_moves_do_not_use_the_book(
 FIRST_PLIES, SECOND_PLIES = book.PLIES
 
 
+@pytest.mark.slow
 def test_discus_book_stats_says_how_many_entries_and_what_each_ply_holds(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

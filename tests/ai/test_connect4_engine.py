@@ -56,6 +56,7 @@ def pons_units(score: int) -> int:
     return score
 
 
+@pytest.mark.slow
 def test_compiled_alphabeta_equals_plain_minimax_on_hundreds_of_random_positions() -> None:
     rng = random.Random(99)
     for state in random_positions(1, 300):

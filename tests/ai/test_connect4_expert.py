@@ -82,6 +82,7 @@ def test_after_62753165_the_expert_keeps_the_draw_with_column_6() -> None:
     assert choose_move(state, EXPERT, 1, iterations[-1:]) == 5
 
 
+@pytest.mark.slow
 def test_with_no_time_for_the_exact_solve_the_expert_still_keeps_the_value(
     shared_data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -108,6 +109,7 @@ def test_with_no_time_for_the_exact_solve_the_expert_still_keeps_the_value(
     assert outcomes == {-1, 0, 1}
 
 
+@pytest.mark.slow
 def test_an_outcome_proven_before_is_not_proven_again_and_the_move_still_keeps_it(
     c4_engine_calls: Callable[..., list[Any]], no_c4_outcomes: None,
 ) -> None:
@@ -141,6 +143,7 @@ def test_when_even_the_weak_solve_does_not_fit_the_heuristic_answers_within_the_
     assert last.outcome is None and not last.exact and last.move in state.legal_moves()
 
 
+@pytest.mark.slow
 def test_the_expert_answers_within_its_hard_time_where_nothing_can_be_proven(
     no_c4_outcomes: None,
 ) -> None:
@@ -158,6 +161,7 @@ def _column_4(state: Connect4State, limits: Limits) -> Iterator[Iteration]:
     yield Iteration(depth=1, score=0, move=3, pv=(3,), nodes=1, seconds=0.0)
 
 
+@pytest.mark.slow
 def test_when_the_clock_ends_the_weak_solve_after_not_a_loss_the_move_still_keeps_the_draw(
     monkeypatch: pytest.MonkeyPatch, no_c4_outcomes: None,
 ) -> None:
@@ -184,6 +188,7 @@ def test_when_the_clock_ends_the_weak_solve_after_not_a_loss_the_move_still_keep
     assert value_after(state, last.move) == 0
 
 
+@pytest.mark.slow
 def test_a_position_proven_not_lost_before_asks_only_whether_it_wins(
     monkeypatch: pytest.MonkeyPatch, c4_engine_calls: Callable[..., list[Any]],
     no_c4_outcomes: None,

@@ -87,6 +87,7 @@ def test_a_position_whose_children_are_all_held_is_derived_from_them_without_a_s
     assert book.outcome(samples[2][0], out) is None
 
 
+@pytest.mark.slow
 def test_with_its_outcome_on_file_a_clock_too_short_to_prove_still_keeps_the_win(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_c4_outcomes: None,
 ) -> None:
@@ -104,6 +105,7 @@ def test_with_its_outcome_on_file_a_clock_too_short_to_prove_still_keeps_the_win
     assert engine.outcome_value(state)[0] == 1  # type: ignore[index]
 
 
+@pytest.mark.slow
 def test_the_shipped_outcomes_are_of_the_ply_they_are_built_for_and_check_out() -> None:
     entries = book.load_outcomes(book.OUTCOMES_FILE)
     if not entries:

@@ -22,6 +22,7 @@ def warm() -> None:
     ai.warm_up("othello")
 
 
+@pytest.mark.slow
 def test_symmetric_positions_share_one_entry_with_the_moves_mapped_back(tmp_path: Path) -> None:
     state = GAME.parse_moves("f5d6c3")
     key, t = book.canonical(state)
@@ -51,6 +52,7 @@ def test_the_shipped_book_covers_every_position_its_builder_visits() -> None:
     assert book.BOOK_FILE.stat().st_size < 200_000
 
 
+@pytest.mark.slow
 def test_book_entries_are_what_a_fresh_search_finds() -> None:
     entries = book.load()
     held = list(book_build.positions(book.PLIES, entries))

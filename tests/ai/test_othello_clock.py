@@ -53,6 +53,7 @@ def positions_with(rng: random.Random, empties: int, count: int,
     return found
 
 
+@pytest.mark.slow
 def test_a_move_is_back_by_the_hard_time_when_the_deadline_ends_the_search() -> None:
     # Soft time = hard time: an iteration started just before it runs into the hard deadline.
     # Midgame positions (deepening cut) and 21-23 empties (the clock-bounded solve cut).
@@ -68,6 +69,7 @@ def test_a_move_is_back_by_the_hard_time_when_the_deadline_ends_the_search() -> 
         assert time.perf_counter() - started <= limits.hard_time, GAME.format_position(state)
 
 
+@pytest.mark.slow
 def test_a_forced_move_is_answered_at_once_with_one_iteration() -> None:
     rng = random.Random(8)
     for state in positions_with(rng, 30, 2, moves=1):
@@ -83,6 +85,7 @@ def test_a_forced_pass_is_answered_at_once() -> None:
     assert [it.move for it in iterations] == [PASS]
 
 
+@pytest.mark.slow
 def test_the_win_loss_draw_solve_gives_the_suites_outcome_and_a_move_that_keeps_it(
     shared_data: Path,
 ) -> None:
@@ -99,6 +102,7 @@ def test_the_win_loss_draw_solve_gives_the_suites_outcome_and_a_move_that_keeps_
         assert found.exact == (best == 0)
 
 
+@pytest.mark.slow
 def test_with_time_for_the_outcome_only_the_clock_bounded_search_keeps_it(
     shared_data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -113,6 +117,7 @@ def test_with_time_for_the_outcome_only_the_clock_bounded_search_keeps_it(
     assert GAME.format_move(last.move) == "h4"
 
 
+@pytest.mark.slow
 def test_a_solve_expected_past_the_soft_time_proves_the_outcome_first_then_the_score(
     shared_data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

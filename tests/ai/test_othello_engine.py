@@ -67,6 +67,7 @@ def compiled() -> None:
     ai.warm_up("othello")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("evaluation", ["patterns", "classic"])
 def test_compiled_alpha_beta_equals_plain_negamax_at_the_same_depth(evaluation: str) -> None:
     rng = random.Random(2026)
@@ -108,6 +109,7 @@ def test_the_exact_solver_below_the_table_equals_plain_negamax_to_the_end() -> N
         assert last.move in state.legal_moves()
 
 
+@pytest.mark.slow
 def test_exact_solves_of_ten_empties_equal_textbook_alpha_beta() -> None:
     rng = random.Random(13)
     for _ in range(6):
@@ -116,6 +118,7 @@ def test_exact_solves_of_ten_empties_equal_textbook_alpha_beta() -> None:
         assert ai.best(state, Limits(exact=True)).score == expected
 
 
+@pytest.mark.slow
 def test_solves_through_the_endgame_table_equal_textbook_alpha_beta() -> None:
     # 11 empties: the root's children and grandchildren have END_TT or more empties, so they
     # read and write the endgame table; the textbook search has no table at all.
@@ -128,6 +131,7 @@ def test_solves_through_the_endgame_table_equal_textbook_alpha_beta() -> None:
         assert ai.best(state, Limits(exact=True)).score == expected
 
 
+@pytest.mark.slow
 def test_the_endgame_table_changes_the_work_but_never_an_exact_score() -> None:
     # 12..18 empties, too many for the textbook searches: the reference is the same solver
     # with the table off. The engine's own search (its per-thread table kept from one
@@ -145,6 +149,7 @@ def test_the_endgame_table_changes_the_work_but_never_an_exact_score() -> None:
     assert nodes_with < nodes_without
 
 
+@pytest.mark.slow
 def test_ffo_40_root_moves_get_the_suites_scores_through_the_table(shared_data: Path) -> None:
     # 20 empties: most of the solve runs through the table. The suite scores every move.
     state, scored = ffo(shared_data, 40)
@@ -153,6 +158,7 @@ def test_ffo_40_root_moves_get_the_suites_scores_through_the_table(shared_data: 
     assert solved == dict(scored[:3]) == {"a2": 38, "c7": 36, "d8": 34}
 
 
+@pytest.mark.slow
 def test_every_root_move_gets_its_exact_score_when_all_are_asked_for() -> None:
     rng = random.Random(17)
     for _ in range(8):
@@ -262,6 +268,7 @@ def test_a_timed_search_near_the_end_finishes_with_an_exact_solve() -> None:
     assert not ai.best(state, Limits(depth=3)).exact
 
 
+@pytest.mark.slow
 def test_a_clock_bounded_search_solves_exactly_as_soon_as_the_solve_fits_its_time() -> None:
     # 19 empties: past the automatic solve, and a midgame search cannot reach the end in a
     # second, but the solve takes a few hundredths: the level plays the proven best move.

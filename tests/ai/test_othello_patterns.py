@@ -142,6 +142,7 @@ def test_a_finished_game_gets_its_final_score_not_the_patterns() -> None:
     assert leaf(_U(P), _U(O), random_table(7)) == terminal(_U(P), _U(O))
 
 
+@pytest.mark.slow
 def test_the_trainer_gives_the_same_weights_in_one_process_or_several(
         tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Jobs take whole chunks of games and blocks of positions: the result must not depend on

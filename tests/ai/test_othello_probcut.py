@@ -36,6 +36,7 @@ def midgame(count: int, empties: int, seed: int) -> list[OthelloState]:
     return [with_empties(rng, empties) for _ in range(count)]
 
 
+@pytest.mark.slow
 def test_the_shipped_table_loads_and_every_fit_is_sane() -> None:
     rows = probcut.read()
     assert {row.depth for row in rows} >= set(range(probcut.MIN_DEPTH, 11))
@@ -80,6 +81,7 @@ def test_a_selective_search_plays_legal_moves_and_searches_fewer_nodes() -> None
     assert selective_nodes < full_nodes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("number", [40])
 def test_a_selective_search_still_solves_ffo_exactly(shared_data: Path, number: int) -> None:
     # The midgame iterations that order the root before the solve prune selectively; the
@@ -142,6 +144,7 @@ def test_a_search_given_another_table_cuts_by_that_table(tmp_path: Path) -> None
     assert nodes[wide] > nodes[None]
 
 
+@pytest.mark.slow
 def test_the_fits_values_are_the_same_on_a_pool_and_when_resumed(tmp_path: Path) -> None:
     # Same seed, same values, however the games were spread or the run was cut.
     report = io.StringIO()

@@ -67,6 +67,7 @@ def c4_review() -> review.Review:
     return review.review("connect4", [int(c) - 1 for c in C4_GAME], solve_seconds=1.0)
 
 
+@pytest.mark.slow
 def test_a_connect4_review_gives_the_values_and_verdicts_of_separate_exact_solves(
     c4_review: review.Review,
 ) -> None:
@@ -111,6 +112,7 @@ def test_connect4_values_read_as_wins_and_losses_in_own_moves(ply: int, value: i
     assert review.label("connect4", ply, value, True, mover=mover) == text
 
 
+@pytest.mark.slow
 def test_an_othello_review_is_exact_near_the_end_as_a_separate_solve_says() -> None:
     game = games.load("othello")
     state = game.initial()
@@ -147,6 +149,7 @@ def test_an_othello_review_is_exact_near_the_end_as_a_separate_solve_says() -> N
     assert all(m.verdict is not None for m in found.moves)
 
 
+@pytest.mark.slow
 def test_the_analysis_board_gives_every_connect4_move_its_exact_value() -> None:
     # The multi-root search once mixed units here and left out moves that lose at once.
     state = games.load("connect4").parse_moves("44532671444")
@@ -221,6 +224,7 @@ def test_the_first_hard_position_gets_the_time_the_easy_ones_left(
     assert given[1] == solve, "the spare time was spent: the next proof gets its own seconds"
 
 
+@pytest.mark.slow
 def test_the_analysis_board_solves_othello_moves_near_the_end() -> None:
     line = (DATA / "othello" / "ffo_40_59.obf").read_text().splitlines()[0]
     position, _, answers = line.partition(";")

@@ -51,6 +51,7 @@ def reviewed() -> review.Review:
     return review.review("othello", d3_game())
 
 
+@pytest.mark.slow
 def test_a_d3_openings_first_move_is_unmarked_and_valued_by_the_book(
         reviewed: review.Review) -> None:
     first = reviewed.moves[0]

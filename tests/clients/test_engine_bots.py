@@ -64,6 +64,7 @@ def lost_by_resigning(game: Finished) -> bool:
         game.result.winner == 1 - game.seat
 
 
+@pytest.mark.slow
 async def test_a_crash_a_hang_or_an_illegal_answer_costs_that_game_only_and_the_next_is_played(
     server: Running, tmp_path: Path,
 ) -> None:
@@ -93,6 +94,7 @@ async def test_a_crash_a_hang_or_an_illegal_answer_costs_that_game_only_and_the_
         assert bridge.identity is not None and bridge.identity.text() == name
 
 
+@pytest.mark.slow
 async def test_an_nboard_and_a_gtp_engine_play_each_other_on_a_clock(
     server: Running, tmp_path: Path,
 ) -> None:

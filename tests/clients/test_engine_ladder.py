@@ -29,6 +29,7 @@ ENGINES = Path(__file__).resolve().parent / "engines"
 QUICK = TimeControl("ladder", 20_000, 200)
 
 
+@pytest.mark.slow
 async def test_engines_enter_the_ladder_named_as_they_say_and_the_list_exports(
         tmp_path: Path) -> None:
     store = SqlStore(f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}")

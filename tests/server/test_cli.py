@@ -48,6 +48,7 @@ def test_analyse_solves_pons_positions_from_a_file_in_input_order(
         assert row["pv"][0] == row["move"]
 
 
+@pytest.mark.slow
 def test_analyse_takes_an_othello_board_string_and_finds_a_best_move_of_the_suite(
     capsys: pytest.CaptureFixture[str], shared_data: Path
 ) -> None:
@@ -66,6 +67,7 @@ def test_analyse_takes_an_othello_board_string_and_finds_a_best_move_of_the_suit
     }
 
 
+@pytest.mark.slow
 def test_analyse_with_a_depth_limit_reports_that_depth_and_no_proof(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -121,6 +123,7 @@ def test_serve_passes_its_worker_count_to_the_ai_pool(monkeypatch: pytest.Monkey
     assert seen["chat_guests"] is True
 
 
+@pytest.mark.slow
 def test_warm_up_says_where_the_engines_came_from(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["warm-up"]) == 0
     line = last_line(capsys)

@@ -259,6 +259,7 @@ async def ai_opens(search: str, evaluation: bool = True, account: bool = False
         await pool.close()
 
 
+@pytest.mark.slow
 async def test_a_quick_search_is_shown_by_its_last_iteration_with_its_move() -> None:
     """The scripted engine finishes three iterations in a few milliseconds: no ai_thinking,
     and the move's thought is the last iteration (depth 3) with the score of the move played."""
@@ -273,6 +274,7 @@ async def test_a_quick_search_is_shown_by_its_last_iteration_with_its_move() -> 
         assert mine["thought"] is None  # a person's move
 
 
+@pytest.mark.slow
 async def test_a_long_search_streams_its_thinking_before_its_move() -> None:
     async with ai_opens("unhurried") as (ann, made):
         thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
@@ -280,6 +282,7 @@ async def test_a_long_search_streams_its_thinking_before_its_move() -> None:
         assert max(m["depth"] for m in thinking) <= made["thought"]["depth"] == 8
 
 
+@pytest.mark.slow
 async def test_a_rated_game_shows_the_engine_thinking_but_never_its_evaluation() -> None:
     async with ai_opens("unhurried", evaluation=False, account=True) as (ann, made):
         thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
@@ -293,6 +296,7 @@ async def test_a_rated_game_shows_the_engine_thinking_but_never_its_evaluation()
         assert (error["code"], error["ref"]) == ("forbidden", "e")
 
 
+@pytest.mark.slow
 async def test_a_casual_game_shows_the_evaluation_only_when_asked_for() -> None:
     async with ai_opens("unhurried", evaluation=False) as (ann, made):
         thinking = [m for m in ann.seen if m["type"] == "ai_thinking"]
@@ -312,6 +316,7 @@ async def test_a_casual_game_shows_the_evaluation_only_when_asked_for() -> None:
         assert reply["thought"]["score"] is None
 
 
+@pytest.mark.slow
 async def test_games_against_the_real_engines_in_a_worker_show_what_they_saw() -> None:
     pool = AiPool(processes=1, games=("connect4", "othello"))
     await pool.start(wait_ready=True, timeout=120)

@@ -13,6 +13,7 @@ import pytest
 from wsclient import Client
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 async def test_the_server_closes_connections_as_going_away_and_exits_cleanly(
     signum: signal.Signals, tmp_path: Path

@@ -48,6 +48,7 @@ async def test_the_third_game_is_offered_with_its_colours_and_levels(server: Run
     assert offered[thirdgame.NAME]["rows"] == offered[thirdgame.NAME]["cols"] == 3
 
 
+@pytest.mark.slow
 async def test_two_people_play_it_and_it_is_stored_replayed_and_reviewed(
     server: Running,
 ) -> None:

@@ -173,6 +173,7 @@ async def _ai_reply(person: Client, room: str, ply: int, move: str) -> tuple[dic
     return answer, depths
 
 
+@pytest.mark.slow
 async def test_an_edit_on_one_server_limits_the_next_ai_move_on_another(
     database_url: str, pool: AiPool, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -212,6 +213,7 @@ async def test_an_edit_on_one_server_limits_the_next_ai_move_on_another(
         await person.close()
 
 
+@pytest.mark.slow
 async def test_a_short_calibration_over_the_protocol_adds_up_and_is_stored(
     tmp_path: Any, pool: AiPool,
 ) -> None:

@@ -40,6 +40,7 @@ async def store(sqlite_url: str) -> AsyncIterator[SqlStore]:
         await s.close()
 
 
+@pytest.mark.slow
 async def test_a_short_calibration_adds_up_alternates_colours_and_is_stored(
     store: SqlStore,
 ) -> None:
@@ -79,6 +80,7 @@ async def test_unknown_levels_are_refused_before_anything_is_played(store: SqlSt
         await load_levels_for_calibration(store.engine, "othello", ["easy"])
 
 
+@pytest.mark.slow
 def test_discus_calibrate_shows_progress_prints_the_table_and_stores_the_run(
     sqlite_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -299,6 +299,7 @@ async def _welcome(url: str, process: subprocess.Popen[bytes], log: Path) -> Cli
             await asyncio.sleep(0.2)
 
 
+@pytest.mark.slow
 async def test_discus_serve_enables_registration_only_with_its_flag(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'discus.sqlite3'}"
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}

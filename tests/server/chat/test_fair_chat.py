@@ -10,6 +10,7 @@ import asyncio
 import unicodedata
 from typing import Any
 
+import pytest
 from wsclient import Client, friends_game
 
 from server.admin.tokens import Admins
@@ -110,6 +111,7 @@ async def test_an_admin_silences_a_guest_by_id_and_address_until_lifted(
         await said(again, game, "sorry")  # lifting the silence lifts its address's
 
 
+@pytest.mark.slow
 async def test_a_finished_games_chat_takes_lines_from_its_players_for_a_while_only(
     database_url: str,
 ) -> None:
@@ -137,6 +139,7 @@ async def test_a_finished_games_chat_takes_lines_from_its_players_for_a_while_on
         assert players == ["gg"]
 
 
+@pytest.mark.slow
 async def test_the_sweep_deletes_lines_past_their_time_and_keeps_newer_ones(
     database_url: str,
 ) -> None:

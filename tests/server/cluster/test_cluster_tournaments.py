@@ -224,6 +224,7 @@ async def test_a_round_robin_made_on_one_node_is_entered_started_and_played_from
         await client.close()
 
 
+@pytest.mark.slow
 async def test_the_ladder_runs_on_one_node_and_on_another_once_that_one_stops(
     prefix: str,  # noqa: F811
 ) -> None:

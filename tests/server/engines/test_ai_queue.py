@@ -67,6 +67,7 @@ async def node(redis_prefix: str) -> AsyncIterator[QueuedPool]:  # noqa: F811
         await pool.close()
 
 
+@pytest.mark.slow
 async def test_a_node_without_engines_gets_the_moves_its_own_pool_would_find(
     node: QueuedPool, redis_prefix: str, tmp_path: Path  # noqa: F811
 ) -> None:
@@ -109,6 +110,7 @@ async def test_with_no_worker_at_all_the_node_plays_its_quick_move_after_the_que
     assert node.snapshot().fallbacks == 1
 
 
+@pytest.mark.slow
 async def test_a_late_worker_does_not_search_a_job_its_node_already_answered(
     redis_prefix: str,  # noqa: F811
 ) -> None:
@@ -139,6 +141,7 @@ def _spawn_stuck_worker(prefix: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True)
 
 
+@pytest.mark.slow
 async def test_a_job_held_by_a_killed_worker_is_searched_by_another_within_its_hard_time(
     redis_prefix: str,  # noqa: F811
 ) -> None:
@@ -176,6 +179,7 @@ async def test_a_job_held_by_a_killed_worker_is_searched_by_another_within_its_h
     assert rescuer.jobs_done == 1
 
 
+@pytest.mark.slow
 async def test_a_person_plays_the_ai_on_a_server_whose_moves_come_from_a_worker(
     node: QueuedPool, redis_prefix: str  # noqa: F811
 ) -> None:

@@ -125,6 +125,7 @@ def _scripted_pool() -> AiPool:
                   warm_up="scripted_engines:warm_up")
 
 
+@pytest.mark.slow
 async def test_a_job_answered_through_redis_is_answered_as_through_the_pipe(
     redis_prefix: str,  # noqa: F811
 ) -> None:

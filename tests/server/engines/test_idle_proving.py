@@ -211,6 +211,7 @@ def test_a_budget_never_outlasts_the_pools_patience_with_a_task() -> None:
     assert plan.seconds(RETRIES) == TASK_SECONDS * 0.8 and plan.batch(plan.seconds(2)) == 1
 
 
+@pytest.mark.slow
 def test_a_position_too_hard_to_prove_exactly_keeps_its_outcome_for_the_expert(
     sqlite_url: str, monkeypatch: pytest.MonkeyPatch, no_c4_outcomes: None,  # noqa: F811
 ) -> None:

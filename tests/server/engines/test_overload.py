@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
@@ -63,6 +64,7 @@ async def test_past_its_connection_cap_a_node_sheds_newcomers_and_keeps_its_play
         await carl.close()
 
 
+@pytest.mark.slow
 async def test_after_its_event_loop_ran_late_a_node_sheds_newcomers_until_it_recovers() -> None:
     settings = Settings(shed_lag_seconds=0.2)
     async with running(port=0, store=MemoryStore(), settings=settings) as srv:
@@ -80,6 +82,7 @@ async def test_after_its_event_loop_ran_late_a_node_sheds_newcomers_until_it_rec
         await ann.close()
 
 
+@pytest.mark.slow
 async def test_while_its_engines_warm_up_a_node_says_so_and_refuses_nobody_for_its_lag() -> None:
     pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
                   warm_up="scripted_engines:slow_warm_up")

@@ -46,6 +46,7 @@ async def steady_pool() -> AsyncIterator[AiPool]:
     await pool.close()
 
 
+@pytest.mark.slow
 async def test_a_quick_search_sends_no_progress_and_its_answer_carries_the_last_iteration(
     steady_pool: AiPool,
 ) -> None:
@@ -57,6 +58,7 @@ async def test_a_quick_search_sends_no_progress_and_its_answer_carries_the_last_
     assert not answer.exact
 
 
+@pytest.mark.slow
 async def test_a_patient_level_shows_its_first_iteration_then_one_each_fifth_of_a_second(
 ) -> None:
     pool = await started_pool("unhurried")
@@ -79,6 +81,7 @@ async def test_jobs_queue_behind_a_busy_worker_and_all_get_answers(steady_pool: 
     assert steady_pool.snapshot().jobs == 7
 
 
+@pytest.mark.slow
 async def test_a_stuck_worker_is_replaced_and_the_move_is_made_anyway() -> None:
     pool = await started_pool("stuck", margin=0.3)
     try:
@@ -106,6 +109,7 @@ async def test_a_stuck_worker_is_replaced_and_the_move_is_made_anyway() -> None:
         await pool.close()
 
 
+@pytest.mark.slow
 async def test_a_worker_that_dies_mid_search_is_replaced_and_the_game_goes_on() -> None:
     pool = await started_pool("dies")
     try:
@@ -119,6 +123,7 @@ async def test_a_worker_that_dies_mid_search_is_replaced_and_the_game_goes_on() 
         await pool.close()
 
 
+@pytest.mark.slow
 async def test_closing_the_pool_answers_what_is_still_queued() -> None:
     pool = await started_pool("stuck", margin=5.0)
     waiting = [asyncio.create_task(pool.think(AiJob("connect4", (), FAST, seed=s)))
@@ -130,6 +135,7 @@ async def test_closing_the_pool_answers_what_is_still_queued() -> None:
     assert pool.pids() == []
 
 
+@pytest.mark.slow
 async def test_workers_that_die_while_warming_up_are_given_up_and_moves_still_come() -> None:
     pool = AiPool(processes=1, games=("connect4",), queue_timeout=0.5,
                   search="scripted_engines:steady", warm_up="scripted_engines:crash_on_start")
@@ -155,6 +161,7 @@ def test_the_quick_answer_blocks_a_win_in_one() -> None:
         assert quick_move(C4.parse_moves("12121"), seed=seed) == 0
 
 
+@pytest.mark.slow
 async def test_a_worker_that_hangs_while_warming_up_is_replaced_after_the_deadline() -> None:
     pool = AiPool(processes=1, games=("connect4",), queue_timeout=0.5, warm_up_timeout=1.5,
                   search="scripted_engines:steady", warm_up=HANGS)
@@ -245,6 +252,7 @@ def test_an_opening_book_answer_is_not_kept_in_the_position_cache() -> None:
     assert learned is not None  # a search's answer is kept
 
 
+@pytest.mark.slow
 async def test_until_a_first_worker_is_ready_moves_come_at_once_from_the_rules_alone() -> None:
     pool = AiPool(processes=1, games=("connect4",), search="scripted_engines:steady",
                   warm_up="scripted_engines:slow_warm_up")

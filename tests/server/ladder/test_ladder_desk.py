@@ -10,6 +10,7 @@ import dataclasses
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from wsclient import Client
 
 import games
@@ -45,6 +46,7 @@ async def ladder(client: Client) -> dict:  # type: ignore[type-arg]
     return await client.expect("ladder")
 
 
+@pytest.mark.slow
 async def test_bots_on_the_ladder_are_ordered_by_strength_and_anchored_to_a_level(
         tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"

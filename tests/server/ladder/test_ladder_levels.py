@@ -10,6 +10,7 @@ import itertools
 import time
 from pathlib import Path
 
+import pytest
 from wsclient import Client
 
 import games
@@ -59,6 +60,7 @@ async def ladder(client: Client) -> dict:  # type: ignore[type-arg]
     return await client.expect("ladder")
 
 
+@pytest.mark.slow
 async def test_a_ladder_of_the_five_connect4_levels_orders_them_as_their_calibration_does(
         tmp_path: Path) -> None:
     """Every pair apart by more than ``WIDE`` calibrated Elo comes out in the calibrated

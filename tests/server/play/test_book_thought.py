@@ -14,6 +14,7 @@ from server.storage.memory import MemoryStore
 pytestmark = pytest.mark.timeout(240)
 
 
+@pytest.mark.slow
 async def test_the_experts_book_move_is_announced_as_a_book_move() -> None:
     pool = AiPool(processes=1, games=("othello",))
     await pool.start(wait_ready=True, timeout=180)

@@ -4,6 +4,7 @@ as forced; a pass a client still sends for that ply is stale and changes nothing
 
 from __future__ import annotations
 
+import pytest
 from scripted_engines import OTHELLO_LINE
 from wsclient import Client, friends_game
 
@@ -36,6 +37,7 @@ async def test_in_an_untimed_game_a_persons_forced_pass_is_played_stored_and_ann
         assert made["forced"] is False
 
 
+@pytest.mark.slow
 async def test_the_ais_forced_pass_is_played_without_asking_its_engine() -> None:
     # The scripted engine plays the line as Black and fails if asked to search a pass.
     pool = AiPool(processes=1, games=("othello",), search="scripted_engines:othello_line",
@@ -57,6 +59,7 @@ async def test_the_ais_forced_pass_is_played_without_asking_its_engine() -> None
         assert stored is not None and [m.move for m in stored[1]][-1] == "pass"
 
 
+@pytest.mark.slow
 async def test_a_take_back_goes_past_a_forced_pass_to_the_persons_last_real_move() -> None:
     pool = AiPool(processes=1, games=("othello",), search="scripted_engines:othello_line",
                   warm_up="scripted_engines:warm_up")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from wsclient import Client
 
 from server.app import running
@@ -72,6 +73,7 @@ async def test_a_token_signed_with_another_secret_is_refused() -> None:
         assert error["code"] == "bad_resume_token"
 
 
+@pytest.mark.slow
 async def test_a_casual_game_showing_the_evaluation_still_shows_it_after_a_restart() -> None:
     """The creator's wish to see the engine's evaluation is stored with the game: after a
     restart the AI's thinking still carries its score (the scripted engine scores 0)."""

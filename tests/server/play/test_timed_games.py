@@ -10,6 +10,7 @@ import math
 import uuid
 from contextlib import AbstractAsyncContextManager
 
+import pytest
 import redis.asyncio as aioredis
 from wsclient import Client, friends_game
 
@@ -56,6 +57,7 @@ def spent_ms(seconds: float) -> int:
     return math.ceil(round(seconds * 1000, 3))
 
 
+@pytest.mark.slow
 async def test_a_game_is_lost_on_time_when_the_player_to_move_sends_nothing(
     sql_url: str,  # noqa: F811 - fixture
 ) -> None:
@@ -159,6 +161,7 @@ async def test_the_server_plays_a_forced_othello_pass_and_stores_it() -> None:
         assert stored is not None and [m.move for m in stored[1]][-1] == "pass"
 
 
+@pytest.mark.slow
 async def test_in_a_cluster_the_rooms_node_keeps_the_clocks_and_so_does_a_takeover() -> None:
     fast = ClusterSettings(lease_seconds=1.5, renew_seconds=0.3, forward_timeout=5.0)
     prefix = f"discus-test-{uuid.uuid4().hex[:12]}"

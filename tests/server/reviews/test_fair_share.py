@@ -67,6 +67,7 @@ async def keep_asking(client: Client, positions: list[str], stop: asyncio.Event)
     return answered
 
 
+@pytest.mark.slow
 async def test_one_address_flooding_slow_analyses_leaves_anothers_quick_one_under_two_seconds(
     server: Running,
 ) -> None:

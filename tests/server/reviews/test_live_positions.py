@@ -81,6 +81,7 @@ def test_the_positions_refused_here_are_off_the_book_and_the_opening_is_on_it() 
     assert review.analyse_known(c4.parse_moves("".join(DEEP[:4]))) is not None
 
 
+@pytest.mark.slow
 async def test_a_live_rated_games_positions_are_analysed_for_nobody_until_it_ends(
     server: Running,
 ) -> None:
@@ -103,6 +104,7 @@ async def test_a_live_rated_games_positions_are_analysed_for_nobody_until_it_end
     assert answer["moves"] == DEEP[:LIVE] and answer["values"]
 
 
+@pytest.mark.slow
 async def test_a_review_of_a_game_through_a_live_rated_position_is_refused(
     server: Running,
 ) -> None:

@@ -37,6 +37,7 @@ async def timed_move(pool: AiPool) -> float:
     return time.monotonic() - started
 
 
+@pytest.mark.slow
 async def test_a_live_move_gets_the_other_worker_while_a_review_runs(
     two_workers: AiPool,
 ) -> None:
@@ -49,6 +50,7 @@ async def test_a_live_move_gets_the_other_worker_while_a_review_runs(
     await review
 
 
+@pytest.mark.slow
 async def test_a_review_never_takes_the_last_idle_worker(two_workers: AiPool) -> None:
     first = asyncio.create_task(timed_move(two_workers))
     await asyncio.sleep(0.1)  # one worker busy with a live move, one idle
@@ -61,6 +63,7 @@ async def test_a_review_never_takes_the_last_idle_worker(two_workers: AiPool) ->
     await asyncio.wait_for(review, timeout=10)  # and it starts once two workers are idle
 
 
+@pytest.mark.slow
 async def test_a_waiting_review_lets_queued_moves_go_first(two_workers: AiPool) -> None:
     moves = [asyncio.create_task(timed_move(two_workers)) for _ in range(2)]
     await asyncio.sleep(0.05)
@@ -73,6 +76,7 @@ async def test_a_waiting_review_lets_queued_moves_go_first(two_workers: AiPool) 
     await asyncio.wait_for(review, timeout=10)
 
 
+@pytest.mark.slow
 async def test_a_task_that_raises_fails_its_caller_and_the_worker_goes_on(
     two_workers: AiPool,
 ) -> None:
@@ -86,6 +90,7 @@ async def test_a_pool_of_one_worker_runs_no_tasks() -> None:
     assert AiPool(processes=2).runs_tasks
 
 
+@pytest.mark.slow
 async def test_a_review_gives_its_worker_back_when_moves_outnumber_the_idle_workers(
     two_workers: AiPool,
 ) -> None:
@@ -100,6 +105,7 @@ async def test_a_review_gives_its_worker_back_when_moves_outnumber_the_idle_work
     assert pid in two_workers.pids()
 
 
+@pytest.mark.slow
 async def test_a_proof_under_way_is_stopped_at_once_for_a_live_move(two_workers: AiPool) -> None:
     # The task proves the empty board without the book (minutes): only its stop array ends it.
     review = asyncio.create_task(two_workers.run_task("scripted_engines:endless_proof"))

@@ -58,6 +58,7 @@ def exact(moves: list[str]) -> int:
                             scores))
 
 
+@pytest.mark.slow
 async def test_a_finished_game_is_reviewed_and_the_second_look_is_the_stored_review(
     server: Running,
 ) -> None:
@@ -102,6 +103,7 @@ async def test_reviewing_an_unknown_or_unfinished_game_is_refused_and_stores_not
     assert (await ann.expect("move_made", ply=1))["move"] == "4"
 
 
+@pytest.mark.slow
 async def test_the_analysis_board_values_every_legal_move_exactly(server: Running) -> None:
     ann = await Client.open(server.url, "Ann")
     position = list("44532671444")
@@ -129,6 +131,7 @@ async def test_an_analysis_of_a_position_that_has_none_is_refused(
     assert (error["code"], error["ref"]) == (code, "x")
 
 
+@pytest.mark.slow
 async def test_a_finished_position_is_analysed_as_its_result(server: Running) -> None:
     ann = await Client.open(server.url, "Ann")
     await ann.send(type="analyse", id="x", game="connect4", moves=list("1212121"))
@@ -140,6 +143,7 @@ async def test_a_finished_position_is_analysed_as_its_result(server: Running) ->
     assert answer["result"] is None and len(answer["values"]) == 7
 
 
+@pytest.mark.slow
 async def test_a_player_may_have_one_analysis_under_way_and_a_second_is_refused_at_once(
     server: Running,
 ) -> None:
@@ -155,6 +159,7 @@ async def test_a_player_may_have_one_analysis_under_way_and_a_second_is_refused_
     assert (await ann.expect("analysis", timeout=SLOW))["moves"] == DEEP[:16]
 
 
+@pytest.mark.slow
 async def test_sixteen_analyses_from_one_address_are_mostly_refused_and_another_is_answered(
     server: Running,
 ) -> None:
@@ -192,6 +197,7 @@ async def test_an_analysis_is_cancelled_when_its_connection_closes(server: Runni
 
 
 
+@pytest.mark.slow
 async def test_with_two_ai_workers_the_review_is_computed_on_the_pool() -> None:
     pool = AiPool(processes=2, games=("connect4",))
     await pool.start(wait_ready=True, timeout=120)

@@ -233,6 +233,7 @@ def test_migration_0002_goes_down_to_0001_and_up_again(url: str) -> None:
     assert count_levels(url) == 10
 
 
+@pytest.mark.slow
 async def test_with_redis_down_levels_and_edits_still_work_from_the_database(
     stores: tuple[SqlStore, SqlStore],
 ) -> None:

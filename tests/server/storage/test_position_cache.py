@@ -208,6 +208,7 @@ def _worker_saves(redis_url: str, database_url: str, prefix: str) -> None:
         cache.close()
 
 
+@pytest.mark.slow
 def test_a_result_saved_by_one_worker_process_is_found_by_another(
     pg_url: str, redis_url: str, redis_prefix: str
 ) -> None:

@@ -128,6 +128,7 @@ async def test_berserk_is_refused_outside_an_arena_and_where_the_arena_forbids_i
         await client.close()
 
 
+@pytest.mark.slow
 async def test_the_flag_falls_on_the_halved_clock() -> None:
     """Seat 1 berserks while its 6 s clock runs: its flag falls about 3 s later, not 6 (the
     game is aborted, as any game one side never moved in, and scores nothing)."""

@@ -87,6 +87,7 @@ async def idle_game(idle: Client, others: list[Client], since: int) -> tuple[Cli
     return opponent, room["id"]
 
 
+@pytest.mark.slow
 async def test_an_entrant_who_never_moves_is_paused_then_withdrawn_and_told_why(
         server: Running) -> None:
     ann = await account(server.url, "Ann")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from people import CHEAP_HASHER, MANY_SIGN_UPS, sign_up
 from wsclient import Client
 
@@ -25,6 +26,7 @@ async def next_pairing(client: Client, rooms: set[str]) -> dict[str, Any]:
             return message
 
 
+@pytest.mark.slow
 async def test_two_players_alone_in_an_arena_are_paired_again_and_told_why_they_wait(
 ) -> None:
     settings = Settings(arena_rematch_seconds=REMATCH_SECONDS, sign_in=MANY_SIGN_UPS)

@@ -61,6 +61,7 @@ async def play(first: Client, second: Client, room: str) -> None:
             await client.expect("move_made", ply=ply, room=room)
 
 
+@pytest.mark.slow
 async def test_a_swiss_of_nine_plays_three_rounds_with_a_bye_each_and_no_pairing_twice(
         server: Running) -> None:
     maker = await Client.open(server.url, "Zed")

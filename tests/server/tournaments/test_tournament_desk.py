@@ -200,6 +200,7 @@ async def test_an_arena_and_its_scores_outlive_a_restart(tmp_path: Path) -> None
         await cy.close()
 
 
+@pytest.mark.slow
 async def test_standings_pushes_are_coalesced_per_interval() -> None:
     """Three joins within the interval after a push reach a player as one push, with all
     three in it, not three."""

@@ -178,6 +178,7 @@ async def test_a_flood_is_rate_limited_then_closed_as_policy(server: Running) ->
     await still_fine(await Client.open(server.url))
 
 
+@pytest.mark.slow
 async def test_a_client_steadily_sending_twice_the_rate_is_closed_not_throttled_forever(
     server: Running,
 ) -> None:

@@ -125,6 +125,7 @@ def test_the_data_directory_and_the_sqlite_file_are_the_owners_only(
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
 
 
+@pytest.mark.slow
 async def test_a_thousand_guests_that_never_play_leave_no_rows(tmp_path: Path) -> None:
     from sqlalchemy import text
 
@@ -172,6 +173,7 @@ async def test_metrics_count_moves_acknowledged_and_connections_by_state(
     assert "discus_ai_move_seconds_bucket" in text
 
 
+@pytest.mark.slow
 async def test_a_guests_resume_token_expires_unused_and_slides_with_use() -> None:
     from server.app import Settings
 
@@ -189,6 +191,7 @@ async def test_a_guests_resume_token_expires_unused_and_slides_with_use() -> Non
         assert error["code"] == "bad_resume_token" and "expired" in error["message"]
 
 
+@pytest.mark.slow
 async def test_an_accounts_session_expires_unused_and_slides_with_use() -> None:
     from people import CHEAP_HASHER, PASSWORD
 
