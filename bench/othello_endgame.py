@@ -79,25 +79,26 @@ def reference_tree(ref: str) -> Path:
     return tree
 
 
-class _Solver:
-    """A worker process running the engine of ``tree``."""
+class TreeWorker:
+    """A worker process running ``script --worker`` on the engine of ``tree``: one JSON
+    request a line in, one answer a line out (the first answer says it is ready)."""
 
-    def __init__(self, tree: Path) -> None:
+    def __init__(self, script: str, tree: Path) -> None:
         env = dict(os.environ, PYTHONPATH=str(tree))
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "--worker"], cwd=tree, env=env, text=True,
+            [sys.executable, script, "--worker"], cwd=tree, env=env, text=True,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         )
-        self.ask_raw(None)
+        self.ask(None)
 
-    def ask_raw(self, request: dict[str, object] | None) -> dict[str, object]:
+    def ask(self, request: dict[str, object] | None) -> dict[str, object]:
         assert self.process.stdin is not None and self.process.stdout is not None
         if request is not None:
             self.process.stdin.write(json.dumps(request) + "\n")
             self.process.stdin.flush()
         answer = self.process.stdout.readline()
         if not answer:
-            raise RuntimeError("the solver process ended")
+            raise RuntimeError("the worker process ended")
         result: dict[str, object] = json.loads(answer)
         return result
 
@@ -170,7 +171,7 @@ def compare(items: Sequence[tuple[str, str]], ref: str, wld: bool) -> bool:
     tree = reference_tree(ref)
     print(f"reference {ref}: {tree.name}; new: this checkout; "
           f"{'win/loss/draw' if wld else 'exact'} solves, empty tables each", flush=True)
-    solvers = {"ref": _Solver(tree), "new": _Solver(_CHECKOUT)}
+    solvers = {"ref": TreeWorker(__file__, tree), "new": TreeWorker(__file__, _CHECKOUT)}
     totals = {name: {"nodes": 0, "wall": 0.0, "cpu": 0.0} for name in solvers}
     walls: dict[int, dict[str, list[float]]] = {}
     cpus: dict[int, dict[str, list[float]]] = {}
@@ -182,7 +183,7 @@ def compare(items: Sequence[tuple[str, str]], ref: str, wld: bool) -> bool:
             scored = _scores(line)
             request = {"line": line, "wld": wld}
             order = ["ref", "new"] if turn % 2 == 0 else ["new", "ref"]
-            results = {name: solvers[name].ask_raw(request) for name in order}
+            results = {name: solvers[name].ask(request) for name in order}
             ref_r, new_r = results["ref"], results["new"]
             if scored:
                 right = {name: _right(results[name], scored, wld) for name in solvers}

@@ -31,10 +31,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -71,33 +69,17 @@ def _worker() -> None:
 
 
 class _Player:
-    """A worker process running the engine of ``tree``."""
+    """A worker process running the engine of ``tree``, with what its moves cost."""
 
     def __init__(self, tree: Path) -> None:
-        env = dict(os.environ, PYTHONPATH=str(tree))
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, "--worker"], cwd=tree, env=env, text=True,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        )
-        self.ask(None)
+        # Imported here: a worker runs with another tree's ``bench`` on its path.
+        from bench.othello_endgame import TreeWorker
+
+        self.worker = TreeWorker(__file__, tree)
+        self.ask = self.worker.ask
+        self.close = self.worker.close
         self.nodes: list[int] = []
         self.walls: list[float] = []
-
-    def ask(self, request: dict[str, object] | None) -> dict[str, object]:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        if request is not None:
-            self.process.stdin.write(json.dumps(request) + "\n")
-            self.process.stdin.flush()
-        answer = self.process.stdout.readline()
-        if not answer:
-            raise RuntimeError("the engine process ended")
-        result: dict[str, object] = json.loads(answer)
-        return result
-
-    def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.wait(timeout=60)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
