@@ -25,7 +25,7 @@ from server.ladder.desk import LadderDesk
 from server.people.accounts import AccountDesk
 from server.play.lobby import Lobby
 from server.play.placement import Placement
-from server.play.runner import RoomRunner
+from server.play.runner import RoomMoved, RoomRunner
 from server.ratings.desk import RatingDesk
 from server.reviews.desk import ReviewDesk
 from server.reviews.history_desk import HistoryDesk
@@ -43,8 +43,12 @@ def handlers(outbox: Outbox, runner: RoomRunner, placement: Placement, lobby: Lo
         return handler
 
     async def room_command(client: Client, player: Player, message: Any) -> None:
-        if not await placement.forwarded(client, player, message):
-            await runner.command(player, message)
+        try:
+            if not await placement.forwarded(client, player, message):
+                await runner.command(player, message)
+        except RoomMoved:  # nothing changed: on, once, to whoever runs the room now
+            if not await placement.forwarded(client, player, message):
+                await runner.command(player, message)
 
     async def pong(client: Client, player: Player, message: p.Ping) -> p.Pong:
         return p.Pong(id=message.id)

@@ -43,6 +43,7 @@ from server.play.lobby import Lobby, pick_open
 from server.play.locks import RoomLocks
 from server.play.placement import Tournaments, unfinished_limit
 from server.play.rooms import Room, room_of
+from server.play.runner import RoomMoved
 from server.reviews import history
 from server.settings import Settings
 from server.storage.store import Fenced, GameRecord, MoveRecord, Store
@@ -151,8 +152,7 @@ class ClusterPlacement:
             if not await self._take(room_id) and await self._adopt_stored(room_id):
                 owner = await self.cluster.owner(room_id)
                 if owner is None:
-                    raise errors.InternalError(f"room {room_id} is moving to another server; "
-                                               "send that again")
+                    raise RoomMoved(room_id)
             owner = await self.cluster.owner(room_id)
         if owner is None or owner == self.cluster.node:
             return False
@@ -167,6 +167,8 @@ class ClusterPlacement:
             raise errors.InternalError(f"the server running room {room_id} did not answer; "
                                        "send that again") from None
         if error is not None:
+            if json.loads(error).get("detail", {}).get("moved"):
+                raise RoomMoved(room_id)  # the owner it went to had just lost the room
             self._outbox.write([client.ws], error)
         return True
 

@@ -40,6 +40,17 @@ from server.storage.store import DuplicateMove, Fenced, GameRecord, MoveRecord, 
 log = logging.getLogger("discus.runner")
 
 
+class RoomMoved(errors.InternalError):
+    """This node's instance of the room was stale (another node took it over, or the store
+    refused its write): the command changed nothing, and the one who sent it may send it on
+    to the room's real owner once (the gateway does) rather than tell the person to. Its
+    ``detail.moved`` says so to a node that forwarded the command here."""
+
+    def __init__(self, room_id: str) -> None:
+        super().__init__(f"room {room_id} is run by another server now; send that again",
+                         moved=True)
+
+
 class Ratings(Protocol):
     """The rating desk, as rooms need it."""
 
@@ -168,8 +179,7 @@ class RoomRunner:
                                       expected=len(room.moves) + 1) from None
             except Fenced:
                 self.let_go(room)
-                raise errors.InternalError(f"room {room.id} is run by another server "
-                                           "now; send that again") from None
+                raise RoomMoved(room.id) from None
             return room.apply_move(plan, now)
         if isinstance(message, p.JoinRoom):
             sitting = room.status == "waiting" and room.seat_of(player.id) is None
@@ -261,8 +271,7 @@ class RoomRunner:
         record, moves = loaded
         if record.epoch > room.epoch or len(moves) > len(room.moves):
             self.let_go(room)
-            raise errors.InternalError(f"room {room.id} is run by another server now; send "
-                                       "that again")
+            raise RoomMoved(room.id)
 
     def is_current(self, room: Room) -> bool:
         """Whether ``room`` is still the instance this node runs (not closed, not replaced
