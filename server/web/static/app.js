@@ -141,7 +141,7 @@ function onSynced() {
 function onError(msg) {
   S.expectNew = false;
   challenges.onError(msg);
-  tournaments.onError(msg);
+  const saidBeside = tournaments.onError(msg); // a refused tournament: said beside its form
   chat.onError(msg);
   analysis.onError(msg);
   if (msg.ref !== null && msg.ref === S.autoJoin) {
@@ -164,7 +164,7 @@ function onError(msg) {
       if (S.current === id) render();
     }
   }
-  toast(errorText(msg), msg.code);
+  if (!saidBeside) toast(errorText(msg), msg.code);
   if (msg.code === "unknown_room" && roomFromHash()) { location.hash = ""; }
 }
 

@@ -6,7 +6,7 @@
 // The standings are only what the server sends: the answer to each tournament message, then
 // its pushes to the players (docs/PROTOCOL.md, "Tournaments"). The page never asks again on a
 // timer; only the countdown ticks here, from the times the server gave.
-import { t } from "./i18n.js";
+import { errorText, t } from "./i18n.js";
 import { button, el } from "./dom.js";
 import { clockLabel } from "./challenges.js";
 
@@ -62,6 +62,7 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
   }
   let shown = null;        // the id whose page is on screen, or null
   let creating = null;     // the name of the tournament asked for: its answer opens its page
+  let createRef = null;    // the id of that request: an error naming it is said beside the form
   let missing = null;      // an id the server said it has no tournament for
   let listedAt = 0;        // performance.now() when the list came (its countdowns count from it)
 
@@ -92,26 +93,49 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     return parts.join(" · ");
   }
 
+  /** A row of the list for ``v``: its name and terms, a button that opens it. */
+  function listRow(v) {
+    const li = el("li");
+    li.dataset.tournament = v.id;
+    const what = el("div", null, "what");
+    const name = el("strong", v.name);
+    name.dataset.verbatim = "";
+    what.append(name, el("small", "", "terms"));
+    const acts = el("span", null, "acts");
+    acts.append(button(t("tournaments.open"), () => open(v.id), "", t("tournaments.open_aria", { name: v.name })));
+    li.append(what, acts);
+    return li;
+  }
+
+  /** Bring ``li`` up to ``v``, writing only what changed (a row is never rebuilt). */
+  function patchRow(li, v) {
+    const set = (node, text) => { if (node.textContent !== text) node.textContent = text; };
+    li.dataset.status = v.status;
+    set(li.querySelector("strong"), v.name);
+    set(li.querySelector(".terms"), `${describe(v)} · ${statusText(v)}`);
+    li.querySelector("button").classList.toggle("primary", v.status !== "finished");
+  }
+
+  /** Draw the list in place: rows are kept by the tournament's id and patched, new ones added
+   * and gone ones removed, so an update every second never rebuilds what a pointer is on. */
   function renderList() {
     const list = $("tournament-list");
     if (!listed.length) {
-      list.replaceChildren(el("li", t("tournaments.none"), "muted"));
+      if (list.children.length !== 1 || !list.firstElementChild.classList.contains("muted")) {
+        list.replaceChildren(el("li", t("tournaments.none"), "muted"));
+      }
       return;
     }
-    list.replaceChildren(...listed.map((v) => {
-      const li = el("li");
-      li.dataset.tournament = v.id;
-      li.dataset.status = v.status;
-      const what = el("div", null, "what");
-      const name = el("strong", v.name);
-      name.dataset.verbatim = "";
-      what.append(name, el("small", `${describe(v)} · ${statusText(v)}`, "terms"));
-      const acts = el("span", null, "acts");
-      acts.append(button(t("tournaments.open"), () => open(v.id), v.status === "finished" ? "" : "primary",
-        t("tournaments.open_aria", { name: v.name })));
-      li.append(what, acts);
+    const rows = new Map();
+    for (const li of list.children) if (li.dataset.tournament) rows.set(li.dataset.tournament, li);
+    const wanted = listed.map((v) => {
+      const li = rows.get(v.id) ?? listRow(v);
+      patchRow(li, v);
       return li;
-    }));
+    });
+    const keep = new Set(wanted);
+    for (const li of [...list.children]) if (!keep.has(li)) li.remove();
+    wanted.forEach((li, k) => { if (list.children[k] !== li) list.insertBefore(li, list.children[k] ?? null); });
   }
 
   function fillForm() {
@@ -142,9 +166,17 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     $("tournament-private-row").hidden = kind !== "arena";
   }
 
+  /** Say beside the form why the server refused it (empty ``text``: nothing to say). */
+  function refuse(text) {
+    $("tournament-refusal").textContent = text;
+    $("tournament-refusal").hidden = !text;
+  }
+
   $("tournament-form").addEventListener("change", kindChanged);
+  $("tournament-form").addEventListener("input", () => refuse(""));
   $("tournament-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
+    refuse("");
     const f = new FormData($("tournament-form"));
     const kind = f.get("kind");
     const common = {
@@ -153,14 +185,22 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     };
     creating = common.name;
     if (kind === "arena") {
-      client.request({ type: "create_tournament", ...common, minutes: Number(f.get("minutes")),
+      createRef = client.request({ type: "create_tournament", ...common, minutes: Number(f.get("minutes")),
         private: f.get("private") === "on" });
     } else {
       const msg = { type: "create_round_tournament", kind, ...common };
       if (kind === "swiss") msg.rounds = Number(f.get("rounds"));
-      client.request(msg);
+      createRef = client.request(msg);
     }
   });
+  /** Why a creation was refused, in the page's language; a bad field is named by its label. */
+  function refusalText(msg) {
+    const why = errorText(msg);
+    const field = msg.code === "bad_message" && msg.detail?.field;
+    const input = field && $("tournament-form").elements.namedItem(field);
+    const label = input instanceof Element ? input.closest("label")?.querySelector("span")?.textContent : null;
+    return label ? t("tournaments.refused_field", { field: label, why }) : why;
+  }
   $("tournaments-refresh").addEventListener("click", () => askList());
   $("tournaments-more").addEventListener("click", () => { if (nextOffset !== null) askList(nextOffset); });
 
@@ -213,7 +253,7 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     const i = listed.findIndex((v) => v.id === id);
     if (i >= 0) listed[i] = msg.tournament;
     if (creating !== null && fresh && msg.tournament.name === creating) {
-      creating = null;
+      creating = createRef = null;
       remember(id);
       $("tournament-create").open = false;
       $("tournament-name").value = "";
@@ -467,10 +507,13 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
       renderList();
     },
     onTournament: onMessage,
+    /** Returns true when the error was a refused creation, said beside the form. */
     onError(msg) {
-      if (creating !== null && ["forbidden", "bad_message", "unknown_game", "unknown_time_control",
-        "too_many_tournaments"].includes(msg.code)) creating = null;
       if (msg.code === "unknown_tournament" && shown && !known.has(shown)) { missing = shown; changed(); }
+      if (createRef === null || msg.ref !== createRef) return false;
+      creating = createRef = null;
+      refuse(refusalText(msg));
+      return true;
     },
     /** Ask for the list again (the lobby comes on screen). */
     refreshList() { askList(); },
