@@ -235,7 +235,8 @@ class StandingRow(_Message):
 
     rank: int
     player: PlayerView
-    rating: int
+    rating: int = Field(description="The player's rating in the game: in an arena as it stands "
+                        "after the player's rated games there, not the one it joined with.")
     score: int
     games: int
     sheet: list[int]

@@ -16,6 +16,7 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Callable
+from dataclasses import replace
 
 import games
 from server import errors
@@ -28,6 +29,7 @@ from server.storage.store import Fenced, GameRecord, Store, TournamentRecord
 from server.tournaments import Entrant, check_conditions
 from server.tournaments.arena import REMATCH_AFTER_SECONDS, Arena, Standing
 from server.tournaments.held import HeldTournaments
+from server.tournaments.makers import check_entry
 from server.tournaments.records import arena_from_records, arena_pairing_record, entrant_record
 from server.tournaments.watchers import address
 
@@ -83,7 +85,7 @@ class Arenas:
             if isinstance(message, p.JoinTournament):
                 rating = await self.held.rating(tid, player.id)
                 if player.id not in arena.players:  # one who comes back is let in again
-                    await self._check_entry(tid, player.id, rating)
+                    await check_entry(self.store, self.held.records[tid], player.id, rating)
                 arena.join(Entrant(player.id, player.name, rating), now)
                 self.held.names[player.id] = player
                 await self.held.save_entrant(tid, entrant_record(arena, player.id, now))
@@ -111,6 +113,12 @@ class Arenas:
                 if tid not in self.arenas:
                     return  # let go meanwhile: its new node scores the game
                 self._score(tid, game_id, record, absent)
+                if record.rated:
+                    # The standings show each player's rating now, not the one it joined with.
+                    arena = self.arenas[tid]
+                    for pid in arena.games[game_id].players():
+                        one = arena.players[pid]
+                        one.entrant = replace(one.entrant, rating=await self.held.rating(tid, pid))
                 await self.held.save_pairing(tid, arena_pairing_record(self.arenas[tid],
                                                                        game_id))
                 if absent is not None:
@@ -276,29 +284,6 @@ class Arenas:
         self.held.records[tid] = record
         await self.held.save_tournament(tid)
         self.set_timers(record)
-
-    async def _check_entry(self, tid: str, player_id: str, rating: float) -> None:
-        """Refuse a newcomer whom the arena's entry conditions keep out, naming the one
-        that failed. The rating is the one the arena seeds by (1500 for one never rated)."""
-        record = self.held.records[tid]
-        if record.min_rating is not None and rating < record.min_rating:
-            raise errors.EntryRefused(
-                f"this arena is for players rated {record.min_rating} or more in "
-                f"{record.game}; you are rated {round(rating)}", condition="min_rating",
-                required=record.min_rating, yours=round(rating))
-        if record.max_rating is not None and rating > record.max_rating:
-            raise errors.EntryRefused(
-                f"this arena is for players rated {record.max_rating} or less in "
-                f"{record.game}; you are rated {round(rating)}", condition="max_rating",
-                required=record.max_rating, yours=round(rating))
-        if record.min_games:
-            played = next((r.games for r in await self.store.ratings_of(player_id)
-                           if r.game == record.game), 0)
-            if played < record.min_games:
-                raise errors.EntryRefused(
-                    f"this arena is for players with {record.min_games} rated games of "
-                    f"{record.game} or more; you have played {played}",
-                    condition="min_games", required=record.min_games, yours=played)
 
     async def berserk(self, player: Player, room_id: str) -> None:
         """Halve ``player``'s clock in its arena game in ``room_id``: the arena's rules

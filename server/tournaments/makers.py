@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Callable
 
 from server import errors
-from server.storage.store import Store, TournamentStatus
+from server.storage.store import Store, TournamentRecord, TournamentStatus
 
 PER_ACCOUNT = 5
 """Upcoming or running tournaments one account may have made (those finished do not count)."""
@@ -80,3 +80,28 @@ class Makers:
     def made(self, source: str, tournament_id: str) -> None:
         """``tournament_id`` was made from ``source``: it counts until it ends."""
         self.made_from.setdefault(source, []).append(tournament_id)
+
+
+async def check_entry(store: Store, record: TournamentRecord, player_id: str,
+                      rating: float) -> None:
+    """Refuse a newcomer whom the arena ``record``'s entry conditions keep out
+    (``entry_refused``), naming the one that failed. ``rating`` is the one the arena seeds by
+    (1500 for one never rated)."""
+    if record.min_rating is not None and rating < record.min_rating:
+        raise errors.EntryRefused(
+            f"this arena is for players rated {record.min_rating} or more in "
+            f"{record.game}; you are rated {round(rating)}", condition="min_rating",
+            required=record.min_rating, yours=round(rating))
+    if record.max_rating is not None and rating > record.max_rating:
+        raise errors.EntryRefused(
+            f"this arena is for players rated {record.max_rating} or less in "
+            f"{record.game}; you are rated {round(rating)}", condition="max_rating",
+            required=record.max_rating, yours=round(rating))
+    if record.min_games:
+        played = next((r.games for r in await store.ratings_of(player_id)
+                       if r.game == record.game), 0)
+        if played < record.min_games:
+            raise errors.EntryRefused(
+                f"this arena is for players with {record.min_games} rated games of "
+                f"{record.game} or more; you have played {played}",
+                condition="min_games", required=record.min_games, yours=played)

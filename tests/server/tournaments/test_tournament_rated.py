@@ -92,3 +92,26 @@ def test_a_schedules_arenas_are_rated_as_the_schedule_says() -> None:
         schedule = ScheduleRecord("s1", "connect4", "Hourly", "3+2", 30, 60, 0.0, "Root", 0.0,
                                   rated=rated)
         assert arena_of(schedule, 2, 10.0).rated is rated
+
+
+async def test_an_arenas_standings_show_each_players_rating_after_its_rated_games(
+        server: Running) -> None:
+    ann = await Client.open(server.url, "Ann")
+    bob = await Client.open(server.url, "Bob")
+    await sign_up(ann, "Ann")
+    await sign_up(bob, "Bob")
+    view = await arena_game(ann, bob)
+    now = {}
+    for client in (ann, bob):
+        change = await client.expect("rating_change")
+        now[client.player_id] = round(change["after"]["rating"])
+    assert sorted(now.values())[0] < 1500 < sorted(now.values())[1]
+    for _ in range(100):  # the arena scores the game once it is rated
+        await ann.send(type="get_tournament", tournament=view["id"])
+        rows = (await about(ann, view["id"]))["standings"]
+        if all(row["games"] == 1 for row in rows):
+            break
+        await asyncio.sleep(0.05)
+    assert {row["player"]["id"]: row["rating"] for row in rows} == now
+    for client in (ann, bob):
+        await client.close()
