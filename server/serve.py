@@ -85,16 +85,19 @@ async def serve_forever(host: str = "127.0.0.1", port: int = 8000, store: Store 
         print("Discus shutting down", flush=True)
 
 
-async def tell_warm_up(gauge: LoadGauge, every: float = 10.0) -> None:
+async def tell_warm_up(gauge: LoadGauge, every: float = 10.0, quiet: float = 2.0) -> None:
     """Say how the engines' warm-up goes, so a first start (which compiles them for about a
     minute) never looks hung: when it takes more than a moment, then every ``every``
-    seconds until the workers are ready, then that they are."""
+    seconds until the workers are ready, then that they are. A start that loads them from
+    numba's cache says so, and is not called a first start. Nothing is said for a warm-up
+    done within ``quiet`` seconds (a start from the cache usually is)."""
     started = time.monotonic()
-    await asyncio.sleep(2.0)  # a start from numba's cache is done by now: nothing to say
+    await asyncio.sleep(quiet)
     told = False
     while gauge.warming is not None:
-        print(f"Discus: {gauge.warming} (a first start only; later starts load them from "
-              "numba's cache)", flush=True)
+        first = (" (a first start only; later starts load them from numba's cache)"
+                 if gauge.compiling else "")
+        print(f"Discus: {gauge.warming}{first}", flush=True)
         told = True
         for _ in range(int(every / 0.5)):
             if gauge.warming is None:

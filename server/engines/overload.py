@@ -9,10 +9,11 @@ at once with 1013 ("try again later") and a reason, and answers ``/readyz`` with
 load balancer's health check sends new players to another node until this one recovers.
 Players already connected are never dropped for it.
 
-While the AI workers warm up (a first start compiles the engines for about a minute, and the
-compiler's work shows as loop lag here too) the lag is not counted: it is the server's own
-start, not its players, and a new or reconnecting player is never refused for it.
-``watch_warm_up`` keeps ``LoadGauge.warming`` saying how far the warm-up has come.
+While the AI workers warm up (a first start compiles the engines for about a minute, a later
+one loads them from numba's cache in seconds; either shows as loop lag here too) the lag is
+not counted: it is the server's own start, not its players, and a new or reconnecting player
+is never refused for it. ``watch_warm_up`` keeps ``LoadGauge.warming`` saying how far the
+warm-up has come, and ``LoadGauge.compiling`` whether it compiles or loads.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import asyncio
 import collections
 import time
 
+from ai.jitcache import cache_ready
 from server.engines import Pool
 
 
@@ -34,6 +36,9 @@ class LoadGauge:
         self.connections = 0
         self.warming: str | None = None
         """While the AI workers warm up: how far they are (``watch_warm_up``); else None."""
+        self.compiling = False
+        """While they warm up: True if they compile the kernels, False if they load them
+        from numba's cache."""
         self._late: collections.deque[tuple[float, float]] = collections.deque()
         """(when, seconds late) of every sample over ``max_lag`` within ``window``."""
 
@@ -62,17 +67,28 @@ async def watch(gauge: LoadGauge, interval: float = 0.1) -> None:
         gauge.record_lag(now - due, now)
 
 
-async def watch_warm_up(gauge: LoadGauge, pool: Pool, interval: float = 0.5) -> None:
+def warming_text(ready: int, workers: int, seconds: float, compiling: bool) -> str:
+    """What ``LoadGauge.warming`` says: ``ready`` of ``workers`` after ``seconds``, the
+    kernels being compiled or loaded from numba's cache."""
+    doing = "compiling" if compiling else "loading from numba's cache"
+    return (f"the engines are {doing}: {ready} of {workers} AI workers ready after "
+            f"{seconds:.0f} s; AI moves come from the quick fallback meanwhile")
+
+
+async def watch_warm_up(gauge: LoadGauge, pool: Pool, interval: float = 0.5,
+                        compiling: bool | None = None) -> None:
     """Keep ``gauge.warming`` saying how many of ``pool``'s workers are warm until all are
     (then None, and return). A pool without workers of its own (a cluster's queue) has
-    nothing to warm."""
+    nothing to warm. ``compiling``: whether the workers compile the kernels; None guesses
+    it from numba's cache files (``ai.jitcache.cache_ready``), so call this as the workers
+    start, before they write any."""
     started = time.monotonic()
+    gauge.compiling = not cache_ready() if compiling is None else compiling
     while True:
         stats = pool.snapshot()
         if stats.workers == 0 or stats.ready >= stats.workers:
             gauge.warming = None
             return
-        gauge.warming = (f"the engines are compiling: {stats.ready} of {stats.workers} AI "
-                         f"workers ready after {time.monotonic() - started:.0f} s; AI moves "
-                         "come from the quick fallback meanwhile")
+        gauge.warming = warming_text(stats.ready, stats.workers, time.monotonic() - started,
+                                     gauge.compiling)
         await asyncio.sleep(interval)

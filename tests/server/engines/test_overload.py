@@ -11,9 +11,11 @@ from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 from wsclient import Client
 
+from ai.jitcache import cache_ready
 from server.app import Settings, running
 from server.engines import AiPool
-from server.engines.overload import LoadGauge
+from server.engines.overload import LoadGauge, warming_text
+from server.serve import tell_warm_up
 from server.storage.memory import MemoryStore
 from tests.server.test_server import http_get
 
@@ -27,6 +29,23 @@ def test_the_gauge_is_busy_for_a_window_after_the_loop_ran_late_and_at_its_conne
     assert gauge.busy(now=13.1) is None  # the window passed
     gauge.connections = 3
     assert "maximum of 3 connections" in (gauge.busy(now=13.1) or "")
+
+
+@pytest.mark.parametrize("compiling", [True, False])
+async def test_the_start_says_the_engines_load_from_the_cache_unless_they_compile(
+        compiling: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    gauge = LoadGauge(max_lag=0.5, max_connections=3)
+    gauge.compiling = compiling
+    gauge.warming = warming_text(0, 2, 3.0, compiling)
+    telling = asyncio.create_task(tell_warm_up(gauge, every=0.5, quiet=0.0))
+    await asyncio.sleep(0.1)
+    gauge.warming = None
+    await asyncio.wait_for(telling, 2.0)
+    said = capsys.readouterr().out
+    assert ("compiling: 0 of 2 AI workers ready after 3 s" in said) is compiling
+    assert ("loading from numba's cache: 0 of 2" in said) is not compiling
+    assert ("a first start only" in said) is compiling
+    assert "the engines are ready" in said
 
 
 async def _shed(url: str) -> tuple[int, str]:
@@ -95,7 +114,10 @@ async def test_while_its_engines_warm_up_a_node_says_so_and_refuses_nobody_for_i
                     break
                 await asyncio.sleep(0.02)
             status, _, body = await asyncio.to_thread(http_get, srv.port, "/readyz")
-            assert status == 200 and b"the engines are compiling: 0 of 1" in body
+            # Compiling or loading, as numba's cache files here say a start will.
+            doing = "compiling" if srv.app.gauge.compiling else "loading from numba's cache"
+            assert srv.app.gauge.compiling is not cache_ready()
+            assert status == 200 and f"the engines are {doing}: 0 of 1".encode() in body
             time.sleep(0.5)  # the loop stalls, as a first start's compiling makes it
             await asyncio.sleep(0.2)
             ann = await Client.open(srv.url, "Ann")  # welcomed, not shed
