@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from server.engines.fair_queue import QueueWait
 from server.engines.fallback import quick_move, quick_move_off_loop
 from server.engines.local import AiPool
 from server.engines.low_priority import TaskFailed
@@ -31,6 +32,7 @@ __all__ = [
     "Pool",
     "PoolStats",
     "Progress",
+    "QueueWait",
     "QueuedPool",
     "TaskFailed",
     "quick_move",
