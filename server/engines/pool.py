@@ -22,7 +22,9 @@ DEFAULT_MARGIN = 1.0
 quick fallback (a local engine process that late is killed)."""
 
 DEFAULT_QUEUE_TIMEOUT = 15.0
-"""Seconds a job may wait for a free engine before it is answered by ``quick_move``."""
+"""Seconds before a waiting job is answered by ``quick_move``: in ``AiPool``, seconds it may
+wait while no worker is ready at all (each dead or being replaced; busy workers are no
+reason, the job waits its turn); in ``QueuedPool``, seconds for some worker to start it."""
 
 
 @dataclass(frozen=True)
