@@ -39,7 +39,9 @@ class StatsDesk:
             pool = p.PoolView(
                 workers=s.workers, ready=s.ready, busy=s.busy, idle=s.ready - s.busy,
                 queued=s.queued, jobs=s.jobs, fallbacks=s.fallbacks, from_cache=s.from_cache,
-                restarts=s.restarts, move_seconds_p50=s.percentile(0.5),
+                restarts=s.restarts,
+                wait_seconds=None if s.wait_seconds is None else round(s.wait_seconds, 1),
+                move_seconds_p50=s.percentile(0.5),
                 move_seconds_p99=s.percentile(0.99),
             )
             if settings is not None:

@@ -14,8 +14,10 @@
 
 from __future__ import annotations
 
+from server.engines.fair_queue import QueueWait
 from server.engines.fallback import quick_move, quick_move_off_loop
-from server.engines.local import AiPool, TaskFailed
+from server.engines.local import AiPool
+from server.engines.low_priority import TaskFailed
 from server.engines.messages import COUNTED, AiAnswer, AiJob, CacheCounts, Progress, win_in
 from server.engines.pool import CacheSettings, Pool, PoolStats
 from server.engines.queued import QueuedPool
@@ -30,6 +32,7 @@ __all__ = [
     "Pool",
     "PoolStats",
     "Progress",
+    "QueueWait",
     "QueuedPool",
     "TaskFailed",
     "quick_move",

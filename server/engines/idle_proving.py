@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import games
 from ai import review as engine_review
 from server.engines import AiPool, Pool
-from server.engines.local import TASK_SECONDS, BackgroundYielded, TaskFailed
+from server.engines.low_priority import TASK_SECONDS, BackgroundYielded, TaskFailed
 from server.settings import IdleProving
 from server.storage.proven import unreached_children, visited
 from server.storage.store import GameRecord, MoveRecord, Store

@@ -13,11 +13,18 @@ level's hard deadline plus ``margin`` seconds, hangs while warming up (past
 ``warm_up_timeout``), or dies, is killed and replaced, and the move is made anyway by
 ``quick_move`` (``server.engines.fallback``: a shallow search of a few milliseconds in a
 thread of the server process, never its event loop; rails kept: win now if possible, else do
-not allow a win in one). A job that waits in the queue longer than
-``queue_timeout`` gets the same quick answer, and so does every job until a first process
-is ready: on a first start, which compiles the engines for about a minute, the fallback plays
-``rails_move`` (the rules alone, pure Python) until a ready process has filled numba's cache,
-then its shallow search.
+not allow a win in one). A job gets the same quick answer when no worker is ready at all:
+every job until a first process is ready (on a first start, which compiles the engines for
+about a minute, the fallback plays ``rails_move``, the rules alone, until a ready process has
+filled numba's cache, then its shallow search), and a job that waited ``queue_timeout`` while
+every worker was dead or being replaced.
+
+A long queue is never a reason for the quick move: past capacity a job waits its turn in a
+``FairQueue`` (``server.engines.fair_queue``: round-robin across rooms, oldest first within
+one), and its ``on_wait`` is told its place and estimated wait (``QueueWait``). With ``W``
+ready workers and every level's hard time at most ``H``, a job with ``n`` jobs ahead of it
+starts within ``(n // W + 1) * (H + margin)`` seconds, since a worker that runs past its
+job's hard time plus ``margin`` is replaced (that job, and only it, gets the quick move).
 
 Parent and processes talk over a duplex pipe in ``server.engines.messages`` (the same
 encoding as the Redis stream's); the parent reads with ``loop.add_reader`` so no thread is
@@ -45,11 +52,26 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import games as games_module
 from server.engines import engine_process
+from server.engines.fair_queue import (
+    TELL_EVERY,
+    FairQueue,
+    MoveTimes,
+    QueuedJob,
+    QueueWait,
+    tell_started,
+    tell_waiting,
+    wait_for_new,
+)
 from server.engines.fallback import QUICK_THREAD, prepare_quick_move, quick_answer_off_loop
+from server.engines.low_priority import (
+    BackgroundYielded,
+    LowPriority,
+    Task,
+    TaskFailed,
+)
 from server.engines.messages import (
     FROM_ENGINE,
     AiAnswer,
@@ -60,7 +82,6 @@ from server.engines.messages import (
     Message,
     Progress,
     Ready,
-    RunTask,
     Stop,
     TaskDone,
     TaskGivenBack,
@@ -91,37 +112,6 @@ STOP_SECONDS = 10.0
 them: a stopping process first writes its buffered durable cache rows, which took over 2 s
 on a loaded machine (the earlier limit, which lost them)."""
 
-TASK_SECONDS = 600.0
-"""Seconds a low-priority task may run on a process before the process is presumed stuck."""
-
-
-@dataclass
-class _Job:
-    id: str
-    job: AiJob
-    future: asyncio.Future[AiAnswer]
-    on_progress: Callable[[Progress], None] | None
-    queued_at: float
-
-
-@dataclass
-class _Task:
-    id: str
-    path: str
-    args: tuple[Any, ...]
-    future: asyncio.Future[Any]
-    background: bool = False
-
-
-class TaskFailed(RuntimeError):
-    """A low-priority task raised in its worker, or its worker died or was stopped."""
-
-
-class BackgroundYielded(TaskFailed):
-    """A background task gave its worker back to a move or a task that came: not run
-    again (its caller decides what to do next)."""
-
-
 @dataclass
 class _Worker:
     """One engine process, as the pool sees it (parent side)."""
@@ -129,8 +119,8 @@ class _Worker:
     process: multiprocessing.process.BaseProcess
     conn: multiprocessing.connection.Connection
     ready: bool = False
-    job: _Job | None = None
-    task: _Task | None = None
+    job: QueuedJob | None = None
+    task: Task | None = None
     yielding: bool = False
     """The process was asked to give its task back (``GiveBack``)."""
     watchdog: asyncio.TimerHandle | None = None
@@ -140,7 +130,7 @@ class _Worker:
         self.conn.send_bytes(encode(message))
 
 
-class AiPool:
+class AiPool(LowPriority):
     """A fixed number of warmed-up engine processes and a queue of moves to find.
 
     Call ``start()`` inside the running loop before ``think``; ``close()`` at shutdown.
@@ -167,9 +157,11 @@ class AiPool:
         self._paths = (search, warm_up)
         self._context = multiprocessing.get_context(start_method)
         self._workers: list[_Worker] = []
-        self._queue: collections.deque[_Job] = collections.deque()
-        self._tasks: collections.deque[_Task] = collections.deque()
-        self._background: collections.deque[_Task] = collections.deque()
+        self._queue = FairQueue()
+        self._times = MoveTimes()
+        self._telling: asyncio.TimerHandle | None = None
+        self._tasks: collections.deque[Task] = collections.deque()
+        self._background: collections.deque[Task] = collections.deque()
         self._quick_pending: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
         self._closing = False
@@ -263,6 +255,8 @@ class AiPool:
             return
         self._finish_worker(worker)
         if isinstance(message, Answered):
+            if job.started_at is not None:
+                self._times.add(job.job, time.monotonic() - job.started_at)
             for name, amount in message.answer.cache.as_dict().items():
                 self.stats.cache[name] += amount
             self._resolve(job, message.answer)
@@ -279,7 +273,7 @@ class AiPool:
             worker.watchdog.cancel()
             worker.watchdog = None
 
-    def _resolve(self, job: _Job, answer: AiAnswer) -> None:
+    def _resolve(self, job: QueuedJob, answer: AiAnswer) -> None:
         self.stats.jobs += 1
         self.stats.fallbacks += answer.fallback
         self.stats.from_cache += answer.cached
@@ -297,7 +291,7 @@ class AiPool:
         loading = self._loop.run_in_executor(QUICK_THREAD, prepare_quick_move, self.games)
         loading.add_done_callback(lambda _: setattr(self, "_engines_ready", True))
 
-    def _answer_quickly(self, job: _Job) -> None:
+    def _answer_quickly(self, job: QueuedJob) -> None:
         """Answer ``job`` with ``quick_move``, searched in the quick-move thread; ``close``
         waits for answers still being found."""
         assert self._loop is not None
@@ -351,28 +345,35 @@ class AiPool:
     def _dispatch(self) -> None:
         assert self._loop is not None
         now = time.monotonic()
-        while self._queue and self._queue[0].future.done():
-            self._queue.popleft()
         for worker in self._workers:
             if not self._queue:
                 break
             if not worker.ready or worker.job is not None or worker.task is not None:
                 continue
-            job = self._queue.popleft()
+            job = self._queue.pop()
+            if job is None:
+                break
             worker.job = job
+            job.started_at = now
             worker.send(Think(job.id, job.job))
             limit = job.job.level.hard_time + self.margin
             worker.watchdog = self._loop.call_later(
                 limit, self._replace, worker, f"no answer within {limit:.1f}s"
             )
-        # Jobs nobody could take for too long are answered without the engine; so is every
-        # job until a first worker is ready (a first start compiles the engines for about a
-        # minute) or when there are no workers left. A worker replaced later warms up from
-        # numba's cache in a second or two: jobs wait for it as for any busy worker.
-        warming = not self._engines_asked or not self._workers
-        while self._queue and (warming or now - self._queue[0].queued_at > self.queue_timeout):
-            job = self._queue.popleft()
-            self._answer_quickly(job)
+            tell_started(job)
+        # Without an engine to search them, jobs are answered by the quick move: every job
+        # until a first worker is ready (a first start compiles the engines for about a
+        # minute) or when there are no workers left, and jobs that waited ``queue_timeout``
+        # while no worker was ready (all dead or being replaced; a replaced worker warms up
+        # from numba's cache in a second or two). Busy workers are no reason: jobs wait.
+        if not self._engines_asked or not self._workers:
+            for job in self._queue.drain():
+                self._answer_quickly(job)
+        elif not any(w.ready for w in self._workers):
+            for job in self._queue.pop_older_than(now - self.queue_timeout):
+                self._answer_quickly(job)
+        if self._queue and self._telling is None:
+            self._telling = self._loop.call_later(TELL_EVERY / 2, self._tell_waiting)
         # Any move or task at all: background tasks give their workers back at once.
         if self._queue or self._tasks or any(
                 w.job is not None or (w.task is not None and not w.task.background)
@@ -392,100 +393,21 @@ class AiPool:
                 wanted -= 1
         self._dispatch_tasks()
 
-    def _dispatch_tasks(self) -> None:
-        """Give low-priority tasks to idle workers while no move waits and, after each, at
-        least one ready worker is still idle: a live move never waits for a task to start."""
-        assert self._loop is not None
-        while self._tasks and self._tasks[0].future.done():
-            self._tasks.popleft()
-        while self._tasks and not self._queue and not self._closing:
-            idle = [w for w in self._workers if w.ready and w.job is None and w.task is None]
-            if len(idle) < 2:
-                return
-            task = self._tasks.popleft()
-            self._start_task(idle[-1], task)
-            while self._tasks and self._tasks[0].future.done():
-                self._tasks.popleft()
-        self._dispatch_background()
-
-    def _dispatch_background(self) -> None:
-        """Start a background task only on a pool wholly idle: no move or task waiting or
-        running, every worker ready, and at least two of them (one stays free for a move)."""
-        assert self._loop is not None
-        while self._background and self._background[0].future.done():
-            self._background.popleft()
-        if not self._background or self._queue or self._tasks or self._closing:
-            return
-        if any(w.job is not None or w.task is not None for w in self._workers):
-            return
-        idle = [w for w in self._workers if w.ready]
-        if len(idle) < 2 or len(idle) < len(self._workers):
-            return
-        self._start_task(idle[-1], self._background.popleft())
-
-    def _start_task(self, worker: _Worker, task: _Task) -> None:
-        """Hand ``task`` to an idle ``worker``, with a watchdog that replaces the process if
-        no answer comes within ``TASK_SECONDS``."""
-        assert self._loop is not None
-        worker.task = task
-        worker.send(RunTask(task.id, task.path, task.args))
-        worker.watchdog = self._loop.call_later(
-            TASK_SECONDS, self._replace, worker, f"no task answer within {TASK_SECONDS:.0f}s"
-        )
-
-    @property
-    def runs_tasks(self) -> bool:
-        """Whether ``run_task`` can ever run a task: only with two workers or more (one is
-        always left idle for live moves)."""
-        return self.size >= 2
-
-    async def run_task(self, path: str, *args: Any) -> Any:
-        """Run ``module:function(*args)`` in a worker process at low priority and return
-        its result (``TaskFailed`` if it raised there, or its worker died).
-
-        A task waits while any move waits, and starts only on a worker whose taking leaves
-        another ready worker idle: a live game's move finds a free worker at once. When more
-        moves come than idle workers, running tasks are told to yield: the function must
-        take the keywords ``check`` (a callable to call between steps: it raises once the
-        worker is wanted back) and ``stop`` (a stop array to hand the engines' kernels,
-        raised then too); the task is run again from the start later (so it must be safe to
-        repeat). A task may wait long on a busy pool (forever on
-        a pool of one worker: check ``runs_tasks``). Cancelling the await drops a task not
-        yet started."""
-        assert self._loop is not None, "call start() first"
-        if self._closing:
-            raise RuntimeError("the AI pool is closed")
-        future: asyncio.Future[Any] = self._loop.create_future()
-        self._tasks.append(_Task(str(next(self._ids)), path, tuple(args), future))
-        self._dispatch()
-        return await future
-
-    async def run_background(self, path: str, *args: Any) -> Any:
-        """Run ``module:function(*args)`` as ``run_task`` does, but lower than any task: it
-        waits until no move or task waits or runs (and every worker is ready, two at least),
-        and once started is given back at the first move or task that comes, raising
-        ``BackgroundYielded`` (it is not run again: the caller asks again later; the function
-        must keep what it did as it goes). For work that only uses idle time, such as
-        proving the positions people reach (``server.engines.idle_proving``). Cancelling the await
-        drops a task not yet started."""
-        assert self._loop is not None, "call start() first"
-        if self._closing:
-            raise RuntimeError("the AI pool is closed")
-        future: asyncio.Future[Any] = self._loop.create_future()
-        self._background.append(_Task(str(next(self._ids)), path, tuple(args), future, True))
-        self._dispatch()
-        return await future
-
-    async def think(self, job: AiJob,
-                    on_progress: Callable[[Progress], None] | None = None) -> AiAnswer:
+    async def think(self, job: AiJob, on_progress: Callable[[Progress], None] | None = None,
+                    room: str | None = None,
+                    on_wait: Callable[[QueueWait], None] | None = None) -> AiAnswer:
         """The move for ``job``, always legal, within roughly its level's hard time once a
-        worker is free (never later than ``queue_timeout`` + hard time + ``margin``)."""
+        worker is free (see the module docstring for the bound past capacity). ``room``
+        keys the queue's fairness (None: the job is its own key); ``on_wait`` is told
+        where the job stands while it waits (``QueueWait``)."""
         assert self._loop is not None, "call start() first"
         if self._closing:
             raise RuntimeError("the AI pool is closed")
         future: asyncio.Future[AiAnswer] = self._loop.create_future()
-        entry = _Job(str(next(self._ids)), job, future, on_progress, time.monotonic())
-        self._queue.append(entry)
+        job_id = str(next(self._ids))
+        entry = QueuedJob(job_id, job, future, on_progress, time.monotonic(),
+                          room or f"job:{job_id}", on_wait)
+        self._queue.push(entry)
         self._dispatch()
         timer = self._loop.call_later(self.queue_timeout + 0.01, self._dispatch)
         try:
@@ -493,11 +415,24 @@ class AiPool:
         finally:
             timer.cancel()
 
+    def _running(self) -> list[QueuedJob | None]:
+        """Each ready worker's job (None: free for a move, a task would give it back)."""
+        return [w.job for w in self._workers if w.ready]
+
+    def _tell_waiting(self) -> None:
+        self._telling = None
+        if self._queue:
+            tell_waiting(self._queue, self._running(), self._times, time.monotonic())
+            assert self._loop is not None
+            self._telling = self._loop.call_later(TELL_EVERY / 2, self._tell_waiting)
+
     def snapshot(self) -> PoolStats:
         self.stats.workers = len(self._workers)
         self.stats.ready = sum(w.ready for w in self._workers)
         self.stats.busy = sum(w.job is not None or w.task is not None for w in self._workers)
         self.stats.queued = len(self._queue)
+        self.stats.wait_seconds = wait_for_new(self._queue.order(), self._running(),
+                                               self._times, time.monotonic())
         return self.stats
 
     def pids(self) -> list[int | None]:
@@ -506,8 +441,10 @@ class AiPool:
     async def close(self) -> None:
         """Stop every worker (politely, then by force) and answer queued jobs quickly."""
         self._closing = True
-        while self._queue:
-            job = self._queue.popleft()
+        if self._telling is not None:
+            self._telling.cancel()
+            self._telling = None
+        for job in self._queue.drain():
             self._answer_quickly(job)
         while self._tasks or self._background:
             waiting = (self._tasks or self._background).popleft()

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from server.engines.fair_queue import QueueWait
 from server.engines.messages import COUNTED, AiAnswer, AiJob, Progress
 
 DEFAULT_MARGIN = 1.0
@@ -21,7 +22,9 @@ DEFAULT_MARGIN = 1.0
 quick fallback (a local engine process that late is killed)."""
 
 DEFAULT_QUEUE_TIMEOUT = 15.0
-"""Seconds a job may wait for a free engine before it is answered by ``quick_move``."""
+"""Seconds before a waiting job is answered by ``quick_move``: in ``AiPool``, seconds it may
+wait while no worker is ready at all (each dead or being replaced; busy workers are no
+reason, the job waits its turn); in ``QueuedPool``, seconds for some worker to start it."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,9 @@ class PoolStats:
     fallbacks: int = 0
     from_cache: int = 0
     restarts: int = 0
+    wait_seconds: float | None = None
+    """The estimated wait of a move asked now for a free worker (0: one is free); None when
+    the pool cannot tell (no ready worker, or a cluster's queue)."""
     seconds: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=500))
     cache: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTED, 0))
 
@@ -83,8 +89,13 @@ class Pool(Protocol):
 
     async def start(self, wait_ready: bool = False, timeout: float = 120.0) -> None: ...
 
-    async def think(self, job: AiJob,
-                    on_progress: Callable[[Progress], None] | None = None) -> AiAnswer: ...
+    async def think(self, job: AiJob, on_progress: Callable[[Progress], None] | None = None,
+                    room: str | None = None,
+                    on_wait: Callable[[QueueWait], None] | None = None) -> AiAnswer:
+        """The move for ``job`` (always legal). ``room`` names whose move it is, so waiting
+        moves are taken fairly across rooms; ``on_wait`` is told, while the move waits for a
+        free engine, its place and estimated wait (a pool that cannot tell never calls it)."""
+        ...
 
     def snapshot(self) -> PoolStats: ...
 

@@ -31,6 +31,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 import games as games_module
+from server.engines.fair_queue import QueueWait
 from server.engines.fallback import quick_answer_off_loop
 from server.engines.messages import (
     COUNTED,
@@ -124,10 +125,13 @@ class QueuedPool:
             await asyncio.sleep(0.1)
             await self._refresh_workers()
 
-    async def think(self, job: AiJob,
-                    on_progress: Callable[[Progress], None] | None = None) -> AiAnswer:
+    async def think(self, job: AiJob, on_progress: Callable[[Progress], None] | None = None,
+                    room: str | None = None,
+                    on_wait: Callable[[QueueWait], None] | None = None) -> AiAnswer:
         """The move for ``job``, always legal; never later than ``queue_timeout`` if no worker
-        starts it, nor than hard time + ``margin`` after one did."""
+        starts it, nor than hard time + ``margin`` after one did. The cluster's workers take
+        jobs in the order posted (``room`` is not used) and no place is known (``on_wait`` is
+        never called)."""
         assert self._client is not None, "call start() first"
         if self._closing:
             raise RuntimeError("the AI pool is closed")

@@ -23,7 +23,7 @@ from ai.levels import find, levels_of
 from server import errors
 from server import protocol as p
 from server.connections.outbox import Outbox
-from server.engines import AiJob, Pool, Progress, quick_move_off_loop, win_in
+from server.engines import AiJob, Pool, Progress, QueueWait, quick_move_off_loop, win_in
 from server.engines.live_levels import LiveLevels
 from server.play.locks import RoomLocks
 from server.play.outcome import AiTurn, Outcome
@@ -135,9 +135,16 @@ class AiTurns:
                 step.exact, win_in(turn.game, turn.ply, step.score, step.exact),
                 line=turn.line))
 
+        def waiting(wait: QueueWait) -> None:
+            told = room.ai_waiting(turn.round, turn.ply, wait.position, wait.length,
+                                   wait.seconds, line=turn.line)
+            if told is not None:
+                self.outbox.to_players(room.members(), told)
+
         asked = time.perf_counter()
         try:
-            answer = await self.pool.think(AiJob(turn.game, turn.moves, level, seed), progress)
+            answer = await self.pool.think(AiJob(turn.game, turn.moves, level, seed), progress,
+                                           room=room.id, on_wait=waiting)
         except Exception:
             log.warning("the AI pool failed in room %s; playing a quick move", room.id,
                         exc_info=True)

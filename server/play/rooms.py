@@ -368,6 +368,17 @@ class Room(Seating, Timing, Offers, Views):
                                win_in=win_in if shown else None)
         return Outcome(sends=[Send(self.members(), message)])
 
+    def ai_waiting(self, round: int, ply: int, position: int, queued: int, seconds: float,
+                   line: int = 0) -> p.AiWaiting | None:
+        """What the room's people are told while the AI's move waits for a free engine
+        (``position`` 0: one took it): ``ai_waiting``, for every member; None if the request
+        is stale."""
+        if (round != self.round or ply != len(self.moves) or not self.ai_thinking
+                or line != self.line):
+            return None
+        return p.AiWaiting(room=self.id, ply=ply, position=position, queued=queued,
+                           wait_seconds=seconds)
+
     def _colour(self, seat: int) -> str:
         return self.game.colours[seat]
 

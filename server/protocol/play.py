@@ -23,7 +23,7 @@ __all__ = [
     "TakeBack", "OfferDraw", "AnswerDraw", "Leave", "RoomCommand", "ROOM_COMMANDS",
     "SeatRating", "SeatView", "Result", "TimeControlView", "ClockView", "RoomStatus",
     "Position", "RoomView", "RoomSummary", "RoomState", "MoveMade", "RoomEventKind",
-    "RoomEvent", "AiThought", "AiThinking", "GameOver", "Rooms", "board_text",
+    "RoomEvent", "AiThought", "AiThinking", "AiWaiting", "GameOver", "Rooms", "board_text",
 ]
 
 
@@ -414,6 +414,22 @@ class AiThinking(AiThought):
     type: Literal["ai_thinking"] = "ai_thinking"
     room: RoomId
     ply: int
+
+
+class AiWaiting(_Message):
+    """The AI's move at ``ply`` waits for a free engine: the server's AI is busy (more moves
+    asked than engines to search them). Sent once the move has waited about a second, then
+    when its place changes; ``position`` 0 once an engine took it (its search is under way).
+    Never sent for a move an engine takes at once."""
+
+    type: Literal["ai_waiting"] = "ai_waiting"
+    room: RoomId
+    ply: int
+    position: int = Field(description="1: the next move an engine takes; 0: an engine took "
+                          "this one.")
+    queued: int = Field(description="AI moves waiting in all (0 once an engine took it).")
+    wait_seconds: float = Field(
+        description="Estimated seconds until an engine takes it, from recent searches.")
 
 
 class GameOver(_Message):

@@ -39,6 +39,9 @@ class PoolView(_Message):
     fallbacks: int = Field(description="... of them made by the quick fallback, not a search.")
     from_cache: int = Field(description="... of them played from the position cache.")
     restarts: int = Field(description="Workers replaced after hanging or dying.")
+    wait_seconds: float | None = Field(
+        default=None, description="Estimated seconds an AI move asked now would wait for a "
+        "free worker (0: one is free); null when the server cannot tell.")
     move_seconds_p50: float | None = Field(
         description="Median seconds from asking for an AI move to having it (recent moves).")
     move_seconds_p99: float | None = Field(description="99th percentile of the same.")

@@ -90,6 +90,7 @@ from server.protocol.play import (
     ROOM_COMMANDS,
     AcceptRematch,
     AiThinking,
+    AiWaiting,
     AnswerDraw,
     Claim,
     CreateRoom,
@@ -228,6 +229,7 @@ ServerMessage = Annotated[
     | MoveMade
     | RoomEvent
     | AiThinking
+    | AiWaiting
     | GameOver
     | Rooms
     | History

@@ -70,6 +70,7 @@ function dispatch(event, msg) {
     case "move_made": return rooms.onMoveMade(msg);
     case "room_event": return rooms.onRoomEvent(msg);
     case "ai_thinking": return rooms.onThinking(msg);
+    case "ai_waiting": return rooms.onWaiting(msg);
     case "game_over": return rooms.onGameOver(msg);
     case "error": return onError(msg);
     case "history": S.past = msg; return lobby.renderHistory(msg);

@@ -366,6 +366,15 @@ export function setUpGame(client, { render, analysis: { renderReview, boardMarks
     if (v.status === "finished" || to === null) { el.textContent = t("status.game_over"); return; }
     const seat = v.seats[to];
     if (seat.kind === "ai" && v.ai_thinking) {
+      if (r.waiting) {
+        el.append(Object.assign(document.createElement("span"), {
+          className: "busy", textContent: t("status.ai_busy", {
+            who: seatName(seat), position: r.waiting.position, queued: r.waiting.queued,
+            seconds: Math.max(1, Math.round(r.waiting.wait_seconds)),
+          }),
+        }));
+        return;
+      }
       el.append(t("status.thinking", { who: seatName(seat) }), Object.assign(document.createElement("span"), { className: "dots" }));
       if (r.thinking) {
         el.append(" ", Object.assign(document.createElement("span"), {

@@ -57,6 +57,9 @@ export function fillLevels() {
   $("seat-note").textContent = t("lobby.moves_first", { who: info.players[0] });
 }
 
+/** Seconds an AI move would wait for a free engine from which the lobby says the computer is busy. */
+const BUSY_SECONDS = 2;
+
 function showLevelNote() {
   const chosen = $("ai-level").selectedOptions[0];
   $("level-note").textContent = chosen ? chosen.title : "";
@@ -67,17 +70,22 @@ function showLevelNote() {
  * says something briefly. Returns what app.js calls on messages and when it draws.
  */
 export function setUpLobby(client, { render, toast }) {
-  /** While the AI workers warm up (a first start compiles the engines), say so in the lobby and
-   * ask again every few seconds until they are ready. */
+  /** While the AI workers warm up (a first start compiles the engines), or while they are busy
+   * (an AI move would wait BUSY_SECONDS or more for a free one), say so in the lobby and ask
+   * again every few seconds until that passes. */
   function onStats(msg) {
     const pool = msg.pool;
     const warming = Boolean(pool && pool.ready < pool.workers);
+    const busy = Boolean(pool && !warming && pool.wait_seconds !== null && pool.wait_seconds !== undefined
+      && pool.wait_seconds >= BUSY_SECONDS);
     const note = $("engines-note");
-    note.hidden = !warming;
-    if (!warming) return;
-    note.textContent = t("lobby.engines_compiling", { ready: pool.ready, workers: pool.workers });
+    note.hidden = !warming && !busy;
+    if (note.hidden) return;
+    note.textContent = warming
+      ? t("lobby.engines_compiling", { ready: pool.ready, workers: pool.workers })
+      : t("lobby.engines_busy", { seconds: Math.round(pool.wait_seconds), queued: pool.queued });
     clearTimeout(onStats.timer);
-    onStats.timer = setTimeout(() => { if (S.online) client.stats(); }, 3000);
+    onStats.timer = setTimeout(() => { if (S.online) client.stats(); }, warming ? 3000 : 10000);
   }
 
   /** The levels changed on the server (an admin's edit): the lobby shows them at once, keeping

@@ -60,6 +60,7 @@ export function setUpRooms(client, { render, renderStatus, toast, startedBy, pla
     // quicker than a glance); it goes with the next move.
     r.thought = msg.thought ? { ...msg.thought, ply: msg.ply } : null;
     r.thinking = null;
+    r.waiting = null;
     r.sent = null;
     r.clock = clockFrom(msg.clock);
     const next = msg.position.to_move;
@@ -113,7 +114,17 @@ export function setUpRooms(client, { render, renderStatus, toast, startedBy, pla
     const r = S.rooms.get(msg.room);
     if (!r || msg.ply !== r.view.moves.length) return;
     r.thinking = msg;
+    r.waiting = null;
     r.view.ai_thinking = true;
+    if (S.current === msg.room) renderStatus(r);
+  }
+
+  /** The AI's move waits for a free engine (the server's AI is busy): its place and estimated
+   * wait, shown until an engine takes it (position 0) or the move comes. */
+  function onWaiting(msg) {
+    const r = S.rooms.get(msg.room);
+    if (!r || msg.ply !== r.view.moves.length) return;
+    r.waiting = msg.position > 0 ? msg : null;
     if (S.current === msg.room) renderStatus(r);
   }
 
@@ -126,6 +137,7 @@ export function setUpRooms(client, { render, renderStatus, toast, startedBy, pla
     r.view.rematch_offered_by = null;
     r.view.draw_offered_by = null;
     r.thinking = null;
+    r.waiting = null;
     if (msg.clock) r.clock = clockFrom(msg.clock);
     askForExport(r);
     if (S.current === msg.room) { render(); playSound("over"); }
@@ -170,5 +182,5 @@ export function setUpRooms(client, { render, renderStatus, toast, startedBy, pla
     render();
   }
 
-  return { onRoomState, onMoveMade, onRoomEvent, onThinking, onGameOver, onRecord };
+  return { onRoomState, onMoveMade, onRoomEvent, onThinking, onWaiting, onGameOver, onRecord };
 }

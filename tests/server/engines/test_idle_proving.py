@@ -30,7 +30,7 @@ from server.engines.idle_proving import (
     ProvingCounts,
     ProvingPlan,
 )
-from server.engines.local import TASK_SECONDS
+from server.engines.low_priority import TASK_SECONDS
 from server.engines.remote_worker import Worker
 from server.reviews.desk import REVIEW_TASK
 from server.settings import IdleProving, Settings

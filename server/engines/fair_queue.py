@@ -1,0 +1,212 @@
+"""The local pool's queue of AI moves: fair across rooms, and able to say how long a move waits.
+
+Past capacity (more moves asked than workers to search them) a move waits here for a free
+engine process rather than being answered by the quick fallback: a level that promises a
+search gets one. Waiting must then be fair and visible:
+
+- **Fair.** Jobs are kept per key (a room's id; a job without one is its own key) and taken
+  round-robin, each key's oldest first: a room that asks for many moves at once (an engine
+  match, a bot) delays another room's move by one of its own at most, never by all of them.
+- **Visible.** ``estimate`` gives every waiting job its place and an estimated wait, from
+  the recent time each level's searches took (``MoveTimes``: a level with none yet counts
+  its soft time) and what the busy workers still have to do; the pool tells each waiting
+  job's ``on_wait`` (``QueueWait``) and shows the wait a new move would have in its stats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import heapq
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from server.engines.messages import AiAnswer, AiJob, Progress
+
+log = logging.getLogger(__name__)
+
+MOVE_TIMES_KEPT = 20
+"""Recent search times kept per level for the estimate."""
+
+
+@dataclass(frozen=True)
+class QueueWait:
+    """Where a waiting AI move stands: ``position`` 1 is the next a free worker takes;
+    ``length`` the moves waiting in all; ``seconds`` the estimated wait until a worker
+    starts it. ``position`` 0 (and ``seconds`` 0): a worker took it, it is being searched."""
+
+    position: int
+    length: int
+    seconds: float
+
+
+STARTED = QueueWait(0, 0, 0.0)
+"""What a job that was told it waits is told once a worker takes it."""
+
+
+@dataclass
+class QueuedJob:
+    """One move asked of the pool, from ``think`` to its answer."""
+
+    id: str
+    job: AiJob
+    future: asyncio.Future[AiAnswer]
+    on_progress: Callable[[Progress], None] | None
+    queued_at: float
+    key: str
+    on_wait: Callable[[QueueWait], None] | None = None
+    started_at: float | None = None
+    """When a worker took it (None while it waits)."""
+    told: QueueWait | None = None
+    """What ``on_wait`` was last told (None: never, so nothing to take back at the start)."""
+    told_at: float = 0.0
+
+
+@dataclass
+class MoveTimes:
+    """The recent seconds each level's searches took on a worker (from its start there to
+    its answer, queueing left out): what a waiting move is expected to cost."""
+
+    kept: dict[tuple[str, str], collections.deque[float]] = field(default_factory=dict)
+
+    def add(self, job: AiJob, seconds: float) -> None:
+        times = self.kept.setdefault((job.game, job.level.name),
+                                     collections.deque(maxlen=MOVE_TIMES_KEPT))
+        times.append(seconds)
+
+    def expected(self, job: AiJob) -> float:
+        """The mean of the recent searches of the job's game and level; before any, the
+        level's soft time (what its search aims at), never more than its hard time."""
+        times = self.kept.get((job.game, job.level.name))
+        if not times:
+            return min(job.level.soft_time, job.level.hard_time)
+        return sum(times) / len(times)
+
+
+class FairQueue:
+    """Jobs waiting for a worker, taken round-robin across keys, oldest first within one."""
+
+    def __init__(self) -> None:
+        self._by_key: collections.OrderedDict[str, collections.deque[QueuedJob]] = (
+            collections.OrderedDict())
+        self._length = 0
+
+    def __len__(self) -> int:
+        return self._length
+
+    def push(self, job: QueuedJob) -> None:
+        self._by_key.setdefault(job.key, collections.deque()).append(job)
+        self._length += 1
+
+    def pop(self) -> QueuedJob | None:
+        """The next job to search (skipping any whose future is already done), or None."""
+        while self._by_key:
+            key, jobs = next(iter(self._by_key.items()))
+            job = jobs.popleft()
+            self._length -= 1
+            if jobs:
+                self._by_key.move_to_end(key)  # the key's next job waits for the others' turns
+            else:
+                del self._by_key[key]
+            if not job.future.done():
+                return job
+        return None
+
+    def pop_older_than(self, cutoff: float) -> list[QueuedJob]:
+        """Take out every job queued before ``cutoff`` (the pool answers them quickly)."""
+        old = [job for job in self.order() if job.queued_at < cutoff]
+        for job in old:
+            jobs = self._by_key[job.key]
+            jobs.remove(job)
+            if not jobs:
+                del self._by_key[job.key]
+        self._length -= len(old)
+        return old
+
+    def drain(self) -> list[QueuedJob]:
+        """Take out every job, in the order they would have been searched."""
+        jobs = list(self.order())
+        self._by_key.clear()
+        self._length = 0
+        return jobs
+
+    def order(self) -> Iterator[QueuedJob]:
+        """The waiting jobs in the order ``pop`` will give them: each key's first job in key
+        order, then each key's second, and so on."""
+        queues = list(self._by_key.values())
+        depth = 0
+        while queues:
+            for jobs in queues:
+                yield jobs[depth]
+            depth += 1
+            queues = [jobs for jobs in queues if len(jobs) > depth]
+
+
+def estimate(waiting: Iterator[QueuedJob], running: list[QueuedJob | None], times: MoveTimes,
+             now: float) -> Iterator[tuple[QueuedJob, float]]:
+    """Each waiting job (in search order) with its estimated wait for a worker: the workers
+    (``running``: each ready worker's job, None when free) take the jobs in order, each
+    busy for its level's expected time (``MoveTimes``; a running job's less what it already
+    spent, never below zero). A pool without a ready worker gives no estimate."""
+    free_at = [0.0 if job is None or job.started_at is None
+               else max(0.0, times.expected(job.job) - (now - job.started_at))
+               for job in running]
+    if not free_at:
+        return
+    heapq.heapify(free_at)
+    for job in waiting:
+        start = heapq.heappop(free_at)
+        yield job, start
+        heapq.heappush(free_at, start + times.expected(job.job))
+
+
+def wait_for_new(waiting: Iterator[QueuedJob], running: list[QueuedJob | None],
+                 times: MoveTimes, now: float) -> float | None:
+    """The estimated wait of a move asked now (behind every waiting one); None without a
+    ready worker."""
+    free_at = [0.0 if job is None or job.started_at is None
+               else max(0.0, times.expected(job.job) - (now - job.started_at))
+               for job in running]
+    if not free_at:
+        return None
+    heapq.heapify(free_at)
+    for job in waiting:
+        heapq.heappush(free_at, heapq.heappop(free_at) + times.expected(job.job))
+    return free_at[0]
+
+
+TELL_EVERY = 1.0
+"""Seconds between two ``QueueWait`` of one waiting job (and before its first one: a move
+that a worker takes within this long is never said to wait)."""
+
+
+def tell_waiting(queue: FairQueue, running: list[QueuedJob | None], times: MoveTimes,
+                 now: float) -> None:
+    """Tell each waiting job that has waited ``TELL_EVERY`` since it was queued or last
+    told where it stands now (``on_wait``), if its place changed."""
+    length = len(queue)
+    for position, (job, seconds) in enumerate(estimate(queue.order(), running, times, now),
+                                              start=1):
+        if job.on_wait is None or now - max(job.queued_at, job.told_at) < TELL_EVERY:
+            continue
+        told = QueueWait(position, length, round(seconds, 1))
+        if job.told is not None and (job.told.position, job.told.length) == (position, length):
+            continue
+        job.told, job.told_at = told, now
+        _tell(job, told)
+
+
+def tell_started(job: QueuedJob) -> None:
+    """A worker took ``job``: if it was told it waits, tell it it no longer does."""
+    if job.told is not None:
+        job.told = STARTED
+        _tell(job, STARTED)
+
+
+def _tell(job: QueuedJob, wait: QueueWait) -> None:
+    assert job.on_wait is not None
+    try:
+        job.on_wait(wait)
+    except Exception:
+        log.exception("a queue wait callback failed")
