@@ -45,7 +45,8 @@ from bench.load import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-FIGURES = ("held_to_end", "client_moves_per_s", "ack_p50_ms", "ack_p99_ms",
+FIGURES = ("held_to_end", "connect_seconds", "hello_p50_ms", "hello_p99_ms", "create_p50_ms",
+           "create_p99_ms", "client_moves_per_s", "ack_p50_ms", "ack_p99_ms",
            "server_cpu_ms_per_client_move", "frames_per_client_move",
            "received_bytes_per_client_move", "errors")
 
@@ -134,8 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     options.add_argument("--rounds", type=int, default=1,
                          help="runs of each side, alternating which goes first")
     args = options.parse_args(argv)
-    if args.nodes or args.serve:
-        options.error("--nodes and --serve are bench.load's own")
+    if args.nodes or args.serve or args.profile:
+        options.error("--nodes, --serve and --profile are bench.load's own")
     if args.via_cli and args.store == "memory":
         options.error("discus serve stores every game: --via-cli takes --store sqlite or "
                       "postgres")

@@ -6,6 +6,9 @@ server in a child process (so its memory can be read alone), connects N clients,
 play for ``--seconds`` (each waits a random 0..2*think seconds before each of its moves, like
 a person), and prints:
 
+- the time to connect every client (each says ``hello``, then creates its room; 200 at a
+  time) and p50/p99 of each step: ``hello`` sent to ``welcome``, ``create_room`` sent to
+  its ``room_state``,
 - connections held to the end, moves per second (the clients' and the AI's),
 - p50/p99 latency from a client's move sent to that move's ``move_made`` arriving back
   (the acknowledgement: stored and announced; the AI's thinking is not in it; with
@@ -72,6 +75,10 @@ class Stats:
     frames: collections.Counter[str] = field(default_factory=collections.Counter)
     """Frames the clients received over the measured play, by type."""
     frame_bytes: int = 0
+    hellos: list[float] = field(default_factory=list)
+    """Seconds from each client's ``hello`` sent to its ``welcome`` arriving."""
+    creates: list[float] = field(default_factory=list)
+    """Seconds from each client's ``create_room`` sent to its ``room_state`` arriving."""
     samples: dict[str, dict[str, Any]] = field(default_factory=dict)
     """One frame of each type the clients received (``ack``: a client's own ``move_made``,
     ``reply``: the AI's), for the floor to answer with (``bench.floor``)."""
@@ -242,11 +249,15 @@ async def _player(index: int, url: str, stats: Stats, stop_at: list[float], thin
     async with gate:
         ws = await connect(url, max_size=None, compression=None, open_timeout=120,
                            ping_interval=None)
+        sent = time.perf_counter()
         await ws.send(json.dumps({"type": "hello", "version": 1, "name": f"load{index}"}))
         await _expect(ws, stats, "welcome")
+        stats.hellos.append(time.perf_counter() - sent)
+        sent = time.perf_counter()
         await ws.send(json.dumps({"type": "create_room", "game": "connect4",
                                   "opponent": {"kind": "ai", "level": LEVEL}, "seat": 0}))
         state = await _expect(ws, stats, "room_state")
+        stats.creates.append(time.perf_counter() - sent)
     stats.connected += 1
     await ready.wait()
     room = state["room"]["id"]
@@ -349,14 +360,21 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
                          return_exceptions=True)
     lat = sorted(stats.latencies)
 
-    def pct(q: float) -> float:
-        return lat[min(len(lat) - 1, int(q * len(lat)))] * 1000 if lat else float("nan")
+    def pct(q: float, seconds: list[float] = lat) -> float:
+        return (seconds[min(len(seconds) - 1, int(q * len(seconds)))] * 1000 if seconds
+                else float("nan"))
+
+    hellos, creates = sorted(stats.hellos), sorted(stats.creates)
 
     moves = max(1, stats.human_moves)
     report: dict[str, Any] = {
         "clients": clients,
         "connected": connected,
         "connect_seconds": round(connect_seconds, 2),
+        "hello_p50_ms": round(pct(0.50, hellos), 2),
+        "hello_p99_ms": round(pct(0.99, hellos), 2),
+        "create_p50_ms": round(pct(0.50, creates), 2),
+        "create_p99_ms": round(pct(0.99, creates), 2),
         "held_to_end": held,
         "seconds": round(measured, 2),
         "client_moves_per_s": round(stats.human_moves / measured, 1),
@@ -440,6 +458,10 @@ def parser() -> argparse.ArgumentParser:
                         "instead of bench.load's own child: no server internals imported, but "
                         "its settings (the AI's move shown 0.45 s after the person's, both "
                         "games' engines), SQL storage only, and no loop-lag, GC or pool lines")
+    parser.add_argument("--profile", default=None, metavar="FILE",
+                        help="run the server child under cProfile and write its profile "
+                        "(the event loop's thread, connecting and play) to FILE "
+                        "(python -m pstats FILE)")
     parser.add_argument("--no-floor", action="store_true",
                         help="skip the websockets floor run (bench.floor) after the server's")
     parser.add_argument("--nodes", type=int, default=None, metavar="N",
@@ -569,7 +591,9 @@ def server_child(args: argparse.Namespace, workers: int, database_url: str | Non
                  redis_url: str | None, python: str = sys.executable) -> list[str]:
     """The command line of ``bench.load``'s server child (``--serve``, which runs ``_serve``
     in whichever tree it is started from)."""
-    return ([python, "-m", "bench.load", "--serve", "--clients", str(args.clients),
+    profile = getattr(args, "profile", None)
+    return ([python, *(["-m", "cProfile", "-o", profile] if profile else []),
+             "-m", "bench.load", "--serve", "--clients", str(args.clients),
              "--workers", str(workers)]
             + (["--loop", args.loop] if args.loop else [])
             + (["--gc-census"] if args.gc_census else [])
@@ -592,8 +616,9 @@ def run_floor(args: argparse.Namespace, folder: str) -> int:
 def print_against_floor(server: dict[str, Any], floor: dict[str, Any]) -> None:
     print("\n== the server against the websockets floor (same clients, same frames)")
     print(f"{'':<34} {'server':>10} {'floor':>10}")
-    for key in ("held_to_end", "client_moves_per_s", "ack_p50_ms", "ack_p99_ms",
-                "frames_per_client_move", "received_bytes_per_client_move",
+    for key in ("held_to_end", "connect_seconds", "hello_p99_ms", "create_p99_ms",
+                "client_moves_per_s", "ack_p50_ms", "ack_p99_ms", "frames_per_client_move",
+                "received_bytes_per_client_move",
                 "server_cpu_ms_per_client_move"):
         print(f"{key:<34} {server[key]:>10} {floor[key]:>10}")
     base = floor["server_cpu_ms_per_client_move"]

@@ -97,7 +97,8 @@ def create_engine(url: str) -> AsyncEngine:
     # One async connection per process: SQLite has one writer at a time anyway, and queueing
     # in the pool is fair and immediate where competing connections would sleep in the busy
     # handler (a 16-game load run saw a 450 ms p99 with a pool, 2 ms without). The store's
-    # hot writes (moves, games, players) go through ``create_sqlite_writer``'s connection.
+    # hot writes (moves, games, players) and quick reads go through connections of
+    # ``create_sqlite_writer``'s, one thread each.
     engine = create_async_engine(
         url,
         connect_args={"timeout": SQLITE_BUSY_MS / 1000},
@@ -110,9 +111,10 @@ def create_engine(url: str) -> AsyncEngine:
 
 
 def create_sqlite_writer(url: str) -> Engine | None:
-    """A sync engine on the same SQLite file, for the store's batched writes in a thread of
-    their own (``sql_store``); None for an in-memory database, which a second connection
-    would not see. Same pragmas as ``create_engine``: a commit is durable when it returns."""
+    """A sync engine on the same SQLite file, for the store's batched writes, or its quick
+    reads, in a thread of their own (``sql_store``); None for an in-memory database, which a
+    second connection would not see. Same pragmas as ``create_engine``: a commit is durable
+    when it returns."""
     database = make_url(url).database
     if not is_sqlite(url) or not database or database == ":memory:":
         return None

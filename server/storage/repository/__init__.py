@@ -1,7 +1,10 @@
 """Every SQL statement the program runs, as functions named for what they do.
 
-Each takes an open ``AsyncConnection``; the caller owns the transaction. Upserts use the
-dialect's ``INSERT ... ON CONFLICT`` (PostgreSQL and SQLite spell it the same way).
+Each takes an open ``AsyncConnection``; the caller owns the transaction. Those the store
+batches or reads on a sync connection of its own (``write_*``, and the quick reads
+``read_player``, ``names_held``, ``read_session``, ``read_ratings``,
+``read_calibrated_levels``) take a sync ``Connection``, and their async names wrap them.
+Upserts use the dialect's ``INSERT ... ON CONFLICT`` (PostgreSQL and SQLite spell it the same way).
 
 The statements are split by area, a module each (games and moves, players, levels,
 calibration, ratings, tournaments, chat, the position cache); this package gathers them so
@@ -16,6 +19,7 @@ from server.storage.repository.calibration import (
     finish_calibration_run,
     insert_calibration_run,
     list_calibration_runs,
+    read_calibrated_levels,
 )
 from server.storage.repository.chat import (
     delete_chat_lines_before,
@@ -71,6 +75,9 @@ from server.storage.repository.players import (
     insert_token,
     list_tokens,
     name_is_reserved,
+    names_held,
+    read_player,
+    read_session,
     revoke_sessions,
     revoke_token,
     save_player,
@@ -91,6 +98,7 @@ from server.storage.repository.ratings import (
     list_rating_history,
     list_ratings,
     rate_game,
+    read_ratings,
 )
 from server.storage.repository.tournaments import (
     count_tournaments_made,
@@ -114,6 +122,7 @@ __all__ = [
     "bump_levels_version",
     "count_moves",
     "count_tournaments_made",
+    "delete_chat_lines_before",
     "delete_level",
     "delete_moves_from",
     "delete_schedule",
@@ -121,8 +130,6 @@ __all__ = [
     "find_cached_positions",
     "find_calibrated_levels",
     "find_chat_lines",
-    "delete_chat_lines_before",
-    "spend_guest_token",
     "find_chat_silence",
     "find_game",
     "find_games",
@@ -165,10 +172,15 @@ __all__ = [
     "list_unfinished_games",
     "mark_chat_line_deleted",
     "name_is_reserved",
+    "names_held",
     "proven_outcome_count",
     "proven_positions",
     "rate_game",
+    "read_calibrated_levels",
     "read_levels_version",
+    "read_player",
+    "read_ratings",
+    "read_session",
     "revoke_sessions",
     "revoke_token",
     "save_cached_positions",
@@ -180,6 +192,7 @@ __all__ = [
     "save_tournament",
     "seed_missing_levels",
     "set_password",
+    "spend_guest_token",
     "touch_session",
     "touch_token",
     "update_level",

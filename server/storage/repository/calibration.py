@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import Connection, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.storage.repository.tables import calibration_results, calibration_runs
@@ -101,11 +101,16 @@ async def list_calibration_runs(
 
 async def find_calibrated_levels(conn: AsyncConnection,
                                  game: str) -> dict[str, tuple[float, float]]:
+    return await conn.run_sync(read_calibrated_levels, game)
+
+
+def read_calibrated_levels(conn: Connection, game: str) -> dict[str, tuple[float, float]]:
+    """``find_calibrated_levels`` on a sync connection (the store's reader thread)."""
     stmt = (select(calibration_runs.c.ratings)
             .where(calibration_runs.c.game == game, calibration_runs.c.status == "finished",
                    calibration_runs.c.ratings.is_not(None))
             .order_by(calibration_runs.c.finished_at.desc()).limit(1))
-    row = (await conn.execute(stmt)).first()
+    row = conn.execute(stmt).first()
     measured: dict[str, tuple[float, float]] = {}
     for entry in (row.ratings if row is not None else None) or ():
         elo, error = entry.get("elo"), entry.get("error")

@@ -36,7 +36,13 @@ def write_player(conn: Connection, player: PlayerRecord) -> None:
 
 
 async def find_player(conn: AsyncConnection, player_id: str) -> PlayerRecord | None:
-    row = (await conn.execute(select(players).where(players.c.id == player_id))).first()
+    return await conn.run_sync(read_player, player_id)
+
+
+def read_player(conn: Connection, player_id: str) -> PlayerRecord | None:
+    """``find_player`` on a sync connection: on a SQLite file the store runs its quick reads
+    in a reader thread of their own, one hand-off each (``sql_store``)."""
+    row = conn.execute(select(players).where(players.c.id == player_id)).first()
     if row is None:
         return None
     return PlayerRecord(id=row.id, name=row.name, kind=row.kind, created_at=row.created_at)
@@ -66,11 +72,16 @@ async def any_name_held(conn: AsyncConnection, names: Sequence[str]) -> bool:
     """Whether an account, or a bot or an admin token (revoked ones too), is called any of
     ``names`` in any letter case: the accounts' name index and the small tokens table, in
     one query, cheap enough for every guest's ``hello``."""
+    return await conn.run_sync(names_held, names)
+
+
+def names_held(conn: Connection, names: Sequence[str]) -> bool:
+    """``any_name_held`` on a sync connection (the store's reader thread)."""
     found = {name_key(name) for name in names}
     stmt = select(or_(
         exists().where(accounts.c.name_key.in_(found)),
         exists().where(func.lower(tokens.c.name).in_(found))))
-    return bool((await conn.execute(stmt)).scalar_one())
+    return bool(conn.execute(stmt).scalar_one())
 
 
 async def name_is_reserved(conn: AsyncConnection, name: str) -> bool:
@@ -99,8 +110,12 @@ async def insert_session(conn: AsyncConnection, session: SessionRecord) -> None:
 
 
 async def find_session(conn: AsyncConnection, token_hash: str) -> SessionRecord | None:
-    row = (await conn.execute(
-        select(sessions).where(sessions.c.token_hash == token_hash))).first()
+    return await conn.run_sync(read_session, token_hash)
+
+
+def read_session(conn: Connection, token_hash: str) -> SessionRecord | None:
+    """``find_session`` on a sync connection (the store's reader thread)."""
+    row = conn.execute(select(sessions).where(sessions.c.token_hash == token_hash)).first()
     if row is None:
         return None
     return SessionRecord(row.id, row.player_id, row.token_hash, row.created_at, row.revoked_at,

@@ -77,8 +77,13 @@ def _rating_values(record: RatingRecord, updated_at: float | None = None) -> dic
 
 
 async def list_ratings(conn: AsyncConnection, player_id: str) -> list[RatingRecord]:
+    return await conn.run_sync(read_ratings, player_id)
+
+
+def read_ratings(conn: Connection, player_id: str) -> list[RatingRecord]:
+    """``list_ratings`` on a sync connection (the store's reader thread)."""
     stmt = select(ratings).where(ratings.c.player_id == player_id, ratings.c.games > 0)
-    return [_rating_record(row) for row in await conn.execute(stmt.order_by(ratings.c.game))]
+    return [_rating_record(row) for row in conn.execute(stmt.order_by(ratings.c.game))]
 
 
 async def list_rating_history(conn: AsyncConnection, player_id: str, game: str | None,
