@@ -1,18 +1,23 @@
 """A ladder of engines from elsewhere and the computer's levels, on a server of its own.
 
-``python -m bench.engine_ladder GAME --engine PROTOCOL:COMMAND [--engine ...]
-[--levels beginner,easy] [--games 40] [--clock 1+1] [--format csv|json] [--workers 1]``
+``python -m bench.engine_ladder GAME --engine PROTOCOL[@DEPTH]:COMMAND [--engine ...]
+[--levels beginner,easy] [--games 40] [--minutes M] [--clock 1+1] [--format csv|json]
+[--workers 1]``
 
 Each ``--engine`` is an engine program built outside this repository (never committed
 here), e.g. ``gtp:~/Egaroucid/bin/Egaroucid_for_Console.out -gtp -level 5``,
-``nboard:~/edax/bin/lEdax-x64 ...`` or ``columns:~/connect4/c4solver -a``; it runs in its
+``nboard@8:~/ntest/build/ntest x`` (``@DEPTH``: the NBoard ``set depth``, default 8; one
+program at two depths is two entrants) or ``columns:~/connect4/c4solver -a``; it runs in its
 program's own directory (where engines keep their books and evaluation files). The bench
 starts a server on a free port with a temporary database, an AI worker pool and a ladder
 under ``--clock`` (``M+S``: minutes, which may be a fraction, and seconds a move), makes a
 bot account per engine and plays it through the bridge (``clients.bridges``) exactly as
 ``discus bot --engine CMD --protocol P --ladder GAME`` would, enters the levels, waits until
-``--games`` ladder games are over, and prints the rating list (``discus ladder export``'s
-CSV or JSON), each engine named as it names itself, and each engine's faults.
+``--games`` ladder games are over (or ``--minutes`` have passed: the games then still
+going do not count), and prints the rating list (``discus ladder export``'s CSV or JSON),
+each engine named as it names itself; on stderr, each engine's faults and the machine's
+load average at the start and the end (the levels search for a time, so a busy machine
+weakens them).
 """
 
 from __future__ import annotations
@@ -54,19 +59,33 @@ def clock(text: str) -> TimeControl:
 
 
 def engine(spec: str) -> EngineBridge:
-    """``PROTOCOL:COMMAND`` as a bridge running in its program's directory."""
-    protocol, _, command = spec.partition(":")
+    """``PROTOCOL[@DEPTH]:COMMAND`` as a bridge running in its program's directory;
+    ``DEPTH`` (NBoard only) is the ``set depth`` it is told."""
+    head, _, command = spec.partition(":")
+    protocol, at, depth_text = head.partition("@")
     if protocol not in PROTOCOLS or not command.strip():
-        raise SystemExit(f"--engine wants PROTOCOL:COMMAND with PROTOCOL one of "
+        raise SystemExit(f"--engine wants PROTOCOL[@DEPTH]:COMMAND with PROTOCOL one of "
                          f"{', '.join(PROTOCOLS)}, not {spec!r}")
+    depth = 8
+    if at:
+        if protocol != "nboard" or not depth_text.isdigit() or int(depth_text) < 1:
+            raise SystemExit(f"@DEPTH is a positive search depth for an nboard engine "
+                             f"(GTP and columns engines take theirs on their command "
+                             f"line), not {head!r}")
+        depth = int(depth_text)
     words = shlex.split(command)
     program = Path(os.path.expanduser(words[0]))
     if program.parent == Path("."):
-        return bridge_from(shlex.join(words), protocol)  # found on the PATH
+        return bridge_from(shlex.join(words), protocol, depth=depth)  # found on the PATH
     # Absolute, but links kept: a virtualenv's python is a link that must stay one.
     words[0] = str(program.absolute())
     workdir = program.absolute().parent
-    return bridge_from(shlex.join(words), protocol, cwd=workdir)
+    return bridge_from(shlex.join(words), protocol, cwd=workdir, depth=depth)
+
+
+def load() -> str:
+    """The machine's load averages over 1, 5 and 15 minutes, as ``uptime`` shows them."""
+    return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 async def enter_levels(url: str, token: str, game: str, levels: Sequence[str]) -> None:
@@ -115,12 +134,17 @@ async def run(args: argparse.Namespace) -> int:
             _, admin_token = await Admins(store.engine).create("bench")
             await enter_levels(srv.url, admin_token, args.game, levels)
             started = time.monotonic()
+            deadline = started + args.minutes * 60 if args.minutes else None
+            print(f"started; {load()}", file=sys.stderr, flush=True)
             ladder = await fetch(srv.url, args.game)
-            while ladder.played < args.games:
+            while ladder.played < args.games and (deadline is None
+                                                  or time.monotonic() < deadline):
                 await asyncio.sleep(2)
                 ladder = await fetch(srv.url, args.game)
                 print(f"{ladder.played}/{args.games} games, {time.monotonic() - started:.0f} s",
                       file=sys.stderr, flush=True)
+            print(f"{ladder.played} games in {time.monotonic() - started:.0f} s; {load()}",
+                  file=sys.stderr, flush=True)
             for runner in runners:
                 runner.stop()
             await asyncio.gather(*tasks)
@@ -137,10 +161,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("game", choices=("othello", "connect4"))
     parser.add_argument("--engine", action="append", required=True,
-                        metavar="PROTOCOL:COMMAND")
+                        metavar="PROTOCOL[@DEPTH]:COMMAND")
     parser.add_argument("--levels", default="beginner,easy",
                         help="comma-separated AI levels to enter (default beginner,easy)")
     parser.add_argument("--games", type=int, default=40, help="ladder games to play")
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="stop after this long even if fewer games are over")
     parser.add_argument("--clock", default="1+1", help="the ladder's clock, M+S")
     parser.add_argument("--format", choices=("csv", "json"), default="csv")
     parser.add_argument("--workers", type=int, default=1, help="AI worker processes")

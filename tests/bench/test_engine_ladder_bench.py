@@ -1,5 +1,5 @@
-"""``bench.engine_ladder``'s arguments: an engine as PROTOCOL:COMMAND run in its program's
-directory, and the ladder's clock as M+S."""
+"""``bench.engine_ladder``'s arguments: an engine as PROTOCOL[@DEPTH]:COMMAND run in its
+program's directory, and the ladder's clock as M+S."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.engine_ladder import clock, engine
+from clients.bridges.nboard import NBoard
 
 
 def test_an_engine_runs_in_its_programs_directory_with_its_path_kept_as_given() -> None:
@@ -18,8 +19,16 @@ def test_an_engine_runs_in_its_programs_directory_with_its_path_kept_as_given() 
     assert engine("gtp:egaroucid -gtp").cwd is None  # on the PATH: the bench's directory
 
 
+def test_an_nboard_engine_is_told_the_depth_after_its_protocol_and_8_without_one() -> None:
+    deep, plain = engine("nboard@14:ntest x"), engine("nboard:ntest x")
+    assert isinstance(deep.dialect, NBoard) and isinstance(plain.dialect, NBoard)
+    assert (deep.dialect.depth, plain.dialect.depth) == (14, 8)
+    assert deep.dialect.opening()[1].line == "set depth 14"
+
+
 def test_bad_specs_and_clocks_are_refused() -> None:
-    for spec in ("uci:stockfish", "nboard:", "edax"):
+    for spec in ("uci:stockfish", "nboard:", "edax", "nboard@:ntest", "nboard@0:ntest",
+                 "nboard@deep:ntest", "gtp@10:egaroucid -gtp"):
         with pytest.raises(SystemExit):
             engine(spec)
     assert (clock("0.5+0.25").initial_ms, clock("0.5+0.25").increment_ms) == (30_000, 250)
