@@ -9,9 +9,23 @@ expected, when to retry) and ``message`` a sentence for a person.
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 Detail = dict[str, str | int | float | bool | None]
+
+
+def try_again_in(seconds: float) -> str:
+    """When to try again, in words a person reads at a glance: seconds under a minute and a
+    half, then minutes (rounded up), then hours and minutes -- never a vague "a little" for
+    an hour's wait. ``detail.retry_after`` carries the exact seconds beside it."""
+    left = max(1, math.ceil(seconds))
+    if left < 90:
+        return f"try again in {left} s"
+    minutes = math.ceil(left / 60)
+    if minutes < 90:
+        return f"try again in {minutes} minutes"
+    return f"try again in {minutes // 60} h {minutes % 60:02d} min"
 
 
 class ProtocolError(Exception):

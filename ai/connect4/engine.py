@@ -152,7 +152,7 @@ def _book_solve_or_deepen(state: Connect4State, limits: Limits) -> Iterator[Iter
         move, score = hit
         yield Iteration(depth=kernels.CELLS - state.ply, score=score, move=move, pv=(move,),
                         nodes=0, seconds=0.0, exact=True, root_scores=((move, score),),
-                        outcome=_sign(score))
+                        outcome=_sign(score), book=True)
         return
     assert limits.soft_time is not None
     known = book.outcome(state) if limits.outcome is None else None

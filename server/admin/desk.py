@@ -190,7 +190,8 @@ class AdminDesk:
         try:
             await self.guard.check_admin_login(source, time.time())
         except Refused as exc:
-            raise errors.RateLimited(f"{exc}; wait a little", limit=exc.limit,
+            raise errors.RateLimited(f"{exc}; {errors.try_again_in(exc.retry_after)}",
+                                     limit=exc.limit,
                                      retry_after=round(max(0.1, exc.retry_after), 1)) from None
         try:
             account = await self.admins.verify(token)

@@ -252,7 +252,7 @@ class AccountDesk:
         now = self.clock()
         retry = self.by_connection.wait(client, now)
         if retry:
-            raise errors.RateLimited("too many sign-in attempts; wait a little",
+            raise errors.RateLimited(f"too many sign-in attempts; {errors.try_again_in(retry)}",
                                      retry_after=round(retry, 1), limit="sign_in")
         self.by_connection.note(client, now)
 
@@ -262,7 +262,7 @@ class AccountDesk:
         try:
             await check
         except Refused as exc:
-            raise errors.RateLimited(f"{exc}; wait a little",
+            raise errors.RateLimited(f"{exc}; {errors.try_again_in(exc.retry_after)}",
                                      retry_after=round(max(0.1, exc.retry_after), 1),
                                      limit=exc.limit) from None
 

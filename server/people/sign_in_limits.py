@@ -172,7 +172,7 @@ class SignInGuard:
         if made >= lim.sign_ups_per_source:
             oldest = await self.counts.oldest(key, now, lim.sign_up_window)
             raise Refused("sign_up_source", oldest + lim.sign_up_window - now,
-                          "too many accounts made from this address; try later")
+                          "too many accounts made from this address")
         await self.counts.note(key, now, lim.sign_up_window)
 
     async def check_admin_login(self, source: str, now: float) -> None:

@@ -156,6 +156,7 @@ class AiTurns:
         return answer.move, p.AiThought(
             depth=answer.depth, score=answer.score, nodes=answer.nodes or 0,
             seconds=round_seconds(answer.seconds), exact=answer.exact, book=answer.book,
+            cached=answer.cached,
             win_in=None if answer.score is None
             else win_in(turn.game, turn.ply, answer.score, answer.exact))
 

@@ -402,8 +402,12 @@ class AiThought(_Message):
     )
     book: bool = Field(
         default=False, description="The move came from the opening book (the Othello expert's "
-        "first plies): no search ran, `nodes` is 0 and `depth` is the book's; a page shows "
-        "it as a book move, not as a search.")
+        "first plies, Connect Four's book positions): no search ran, `nodes` is 0 and `depth` "
+        "is the book's; a page shows it as a book move, not as a search.")
+    cached: bool = Field(
+        default=False, description="The move came from the position cache: an earlier "
+        "search's answer, `depth` and `score` that search's; no search ran now (`nodes` 0), "
+        "and a page says so rather than showing 0 nodes.")
 
 
 class AiThinking(AiThought):

@@ -246,12 +246,14 @@ class ReviewDesk:
                 limit="analyses_per_player", allowed=lim.per_player, retry_after=retry)
         if self._held[holds[1]] >= lim.per_source:
             raise errors.RateLimited(
-                "too many reviews and analyses under way from this address; wait a little",
+                "too many reviews and analyses under way from this address; "
+                f"{errors.try_again_in(retry)}",
                 limit="analyses_per_source", allowed=lim.per_source, retry_after=retry)
         if self._held[holds[2]] >= lim.at_once:
-            raise errors.Busy("the engine's share for reviews and analyses is taken; try "
-                              "again shortly", limit="analyses",
-                              retry_after=round(retry * (1 + self._held[holds[2]] / 2), 1))
+            wait = round(retry * (1 + self._held[holds[2]] / 2), 1)
+            raise errors.Busy("the engine's share for reviews and analyses is taken; "
+                              f"{errors.try_again_in(wait)}", limit="analyses",
+                              retry_after=wait)
         return holds
 
     async def close(self) -> None:

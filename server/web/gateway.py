@@ -176,8 +176,8 @@ class Gateway:
             if wait > 0:
                 most = getattr(self.settings.sources, limit)
                 raise errors.RateLimited(
-                    f"too many from your address: at most {most} {limit.replace('_', ' ')}",
-                    retry_after=round(wait, 3), limit=limit)
+                    f"too many from your address: at most {most} {limit.replace('_', ' ')}; "
+                    f"{errors.try_again_in(wait)}", retry_after=round(wait, 3), limit=limit)
 
     async def _dispatch(self, client: Client, message: BaseModel) -> None:
         if isinstance(message, p.Hello):

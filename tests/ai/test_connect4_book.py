@@ -63,7 +63,7 @@ def test_a_search_bounded_by_time_alone_plays_the_books_move_at_once() -> None:
         state = GAME.parse_moves(moves)
         found = ai.best(state, TIME_BOUNDED)
         assert (found.move, found.score) == book.lookup(state), moves
-        assert found.exact and found.nodes == 0
+        assert found.exact and found.nodes == 0 and found.book  # shown as a book move
 
 
 def test_past_the_book_a_search_bounded_by_time_proves_what_fits_in_its_clock(

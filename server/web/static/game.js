@@ -57,7 +57,9 @@ function seatOfPly(v, j) { return j % 2; }
 function thoughtText(v, th, aiSeat) {
   const nodes = fmtNodes(th.nodes);
   if (th.book) return t("think.book");  // the opening book's move: no search ran
-  if (th.score === null) return t("think.forced", { depth: th.depth, nodes });  // a forced move
+  // The position cache's answer: an earlier search's, none now (so no "0 nodes").
+  const done = th.cached ? "_cached" : "";
+  if (th.score === null) return t(`think.forced${done}`, { depth: th.depth, nodes });  // a forced move
   const mine = colourOf(v.seats[aiSeat]);
   const theirs = colourOf(v.seats[1 - aiSeat]);
   const lead = th.score > 0 ? mine : theirs;
@@ -73,7 +75,7 @@ function thoughtText(v, th, aiSeat) {
   } else {
     what = t("think.plus_for", { who: lead, n });
   }
-  return t(th.exact ? "think.line_solved" : "think.line", { depth: th.depth, what, nodes });
+  return t(`${th.exact ? "think.line_solved" : "think.line"}${done}`, { depth: th.depth, what, nodes });
 }
 
 function fmtNodes(n) {

@@ -50,10 +50,25 @@ export function tr(prefix, text) {
   return has(key) ? t(key) : text;
 }
 
+/** A wait of ``seconds`` as people say it: seconds under a minute and a half, then minutes
+ * (rounded up), then hours and minutes (as the server's own English says it). */
+export function waitText(seconds) {
+  const s = Math.max(1, Math.ceil(seconds));
+  if (s < 90) return t("wait.seconds", { n: s });
+  const minutes = Math.ceil(s / 60);
+  if (minutes < 90) return t("wait.minutes", { n: minutes });
+  return t("wait.hours", { h: Math.floor(minutes / 60), m: String(minutes % 60).padStart(2, "0") });
+}
+
 /** A refusal (an error message) in words: the server's own English (it may carry details), or
- * in another language the catalogue's sentence for its code where it has one. */
+ * in another language the catalogue's sentence for its code where it has one, with the wait
+ * the server gave (``detail.retry_after``) said in full, never "a little" for an hour. */
 export function errorText(msg) {
-  return lang !== "en" && has(`error.${msg.code}`) ? t(`error.${msg.code}`) : msg.message;
+  if (lang === "en" || !has(`error.${msg.code}`)) return msg.message;
+  const wait = msg.detail?.retry_after;
+  if (typeof wait !== "number") return t(`error.${msg.code}`);
+  if (has(`error.${msg.code}_in`)) return t(`error.${msg.code}_in`, { wait: waitText(wait) });
+  return `${t(`error.${msg.code}`)}${t("error.retry_in", { wait: waitText(wait) })}`;
 }
 
 const ATTRS = ["title", "aria-label", "placeholder"];

@@ -10,9 +10,11 @@ from pages import ONLINE, free_port, open_page
 from people import CHEAP_HASHER, PASSWORD
 from playwright.async_api import Browser, Page, expect
 
-from server.app import running
+from server.app import Settings, running
 from server.people.accounts import hash_session
+from server.people.sign_in_limits import SignInLimits
 from server.storage import open_store
+from server.storage.memory import MemoryStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 
@@ -112,3 +114,24 @@ async def test_changing_the_password_signs_the_other_browser_out_and_the_new_one
     assert problems == []
     await here_ctx.close()
     await there_ctx.close()
+
+
+@pytest.mark.parametrize(("locale", "said"), [
+    ("en-GB", "too many accounts made from this address; try again in 60 minutes"),
+    ("ja-JP", "操作が多すぎます。60分後にやり直してください。"),
+])
+async def test_a_sign_up_past_the_addresss_limit_says_how_long_to_wait(
+        browser: Browser, locale: str, said: str) -> None:
+    problems: list[str] = []
+    settings = Settings(sign_in=SignInLimits(sign_ups_per_source=1))
+    async with running(port=0, store=MemoryStore(), settings=settings) as srv:
+        srv.app.accounts.hasher = CHEAP_HASHER
+        url = f"http://{srv.host}:{srv.port}/"
+        for name in ("Ann_Lee", "Bo_Ito"):
+            page = await open_page(await browser.new_context(locale=locale), url, problems)
+            await page.fill("#account-name", name)
+            await page.fill("#account-password", PASSWORD)
+            await page.click("#sign-up")
+        await expect(page.locator("#toast")).to_have_text(said)
+        await expect(page.locator("#signed-in")).to_be_hidden()
+    assert problems == []

@@ -148,6 +148,10 @@ async def test_one_address_spraying_many_names_is_stopped_and_sign_ups_per_addre
         maker = await Client.open(server.url, "Maker 2", source="127.0.0.4")
         answer = await refused(maker, "sign_up", name="Made2", password=PASSWORD)
         assert (answer["code"], answer["detail"]["limit"]) == ("rate_limited", "sign_up_source")
+        # The wait is said as it is: the first sign-up counts for an hour, so about 60 min.
+        assert answer["detail"]["retry_after"] > 3500
+        assert answer["message"] == ("too many accounts made from this address; try again in "
+                                     "60 minutes")
         assert await server.app.store.find_account("Made2") is None
         other = await Client.open(server.url, "Someone", source="127.0.0.5")
         await ask(other, "sign_up", "signed_in", name="Made2", password=PASSWORD)
