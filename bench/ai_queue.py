@@ -5,6 +5,13 @@
 job stream, one after another; prints p50/p99 of the server's wait per move and the ratio
 (Redis path over local pool). Then the time from a worker's death (SIGKILL, holding a job
 whose engine hangs) to the move from another worker, which is about the claim idle time.
+
+``python -m bench.ai_queue --answers N``: what the server's own pool pays per answer when
+several workers answer at once: ``N`` quick Connect Four jobs (the beginner, depth 2, a real
+engine) kept ``IN_FLIGHT`` at a time on ``ANSWER_WORKERS`` processes, for ``AiPool`` and for
+``OneByOne`` (the reader as it was: a poll and two reads per message, a dispatch after each)
+in the same run, alternating, ``--rounds`` times each; prints the server process's CPU per
+answer and answers per second, medians, and the ratio (the pool over the reference).
 """
 
 from __future__ import annotations
@@ -13,14 +20,17 @@ import argparse
 import asyncio
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
-from ai.levels import Level
+from ai.levels import DEFAULT_LEVELS, Level
 from server.engines import AiJob, AiPool
+from server.engines.messages import FROM_ENGINE, decode
 from server.engines.queued import QueuedPool, live_workers
 from server.engines.remote_worker import DEFAULT_CLAIM_IDLE, Worker
 
@@ -128,11 +138,77 @@ async def _main(count: int) -> None:
           f"(claim idle {DEFAULT_CLAIM_IDLE:.1f} s)")
 
 
+ANSWER_WORKERS = 2
+IN_FLIGHT = 32
+
+
+class OneByOne(AiPool):
+    """The reference: ``AiPool`` with its reader as it was before answers were read in
+    batches (each message polled for and read by itself, a dispatch after each)."""
+
+    def _on_readable(self, worker: Any) -> None:
+        try:
+            while worker.conn.poll():
+                self._on_message(worker, decode(worker.conn.recv_bytes(), *FROM_ENGINE))
+                self._dispatch()
+        except (EOFError, OSError):
+            self._replace(worker, "the worker process died")
+
+
+async def _answers(kind: type[AiPool], count: int) -> tuple[float, float]:
+    """(server CPU ms per answer, answers per second) for ``count`` beginner jobs."""
+    beginner = DEFAULT_LEVELS["connect4"][0]
+    pool = kind(processes=ANSWER_WORKERS, games=("connect4",))
+    await pool.start(wait_ready=True)
+    jobs = [AiJob("connect4", (i % 7, (i // 7) % 7), beginner, i) for i in range(count)]
+    try:
+        for job in jobs[:20]:
+            await pool.think(job)  # each engine's first searches load its tables
+        slots = asyncio.Semaphore(IN_FLIGHT)
+
+        async def one(job: AiJob) -> None:
+            async with slots:
+                assert not (await pool.think(job)).fallback
+
+        cpu, wall = time.process_time(), time.perf_counter()
+        await asyncio.gather(*(one(job) for job in jobs))
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    finally:
+        await pool.close()
+    return cpu * 1000 / count, count / wall
+
+
+async def _compare(count: int, rounds: int) -> None:
+    figures: dict[str, list[tuple[float, float]]] = {"AiPool": [], "OneByOne": []}
+    for r in range(rounds):
+        order = [AiPool, OneByOne] if r % 2 == 0 else [OneByOne, AiPool]
+        for kind in order:
+            figures[kind.__name__].append(await _answers(kind, count))
+    print(f"{count} beginner Connect Four jobs, {IN_FLIGHT} in flight, {ANSWER_WORKERS} engine "
+          f"processes, {rounds} rounds (medians); server process only:")
+    medians = {}
+    for name, runs in figures.items():
+        cpu = statistics.median(c for c, _ in runs)
+        rate = statistics.median(a for _, a in runs)
+        medians[name] = (cpu, rate)
+        print(f"  {name:9} {cpu:6.3f} ms CPU per answer   {rate:8.0f} answers/s   "
+              f"(runs: {', '.join(f'{c:.3f}' for c, _ in runs)})")
+    (new_cpu, new_rate), (old_cpu, old_rate) = medians["AiPool"], medians["OneByOne"]
+    print(f"  ratio AiPool / OneByOne: CPU per answer {new_cpu / old_cpu:.2f}x, "
+          f"answers/s {new_rate / old_rate:.2f}x")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=200)
+    parser.add_argument("--answers", type=int, default=0,
+                        help="compare the pool's reader with the reference on N jobs")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    asyncio.run(_main(args.jobs))
+    if args.answers:
+        asyncio.run(_compare(args.answers, args.rounds))
+    else:
+        asyncio.run(_main(args.jobs))
 
 
 if __name__ == "__main__":

@@ -49,9 +49,10 @@ import logging
 import multiprocessing
 import multiprocessing.connection
 import os
+import struct
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import games as games_module
 from server.engines import engine_process
@@ -112,6 +113,30 @@ STOP_SECONDS = 10.0
 them: a stopping process first writes its buffered durable cache rows, which took over 2 s
 on a loaded machine (the earlier limit, which lost them)."""
 
+READ_BYTES = 1 << 16
+"""Most read from one process's pipe at a time (many answers and progress steps)."""
+
+
+def take_frames(unread: bytearray) -> list[bytes]:
+    """Take every whole message out of ``unread`` (bytes read from a pipe written by
+    ``Connection.send_bytes``: each a 4-byte big-endian length, or -1 and an 8-byte length,
+    then the bytes); a partial one stays for the next read."""
+    frames = []
+    while len(unread) >= 4:
+        (size,) = struct.unpack_from("!i", unread)
+        start = 4
+        if size == -1:
+            if len(unread) < 12:
+                break
+            (size,) = struct.unpack_from("!Q", unread, 4)
+            start = 12
+        if len(unread) < start + size:
+            break
+        frames.append(bytes(unread[start:start + size]))
+        del unread[:start + size]
+    return frames
+
+
 @dataclass
 class _Worker:
     """One engine process, as the pool sees it (parent side)."""
@@ -125,6 +150,8 @@ class _Worker:
     """The process was asked to give its task back (``GiveBack``)."""
     watchdog: asyncio.TimerHandle | None = None
     missing: tuple[str, ...] = ()
+    unread: bytearray = field(default_factory=bytearray)
+    """What was read from the pipe past its last whole message."""
 
     def send(self, message: Message) -> None:
         self.conn.send_bytes(encode(message))
@@ -160,6 +187,8 @@ class AiPool(LowPriority):
         self._queue = FairQueue()
         self._times = MoveTimes()
         self._telling: asyncio.TimerHandle | None = None
+        self._dispatching: asyncio.Handle | None = None
+        """A ``_dispatch`` due at the loop's next turn (after the answers read in this one)."""
         self._tasks: collections.deque[Task] = collections.deque()
         self._background: collections.deque[Task] = collections.deque()
         self._quick_pending: set[asyncio.Task[None]] = set()
@@ -209,11 +238,22 @@ class AiPool(LowPriority):
         )
 
     def _on_readable(self, worker: _Worker) -> None:
+        """One read of everything the process has written (``READ_BYTES`` at most: the loop
+        calls again for the rest), each whole message handled, then one ``_dispatch`` for
+        every process that answered in this turn of the loop."""
         try:
-            while worker.conn.poll():
-                self._on_message(worker, decode(worker.conn.recv_bytes(), *FROM_ENGINE))
-        except (EOFError, OSError):
+            data = os.read(worker.conn.fileno(), READ_BYTES)
+        except OSError:
+            data = b""
+        if not data:
             self._replace(worker, "the worker process died")
+            return
+        worker.unread += data
+        for frame in take_frames(worker.unread):
+            self._on_message(worker, decode(frame, *FROM_ENGINE))
+        if self._dispatching is None:
+            assert self._loop is not None
+            self._dispatching = self._loop.call_soon(self._dispatch)
 
     def _on_message(self, worker: _Worker, message: Message) -> None:
         if isinstance(message, Ready):
@@ -222,7 +262,6 @@ class AiPool(LowPriority):
             self._prepare_engines()
             worker.missing = message.missing
             log.info("AI worker %s warmed up in %.2fs", worker.process.pid, message.seconds)
-            self._dispatch()
             return
         if isinstance(message, TaskDone | TaskRaised | TaskGivenBack):
             task = worker.task
@@ -240,7 +279,6 @@ class AiPool(LowPriority):
                     task.future.set_result(message.result)
                 else:
                     task.future.set_exception(TaskFailed(message.error))
-            self._dispatch()
             return
         assert isinstance(message, Thinking | Answered | Failed)
         job = worker.job
@@ -263,7 +301,6 @@ class AiPool(LowPriority):
         else:
             log.error("AI job %s failed: %s", job.id, message.error)
             self._answer_quickly(job)
-        self._dispatch()
 
     def _finish_worker(self, worker: _Worker) -> None:
         worker.job = None
@@ -344,6 +381,9 @@ class AiPool(LowPriority):
 
     def _dispatch(self) -> None:
         assert self._loop is not None
+        if self._dispatching is not None:
+            self._dispatching.cancel()
+            self._dispatching = None
         now = time.monotonic()
         for worker in self._workers:
             if not self._queue:
@@ -441,9 +481,10 @@ class AiPool(LowPriority):
     async def close(self) -> None:
         """Stop every worker (politely, then by force) and answer queued jobs quickly."""
         self._closing = True
-        if self._telling is not None:
-            self._telling.cancel()
-            self._telling = None
+        for handle in (self._telling, self._dispatching):
+            if handle is not None:
+                handle.cancel()
+        self._telling = self._dispatching = None
         for job in self._queue.drain():
             self._answer_quickly(job)
         while self._tasks or self._background:

@@ -75,6 +75,7 @@ async def started_pool(search: str, queue_timeout: float) -> AiPool:
     return pool
 
 
+@pytest.mark.slow
 async def test_one_worker_takes_turns_between_rooms_not_one_rooms_moves_first() -> None:
     pool = await started_pool("steady", queue_timeout=15.0)
     try:
@@ -119,3 +120,4 @@ async def test_a_move_that_waits_past_the_queue_timeout_is_searched_and_told_its
     assert (first.position, first.length) == (1, 1) and 0 < first.seconds < 0.8
     assert last == QueueWait(0, 0, 0.0)
     assert waited >= 3 * 0.8
+

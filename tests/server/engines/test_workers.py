@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import multiprocessing
+import os
 import time
 from collections.abc import AsyncIterator
 
@@ -16,6 +18,7 @@ from ai.levels import Level
 from server.engines import AiJob, AiPool, Progress, quick_move, win_in
 from server.engines.engine_process import PROGRESS_EVERY
 from server.engines.fallback import rails_move
+from server.engines.local import take_frames
 
 HANGS = f"{__name__}:hang_while_warming_up"
 """Loaded by path in the worker process (which inherits this run's ``sys.path``)."""
@@ -319,3 +322,37 @@ def test_a_slow_cache_lookup_comes_out_of_the_levels_time_not_on_top_of_it() -> 
     hard, soft = given[-1].hard_time, given[-1].soft_time
     assert hard is not None and soft is not None
     assert 0.25 <= hard <= 0.75 + 1e-9 and soft <= 0.25 + 1e-9
+
+
+def test_messages_read_in_pieces_come_out_whole_and_in_order() -> None:
+    parent, child = multiprocessing.Pipe()
+    sent = [b"a" * n for n in (1, 300, 70_000, 5)]
+    for data in sent:
+        child.send_bytes(data)
+    child.close()
+    raw = b""
+    while chunk := os.read(parent.fileno(), 1 << 20):
+        raw += chunk
+    unread = bytearray()
+    got: list[bytes] = []
+    for i in range(0, len(raw), 4093):  # pieces that cut headers and bodies alike
+        unread += raw[i:i + 4093]
+        got += take_frames(unread)
+    assert got == sent and unread == bytearray()
+    parent.close()
+
+
+@pytest.mark.slow
+async def test_answers_several_workers_send_at_once_all_arrive_with_their_progress() -> None:
+    pool = AiPool(processes=3, games=("connect4",), search="scripted_engines:unhurried",
+                  warm_up="scripted_engines:warm_up")
+    await pool.start(wait_ready=True, timeout=60)
+    try:
+        seen: dict[int, list[int]] = {n: [] for n in range(6)}
+        answers = await asyncio.gather(*(
+            pool.think(AiJob("connect4", (n,), PATIENT, n),
+                       lambda step, n=n: seen[n].append(step.depth)) for n in range(6)))
+    finally:
+        await pool.close()
+    assert [a.depth for a in answers] == [8] * 6 and not any(a.fallback for a in answers)
+    assert all(depths and depths[0] == 1 for depths in seen.values())
