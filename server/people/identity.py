@@ -9,10 +9,11 @@ the secret); a session token (``server.people.sessions``) is looked up in the st
 
 A guest costs nothing until it plays (on one node; a cluster's nodes look each other's
 players up in the store, so there the row is written at ``hello``): its ``players`` row is
-written when it first sits in a game that is stored (``keep``, called by the runner before it
-stores a game), so a script saying hello a thousand times leaves no rows. Until then the
-guest is known to this node's registry only; its token, being signed, still resumes it after
-a restart, as a guest by the name its ``hello`` gives.
+written when it first sits in a game that is stored, in that game's commit (``unsaved``,
+which the runner asks before it stores a game, then ``kept``), so a script saying hello a
+thousand times leaves no rows. Until then the guest is known to this node's registry only;
+its token, being signed, still resumes it after a restart, as a guest by the name its
+``hello`` gives.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class Identity:
         self._unsaved: dict[str, float] = {}
         """Guests with no ``players`` row yet, and when they first said hello."""
         self._kept: set[str] = set()
-        """Players known to have their row (``keep`` need not look again)."""
+        """Players known to have their row (``unsaved`` need not look again)."""
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -185,11 +186,14 @@ class Identity:
         self._outbox.attach(player.id, client)
         return player, token
 
-    async def keep(self, player_ids: Iterable[str | None]) -> None:
-        """Write the ``players`` row of each guest among ``player_ids`` that has none yet
-        (it sits in a game about to be stored). A guest met through another node (a forwarded
-        command) is looked up once."""
-        for player_id in player_ids:
+    async def unsaved(self, player_ids: Iterable[str | None]) -> list[PlayerRecord]:
+        """The ``players`` rows to write of the guests among ``player_ids`` that have none
+        yet (they sit in a game about to be stored): the caller stores them with the game,
+        in its commit (``Store.save_game``), then calls ``kept``. A guest met through another
+        node (a forwarded command) is looked up once. If that commit fails, a later call
+        gives the row again."""
+        rows: list[PlayerRecord] = []
+        for player_id in dict.fromkeys(player_ids):
             if player_id is None or player_id in self._kept:
                 continue
             created = self._unsaved.pop(player_id, None)
@@ -199,14 +203,20 @@ class Identity:
                 self._kept.add(player_id)
                 continue
             if player is not None:
-                await self._store.save_player(PlayerRecord(
-                    player.id, player.name, "guest", created or time.time()))
-            self._kept.add(player_id)
+                rows.append(PlayerRecord(player.id, player.name, "guest",
+                                         created or time.time()))
+            else:
+                self._kept.add(player_id)
+        return rows
+
+    def kept(self, rows: Iterable[PlayerRecord]) -> None:
+        """The rows ``unsaved`` gave are stored: their players need no look again."""
+        self._kept.update(row.id for row in rows)
 
     def became(self, player: Player) -> None:
         """The guest became the account ``player`` (same id, sign-up or sign-in): its new
         name in the rooms it sits in and on its connections here. The account's row is
-        written by the store: ``keep`` has nothing left to write for it."""
+        written by the store: ``unsaved`` has nothing left to write for it."""
         self._unsaved.pop(player.id, None)
         self._kept.add(player.id)
         self._show(player)

@@ -35,7 +35,15 @@ from server.play.outcome import AiTurn, Outcome, PlannedMove
 from server.play.placement import Placement
 from server.play.rooms import Room, game_id_of
 from server.settings import FLAG_MARGIN_SECONDS, Settings
-from server.storage.store import DuplicateMove, Fenced, GameRecord, MoveRecord, Store, replace
+from server.storage.store import (
+    DuplicateMove,
+    Fenced,
+    GameRecord,
+    MoveRecord,
+    PlayerRecord,
+    Store,
+    replace,
+)
 
 log = logging.getLogger("discus.runner")
 
@@ -75,7 +83,9 @@ class People(Protocol):
 
     def remember(self, player: Player, replace: bool = False) -> Player: ...
 
-    async def keep(self, player_ids: Iterable[str | None]) -> None: ...
+    async def unsaved(self, player_ids: Iterable[str | None]) -> list[PlayerRecord]: ...
+
+    def kept(self, rows: Iterable[PlayerRecord]) -> None: ...
 
 
 class RoomRunner:
@@ -244,8 +254,10 @@ class RoomRunner:
         record = None
         if out.save_game:
             record = self.fenced(room, room.record())
-            await self.people.keep(record.players)  # a guest's row, from its first game
-            await self.store.save_game(record)
+            # A guest's row is written from its first game, in the game's own commit.
+            rows = await self.people.unsaved(record.players)
+            await self.store.save_game(record, rows)
+            self.people.kept(rows)
         await self.placement.registered(room)
         self.outbox.deliver(out)
         if record is not None and any(isinstance(s.message, p.GameOver) for s in out.sends):

@@ -81,8 +81,10 @@ class MemoryStore:
     async def load_player(self, player_id: str) -> PlayerRecord | None:
         return self._players.get(player_id)
 
-    async def save_game(self, game: GameRecord) -> None:
+    async def save_game(self, game: GameRecord, players: Sequence[PlayerRecord] = ()) -> None:
         await self._hold(game.id, game.epoch)
+        for player in players:
+            await self.save_player(player)
         self._games[game.id] = replace(game, epoch=self._epochs.get(game.id, 0))
         self._moves.setdefault(game.id, [])
 

@@ -116,8 +116,13 @@ class SqlStore:
     async def load_player(self, player_id: str) -> PlayerRecord | None:
         return await self._read(repo.read_player, player_id)
 
-    async def save_game(self, game: GameRecord) -> None:
-        await self._writes().run(lambda conn: repo.write_game(conn, game))
+    async def save_game(self, game: GameRecord, players: Sequence[PlayerRecord] = ()) -> None:
+        def write(conn: Connection) -> None:
+            for player in players:
+                repo.write_player(conn, player)
+            repo.write_game(conn, game)
+
+        await self._writes().run(write)
 
     async def append_move(self, move: MoveRecord) -> None:
         await self._writes().run(move)

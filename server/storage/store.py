@@ -351,9 +351,11 @@ class Store(Protocol):
 
     async def load_player(self, player_id: str) -> PlayerRecord | None: ...
 
-    async def save_game(self, game: GameRecord) -> None:
+    async def save_game(self, game: GameRecord, players: Sequence[PlayerRecord] = ()) -> None:
         """Insert or update the game's own row (players, status, result); moves are separate.
-        ``Fenced`` if ``game.epoch`` (when not 0) is older than the stored game's."""
+        ``Fenced`` if ``game.epoch`` (when not 0) is older than the stored game's. The rows of
+        ``players`` (guests sitting in it for the first time) are written first, in the same
+        commit: all of it is stored, or none."""
         ...
 
     async def append_move(self, move: MoveRecord) -> None:

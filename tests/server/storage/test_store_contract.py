@@ -268,6 +268,24 @@ async def test_a_fenced_game_refuses_moves_and_rows_from_an_older_epoch(store: S
     assert [(m.ply, m.move, m.epoch) for m in moves] == [(1, "4", 1), (2, "3", 2)]
 
 
+async def test_a_game_saved_with_its_guests_rows_stores_them_together(store: Store) -> None:
+    guest = PlayerRecord("g-guest", "Guest 1234", "guest", T0)
+    await store.save_game(a_game("g1", players=("g-guest", None)), [guest])
+    loaded = await store.load_game("g1")
+    assert loaded is not None and loaded[0].players == ("g-guest", None)
+    assert await store.load_player("g-guest") == guest
+
+
+async def test_a_refused_game_row_stores_none_of_the_rows_saved_with_it(store: Store) -> None:
+    await store.save_game(a_game("g1", epoch=2))
+    late = PlayerRecord("late", "Guest 5678", "guest", T0)
+    with pytest.raises(Fenced):
+        await store.save_game(a_game("g1", epoch=1, players=("late", None)), [late])
+    assert await store.load_player("late") is None
+    loaded = await store.load_game("g1")
+    assert loaded is not None and loaded[0].players == ("p1", None)
+
+
 async def test_a_fence_never_goes_back_and_unfenced_writes_keep_it(store: Store) -> None:
     await store.save_game(a_game("g1", epoch=3))
     with pytest.raises(Fenced):
