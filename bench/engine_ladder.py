@@ -111,12 +111,17 @@ async def run(args: argparse.Namespace) -> int:
                              f"not {args.game}")
     control = clock(args.clock)
     levels = [level for level in args.levels.split(",") if level]
+    if not levels:
+        raise SystemExit("--levels needs at least one level: the ratings are anchored to them")
     with tempfile.TemporaryDirectory(prefix="discus-engine-ladder-") as data:
         store = SqlStore(f"sqlite+aiosqlite:///{Path(data) / 'ladder.sqlite3'}")
         pool = AiPool(processes=args.workers, games=(args.game,))
         await pool.start(wait_ready=True, timeout=300)
+        # The levels asked for are the ladder's own from the start (else its default, the
+        # weakest level, would play too); entering them again below changes nothing.
         settings = Settings(time_controls={**TIME_CONTROLS, control.name: control},
-                            ladder_time_control=control.name, ladder_pace_seconds=0.5)
+                            ladder_time_control=control.name, ladder_pace_seconds=0.5,
+                            ladder_levels={args.game: tuple(levels)})
         async with running(port=0, store=store, pool=pool, settings=settings) as srv:
             accounts = Accounts(store.engine)
             runners = []

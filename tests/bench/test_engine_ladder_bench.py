@@ -1,14 +1,15 @@
-"""``bench.engine_ladder``'s arguments: an engine as PROTOCOL[@DEPTH]:COMMAND run in its
-program's directory, and the ladder's clock as M+S."""
+"""``bench.engine_ladder``: an engine as PROTOCOL[@DEPTH]:COMMAND run in its program's
+directory, the ladder's clock as M+S, and a run that plays the levels asked for alone."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import pytest
 
-from bench.engine_ladder import clock, engine
+from bench.engine_ladder import clock, engine, main
 from clients.bridges.nboard import NBoard
 
 
@@ -34,3 +35,16 @@ def test_bad_specs_and_clocks_are_refused() -> None:
     assert (clock("0.5+0.25").initial_ms, clock("0.5+0.25").increment_ms) == (30_000, 250)
     with pytest.raises(SystemExit):
         clock("fast")
+
+
+@pytest.mark.slow
+def test_the_ladder_plays_the_levels_asked_for_and_no_other(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    solver = Path(__file__).resolve().parents[1] / "clients" / "engines" / "columns_engine.py"
+    assert main(["connect4", "--engine", f"columns:{sys.executable} {solver} --scores",
+                 "--levels", "easy", "--games", "2", "--minutes", "3", "--clock", "0.5+0.5",
+                 "--format", "json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed["played"] >= 2
+    assert {(row["name"], row["kind"]) for row in listed["entrants"]} == {
+        ("columns_engine #1", "bot"), ("easy", "level")}  # the default, beginner, is not
