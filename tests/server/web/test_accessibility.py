@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from pages import open_page
-from people import CHEAP_HASHER, MANY_SIGN_UPS, account
+from people import CHEAP_HASHER, MANY_SIGN_UPS, PASSWORD, account
 from playwright.async_api import Browser, Page, expect
 from wsclient import friends_game
 
@@ -126,4 +126,34 @@ async def test_the_lobby_a_game_a_review_a_tournament_and_the_ladder_meet_wcag_2
     finally:
         await pool.close()
     assert found == [], json.dumps(found, indent=1, ensure_ascii=False)
+    assert problems == []
+
+
+async def test_the_forms_checkboxes_are_the_size_of_their_text_and_centred_on_it(
+        browser: Browser) -> None:
+    problems: list[str] = []
+
+    async def check(page: Page, selector: str) -> None:
+        await expect(page.locator(selector)).to_be_visible()
+        box = await page.locator(selector).bounding_box()
+        text = await page.locator(f"{selector} + span").bounding_box()
+        label = await page.locator(f"label:has(> {selector})").bounding_box()
+        assert box is not None and text is not None and label is not None
+        assert 14 <= box["height"] <= 24 and 14 <= box["width"] <= 24, (selector, box)
+        centre = box["y"] + box["height"] / 2
+        line = text["y"] + min(text["height"], 24) / 2  # the middle of its first line
+        assert abs(centre - line) <= 3, (selector, box, text)
+        assert label["height"] >= 44  # the label is the target
+
+    async with running(port=0, store=MemoryStore()) as srv:
+        srv.app.accounts.hasher = CHEAP_HASHER
+        page = await open_page(await browser.new_context(), f"http://{srv.host}:{srv.port}/",
+                               problems)
+        await check(page, "#ai-evaluation")  # a guest's
+        await page.fill("#account-name", "Ann")
+        await page.fill("#account-password", PASSWORD)
+        await page.click("#sign-up")
+        await page.click("#tournament-create summary")
+        for selector in ("#tournament-rated", "#tournament-private"):
+            await check(page, selector)
     assert problems == []
