@@ -309,7 +309,8 @@ export function setUpGame(client, { render, analysis: { renderReview, boardMarks
     $("export-label").textContent = names[fmt];
     $("export-text").textContent = rec.exports[fmt] || "(no moves)";
     const links = Object.entries(rec.downloads).map(([ext, href]) =>
-      downloadLink(href, t("export.download", { ext }), t(ext === "ggf" ? "export.download_ggf" : "export.download_moves")));
+      // The accessible name begins with the visible words, so a voice command names it.
+      downloadLink(href, t("export.download", { ext }), t(ext === "ggf" ? "export.download_ggf" : "export.download_moves", { ext })));
     $("downloads").replaceChildren(...links);
   }
 

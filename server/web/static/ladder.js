@@ -66,9 +66,12 @@ export function setUpLadder(client, { titleOf, watch, replay }) {
       if (!e.active) tr.classList.add("withdrawn");
       if (e.id === chosen) tr.classList.add("you");
       const name = el("td");
+      const shown = entrantName(e);
+      // Its accessible name holds the words it shows ("Computer (beginner)"), as speech
+      // input needs (WCAG 2.5.3).
       const pick = button("", () => { chosen = chosen === e.id ? null : e.id; render(); }, "link",
-        t("ladder.games_of", { name: e.name }));
-      pick.append(entrantName(e));
+        t("ladder.games_of", { name: shown.textContent }));
+      pick.append(shown);
       name.append(pick);
       if (e.engine) { // the program the bot said plays for it, as the program names itself
         const engine = el("span", ` ${e.engine.version ? `${e.engine.name} ${e.engine.version}` : e.engine.name}`, "tag muted engine");
