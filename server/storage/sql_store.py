@@ -477,15 +477,24 @@ class _WriteBatcher:
     ahead of the moves: at 5,000 connections those single commits pushed the moves' p99 past
     150 ms.
 
+    While games are writing at the same time (the last commit carried more than one write),
+    a batch waits ``gather_seconds`` for more before it commits: each commit costs an fsync
+    whatever it holds, and with commits as quick as a local disk's (1.2 ms on SQLite) the
+    batches of a 1,500-client load run held 3 writes. A lone write never waits: after a
+    commit of one, the next goes at once.
+
     If a batch fails on a constraint (a repeated ply) or a fence (a move from a node that no
     longer owns its room), its writes are retried one by one, each in its own transaction, so
     only the offending callers get the error (``DuplicateMove``, ``Fenced``).
     """
 
     MAX_BATCH = 256
+    GATHER_SECONDS = 0.002
 
-    def __init__(self, commit: Callable[[Sequence[Write]], Awaitable[None]]) -> None:
+    def __init__(self, commit: Callable[[Sequence[Write]], Awaitable[None]],
+                 gather_seconds: float = GATHER_SECONDS) -> None:
         self._commit_writes = commit
+        self._gather_seconds = gather_seconds
         self._queue: list[tuple[Write, asyncio.Future[None]]] = []
         self._worker: asyncio.Task[None] | None = None
 
@@ -502,9 +511,13 @@ class _WriteBatcher:
             await asyncio.gather(self._worker, return_exceptions=True)
 
     async def _run(self) -> None:
+        shared = False
         while self._queue:
+            if shared and self._gather_seconds > 0 and len(self._queue) < self.MAX_BATCH:
+                await asyncio.sleep(self._gather_seconds)
             batch = self._queue[: self.MAX_BATCH]
             del self._queue[: self.MAX_BATCH]
+            shared = len(batch) > 1
             try:
                 await self._commit(batch)
             except BaseException as exc:  # noqa: BLE001 - handed to the callers, who raise it
