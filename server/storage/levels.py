@@ -38,6 +38,7 @@ from ai.levels import DEFAULT_LEVELS, Level
 from server.storage import keys
 from server.storage import repository as repo
 from server.storage.repository import InvalidLevel, UnknownLevel
+from server.storage.sqlite_thread import SqliteThread
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,9 @@ class LevelBook:
         self._listeners: list[Callable[[int], None]] = []
         self._subscribed = asyncio.Event()
         """Set once Redis has confirmed the subscription to the levels channel."""
+        self._reader: SqliteThread | None = None
+        """On a SQLite file, where the version is read before every AI move: one hand-off
+        instead of aiosqlite's hops (``server.storage.sqlite_thread``)."""
 
     async def open(self) -> None:
         """Store the default levels of a registered game the database has none of
@@ -118,6 +122,9 @@ class LevelBook:
             except TimeoutError:
                 log.warning("levels channel not subscribed within %g s; going on without it",
                             SUBSCRIBE_WAIT)
+        if self._reader is None:
+            self._reader = SqliteThread.start(
+                self._engine.url.render_as_string(hide_password=False), "discus-levels")
         async with self._engine.begin() as conn:
             seeded = await repo.seed_missing_levels(conn, DEFAULT_LEVELS, time.time())
         if seeded:
@@ -134,6 +141,9 @@ class LevelBook:
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None
+        if self._reader is not None:
+            reader, self._reader = self._reader, None
+            await reader.close()
 
     @property
     def version(self) -> int:
@@ -187,6 +197,8 @@ class LevelBook:
         return await self._database_version()
 
     async def _database_version(self) -> int:
+        if self._reader is not None:
+            return await self._reader.read(repo.levels_version_now)
         async with self._engine.connect() as conn:
             return await repo.read_levels_version(conn)
 

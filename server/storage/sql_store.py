@@ -5,13 +5,14 @@ survives a killed process (PostgreSQL's synchronous commit, SQLite's WAL with
 ``synchronous=FULL``). Writes that arrive while a commit is in flight share the next one.
 
 On a SQLite file those batched writes run in a thread of their own, on a sync connection,
-each batch in one hand-off: through aiosqlite every statement, and the commit, is a hop
-between its thread and the event loop, and under load each hop waits for a turn of the busy
-loop (a 5,000-client run spent most of its move acknowledgement time there). The quick reads
-that every new room and many hellos make (a player's row, ratings, a level calibration, a
-name's holder, a session) run the same way, in a reader thread with a sync connection of its
-own, one hand-off each: through aiosqlite's one connection they queued behind each other
-hop by hop (1,500 clients creating their rooms 200 at a time waited 0.9 s each for them).
+each batch in one hand-off (``server.storage.sqlite_thread``): through aiosqlite every
+statement, and the commit, is a hop between its thread and the event loop, and under load
+each hop waits for a turn of the busy loop (a 5,000-client run spent most of its move
+acknowledgement time there). The quick reads that every new room and many hellos make (a
+player's row, ratings, a level calibration, a name's holder, a session) run the same way, in
+a reader thread with a sync connection of its own, one hand-off each: through aiosqlite's
+one connection they queued behind each other hop by hop (1,500 clients creating their rooms
+200 at a time waited 0.9 s each for them).
 """
 
 from __future__ import annotations
@@ -19,16 +20,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.storage import repository as repo
-from server.storage.config import create_engine, create_sqlite_writer, database_url
+from server.storage.config import create_engine, database_url
 from server.storage.migrate import upgrade_engine
+from server.storage.sqlite_thread import SqliteThread
 from server.storage.store import (
     AccountRecord,
     ChatChannel,
@@ -64,8 +65,8 @@ class SqlStore:
         self._migrate = migrate
         self._engine: AsyncEngine | None = None
         self._batcher: _WriteBatcher | None = None
-        self._writer: _SqliteThread | None = None
-        self._reader: _SqliteThread | None = None
+        self._writer: SqliteThread | None = None
+        self._reader: SqliteThread | None = None
 
     @property
     def engine(self) -> AsyncEngine:
@@ -94,8 +95,8 @@ class SqlStore:
             await engine.dispose()
             raise
         self._engine = engine
-        self._writer = _SqliteThread.start(self.url, "discus-sqlite")
-        self._reader = _SqliteThread.start(self.url, "discus-sqlite-read")
+        self._writer = SqliteThread.start(self.url, "discus-sqlite")
+        self._reader = SqliteThread.start(self.url, "discus-sqlite-read")
         self._batcher = _WriteBatcher(self._commit)
 
     async def close(self) -> None:
@@ -366,7 +367,7 @@ class SqlStore:
         ``DuplicateMove``; a move the fence refused, ``Fenced``."""
         try:
             if self._writer is not None:
-                await self._writer.commit(writes)
+                await self._writer.write(_write_in_order, writes)
             else:
                 async with self.engine.begin() as conn:
                     await conn.run_sync(_write_in_order, writes)
@@ -420,51 +421,14 @@ class SqlStore:
         return [(g, by_game[g.id]) for g in found]
 
 
+T = TypeVar("T")
+
 FENCED_MESSAGE = "discus_fenced"
 """What the ``moves_fence`` trigger (migration 0005) says when it refuses a move."""
 
 Write = MoveRecord | Callable[[Connection], None]
 """A move to insert, or any other write of the store (statements run on a sync connection:
 ``repository.write_player`` and the like)."""
-
-
-T = TypeVar("T")
-
-
-class _SqliteThread:
-    """One thread and its one sync connection to a SQLite file: the store's writer (a whole
-    batch of writes is one hand-off, one transaction) or its reader (one read, one hand-off;
-    in WAL mode it reads beside the writer, seeing every commit that has returned)."""
-
-    def __init__(self, engine: Engine, name: str) -> None:
-        self._engine = engine
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
-
-    @classmethod
-    def start(cls, url: str, name: str) -> _SqliteThread | None:
-        engine = create_sqlite_writer(url)
-        return None if engine is None else cls(engine, name)
-
-    async def commit(self, writes: Sequence[Write]) -> None:
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._thread, self._commit, writes)
-
-    def _commit(self, writes: Sequence[Write]) -> None:
-        with self._engine.begin() as conn:
-            _write_in_order(conn, writes)
-
-    async def read(self, read: Callable[..., T], *args: Any) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._thread, self._read, read, args)
-
-    def _read(self, read: Callable[..., T], args: tuple[Any, ...]) -> T:
-        with self._engine.connect() as conn:
-            return read(conn, *args)
-
-    async def close(self) -> None:
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._thread, self._engine.dispose)
-        self._thread.shutdown(wait=True)
 
 
 class _WriteBatcher:
@@ -477,15 +441,24 @@ class _WriteBatcher:
     ahead of the moves: at 5,000 connections those single commits pushed the moves' p99 past
     150 ms.
 
+    While games are writing at the same time (the last commit carried more than one write),
+    a batch waits ``gather_seconds`` for more before it commits: each commit costs an fsync
+    whatever it holds, and with commits as quick as a local disk's (1.2 ms on SQLite) the
+    batches of a 1,500-client load run held 3 writes. A lone write never waits: after a
+    commit of one, the next goes at once.
+
     If a batch fails on a constraint (a repeated ply) or a fence (a move from a node that no
     longer owns its room), its writes are retried one by one, each in its own transaction, so
     only the offending callers get the error (``DuplicateMove``, ``Fenced``).
     """
 
     MAX_BATCH = 256
+    GATHER_SECONDS = 0.002
 
-    def __init__(self, commit: Callable[[Sequence[Write]], Awaitable[None]]) -> None:
+    def __init__(self, commit: Callable[[Sequence[Write]], Awaitable[None]],
+                 gather_seconds: float = GATHER_SECONDS) -> None:
         self._commit_writes = commit
+        self._gather_seconds = gather_seconds
         self._queue: list[tuple[Write, asyncio.Future[None]]] = []
         self._worker: asyncio.Task[None] | None = None
 
@@ -502,9 +475,13 @@ class _WriteBatcher:
             await asyncio.gather(self._worker, return_exceptions=True)
 
     async def _run(self) -> None:
+        shared = False
         while self._queue:
+            if shared and self._gather_seconds > 0 and len(self._queue) < self.MAX_BATCH:
+                await asyncio.sleep(self._gather_seconds)
             batch = self._queue[: self.MAX_BATCH]
             del self._queue[: self.MAX_BATCH]
+            shared = len(batch) > 1
             try:
                 await self._commit(batch)
             except BaseException as exc:  # noqa: BLE001 - handed to the callers, who raise it

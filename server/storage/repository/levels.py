@@ -8,7 +8,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import Connection, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ai.levels import BadLevel
@@ -207,8 +207,14 @@ async def list_level_audit(
 
 async def read_levels_version(conn: AsyncConnection) -> int:
     """The levels' version counter (0 if the row is missing)."""
+    return await conn.run_sync(levels_version_now)
+
+
+def levels_version_now(conn: Connection) -> int:
+    """``read_levels_version`` on a sync connection (a SQLite file's reader thread: the
+    level book checks it before every AI move)."""
     stmt = select(levels_version.c.version).where(levels_version.c.id == 1)
-    return int((await conn.execute(stmt)).scalar() or 0)
+    return int(conn.execute(stmt).scalar() or 0)
 
 
 async def bump_levels_version(conn: AsyncConnection, now: float) -> int:
