@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from clients.bot import BotCore, BotRunner
 from clients.bridges import PROTOCOLS, EngineBridge, bridge_from, program_name
@@ -46,6 +47,9 @@ from server.bots.accounts import Accounts
 from server.engines import AiPool
 from server.play.clocks import TIME_CONTROLS, TimeControl
 from server.storage import SqlStore
+
+SHED_NEVER = 1e9
+"""``Settings.shed_lag_seconds`` for the bench's server: a lag no loop reaches."""
 
 
 def clock(text: str) -> TimeControl:
@@ -118,10 +122,12 @@ async def run(args: argparse.Namespace) -> int:
         pool = AiPool(processes=args.workers, games=(args.game,))
         await pool.start(wait_ready=True, timeout=300)
         # The levels asked for are the ladder's own from the start (else its default, the
-        # weakest level, would play too); entering them again below changes nothing.
+        # weakest level, would play too); entering them again below changes nothing. No
+        # shedding: on a busy machine the server would refuse the bench's own connections.
         settings = Settings(time_controls={**TIME_CONTROLS, control.name: control},
                             ladder_time_control=control.name, ladder_pace_seconds=0.5,
-                            ladder_levels={args.game: tuple(levels)})
+                            ladder_levels={args.game: tuple(levels)},
+                            shed_lag_seconds=SHED_NEVER)
         async with running(port=0, store=store, pool=pool, settings=settings) as srv:
             accounts = Accounts(store.engine)
             runners = []
@@ -145,7 +151,12 @@ async def run(args: argparse.Namespace) -> int:
             while ladder.played < args.games and (deadline is None
                                                   or time.monotonic() < deadline):
                 await asyncio.sleep(2)
-                ladder = await fetch(srv.url, args.game)
+                try:
+                    ladder = await fetch(srv.url, args.game)
+                except (OSError, TimeoutError, ConnectionClosed) as exc:
+                    print(f"asking for the ladder failed ({exc}); asking again",
+                          file=sys.stderr, flush=True)
+                    continue
                 print(f"{ladder.played}/{args.games} games, {time.monotonic() - started:.0f} s",
                       file=sys.stderr, flush=True)
             print(f"{ladder.played} games in {time.monotonic() - started:.0f} s; {load()}",
