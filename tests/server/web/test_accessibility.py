@@ -164,7 +164,8 @@ PIXELS = """async ([png, points]) => {
   const img = new Image();
   img.src = `data:image/png;base64,${png}`;
   await img.decode();
-  const canvas = Object.assign(document.createElement("canvas"), {width: img.width, height: img.height});
+  const canvas = Object.assign(document.createElement("canvas"),
+                               {width: img.width, height: img.height});
   const g = canvas.getContext("2d");
   g.drawImage(img, 0, 0);
   return points.map(([x, y]) => Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3)));
