@@ -10,6 +10,7 @@ package of the dev extra (its own API is not used): the script is put in the pag
 
 from __future__ import annotations
 
+import base64
 import importlib.resources
 import json
 from typing import Any
@@ -156,4 +157,58 @@ async def test_the_forms_checkboxes_are_the_size_of_their_text_and_centred_on_it
         await page.click("#tournament-create summary")
         for selector in ("#tournament-rated", "#tournament-private"):
             await check(page, selector)
+    assert problems == []
+
+
+PIXELS = """async ([png, points]) => {
+  const img = new Image();
+  img.src = `data:image/png;base64,${png}`;
+  await img.decode();
+  const canvas = Object.assign(document.createElement("canvas"),
+                               {width: img.width, height: img.height});
+  const g = canvas.getContext("2d");
+  g.drawImage(img, 0, 0);
+  return points.map(([x, y]) => Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3)));
+}"""
+"""Colours of a PNG's pixels at ``points``, decoded by the page's own canvas."""
+
+
+def luminance(rgb: list[int]) -> float:
+    def linear(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else float(((c + 0.055) / 1.055) ** 2.4)
+    r, g, b = (linear(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: list[int], b: list[int]) -> float:
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+async def test_in_the_dark_theme_blacks_disc_is_solid_on_a_ring_that_sets_it_apart(
+        browser: Browser) -> None:
+    problems: list[str] = []
+    async with running(port=0, store=MemoryStore()) as srv:
+        page = await open_page(await browser.new_context(color_scheme="dark"),
+                               f"http://{srv.host}:{srv.port}/", problems)
+        await page.click("#friend-form label:has-text('Othello')")
+        await page.click("#invite")
+        chip = page.locator(".player .chip.s0.othello")
+        await expect(chip).to_be_visible()
+        box = await chip.bounding_box()
+        assert box is not None
+        pad = 8
+        shot = await page.screenshot(clip={"x": box["x"] - pad, "y": box["y"] - pad,
+                                           "width": box["width"] + 2 * pad,
+                                           "height": box["height"] + 2 * pad})
+        mid = pad + box["height"] / 2
+        fill, ring_1, ring_2, card = await page.evaluate(PIXELS, [
+            base64.b64encode(shot).decode(),
+            [[pad + box["width"] / 2, mid], [pad - 1, mid], [pad - 2, mid], [1, mid]]])
+        assert luminance(fill) < 0.01, fill  # black, and solid to its middle
+        # Around it, at least 2 px of a colour it stands out from (3:1, WCAG 1.4.11), where a
+        # thin grey line on the dark card made a hollow ring.
+        for ring in (ring_1, ring_2):
+            assert contrast(fill, ring) >= 3, (fill, ring, card)
     assert problems == []
