@@ -5,6 +5,9 @@
   ``AiAnswer``, ``Progress``, ...) and the one encoding the pipe and Redis share;
 - ``pool``: the ``Pool`` interface both kinds implement, ``PoolStats``, ``CacheSettings``;
 - ``local``: ``AiPool``, engine processes on this machine (the parent side);
+- ``fair_queue``: its moves waiting for a free process, taken in turn across rooms, each told
+  its place and estimated wait (``QueueWait``);
+- ``low_priority``: its tasks and background tasks (reviews, analyses, idle proofs);
 - ``engine_process``: what runs inside one of them;
 - ``queued``: ``QueuedPool``, a node's jobs queued on Redis for ``discus worker``;
 - ``remote_worker``: ``discus worker`` itself, taking those jobs on any machine;
