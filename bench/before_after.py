@@ -46,8 +46,8 @@ from bench.load import (
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ("held_to_end", "connect_seconds", "hello_p50_ms", "hello_p99_ms", "create_p50_ms",
-           "create_p99_ms", "client_moves_per_s", "ack_p50_ms", "ack_p99_ms",
-           "server_cpu_ms_per_client_move", "frames_per_client_move",
+           "create_p99_ms", "server_cpu_ms_per_connect", "client_moves_per_s", "ack_p50_ms",
+           "ack_p99_ms", "server_cpu_ms_per_client_move", "frames_per_client_move",
            "received_bytes_per_client_move", "errors")
 
 

@@ -7,8 +7,8 @@ play for ``--seconds`` (each waits a random 0..2*think seconds before each of it
 a person), and prints:
 
 - the time to connect every client (each says ``hello``, then creates its room; 200 at a
-  time) and p50/p99 of each step: ``hello`` sent to ``welcome``, ``create_room`` sent to
-  its ``room_state``,
+  time), p50/p99 of each step (``hello`` sent to ``welcome``, ``create_room`` sent to its
+  ``room_state``) and the server's CPU time per client connected (its threads, not the AI's),
 - connections held to the end, moves per second (the clients' and the AI's),
 - p50/p99 latency from a client's move sent to that move's ``move_made`` arriving back
   (the acknowledgement: stored and announced; the AI's thinking is not in it; with
@@ -321,6 +321,7 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
     gate = asyncio.Semaphore(200)
     ready = asyncio.Event()
     idle_rss = sum(rss_bytes(pid) for pid in server_pids)
+    connect_cpu = sum(cpu_seconds(pid) for pid in server_pids)
     started = time.monotonic()
     tasks = [asyncio.create_task(_player(i, url, stats, stop_at, think, gate, ready))
              for i in range(clients)]
@@ -329,6 +330,7 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
             break
         await asyncio.sleep(0.05)
     connect_seconds = time.monotonic() - started
+    connect_cpu = sum(cpu_seconds(pid) for pid in server_pids) - connect_cpu
     connected_rss = sum(rss_bytes(pid) for pid in server_pids)
     connected = stats.connected
     for pid in server_pids if signals else ():
@@ -375,6 +377,7 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
         "hello_p99_ms": round(pct(0.99, hellos), 2),
         "create_p50_ms": round(pct(0.50, creates), 2),
         "create_p99_ms": round(pct(0.99, creates), 2),
+        "server_cpu_ms_per_connect": round(connect_cpu * 1000 / max(1, connected), 3),
         "held_to_end": held,
         "seconds": round(measured, 2),
         "client_moves_per_s": round(stats.human_moves / measured, 1),
@@ -617,6 +620,7 @@ def print_against_floor(server: dict[str, Any], floor: dict[str, Any]) -> None:
     print("\n== the server against the websockets floor (same clients, same frames)")
     print(f"{'':<34} {'server':>10} {'floor':>10}")
     for key in ("held_to_end", "connect_seconds", "hello_p99_ms", "create_p99_ms",
+                "server_cpu_ms_per_connect",
                 "client_moves_per_s", "ack_p50_ms", "ack_p99_ms", "frames_per_client_move",
                 "received_bytes_per_client_move",
                 "server_cpu_ms_per_client_move"):
