@@ -24,6 +24,7 @@ import hmac
 import secrets
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Protocol
 
 from server import errors
@@ -48,6 +49,14 @@ class Renaming(Protocol):
     """Where a new name must show at once: the rooms (``Lobby.rename``)."""
 
     def rename(self, player: Player) -> None: ...
+
+
+@dataclass(frozen=True)
+class _Looked:
+    """A player's row as one ``hello`` read it (None: the store has none), so the same hello
+    need not read it again."""
+
+    record: PlayerRecord | None
 
 
 class Identity:
@@ -162,9 +171,9 @@ class Identity:
             self._players[player.id] = player
             token = self.token_for(player.id)
         elif hello.resume is not None:
-            player = await self._resumed(hello.resume, client, hello.name)
+            player, looked = await self._resumed(hello.resume, client, hello.name)
             await self._bots.refuse_resume(player.id)
-            await self._refuse_account_resume(client, player.id)
+            await self._refuse_account_resume(client, player.id, looked)
             token = hello.resume if client.account is not None else self._renewed(
                 hello.resume, player.id)
             name = (hello.name or "").strip()
@@ -228,20 +237,24 @@ class Identity:
         for client in self._outbox.connections(player.id):
             client.player = player
 
-    async def _resumed(self, token: str, client: Client, name: str | None) -> Player:
-        """The player a resume token names. A guest's token this node signed but whose player
-        it knows of nowhere is a guest that has not played yet (met by another node, or before
-        a restart): it comes back as that guest, by ``name``."""
+    async def _resumed(self, token: str, client: Client, name: str | None
+                       ) -> tuple[Player, _Looked | None]:
+        """The player a resume token names, and its row if this hello read it already (None:
+        not read). A guest's token this node signed but whose player it knows of nowhere is a
+        guest that has not played yet (met by another node, or before a restart): it comes
+        back as that guest, by ``name``."""
         if is_session(token):
-            return await self._session(client, token)
+            return await self._session(client, token), None
         player_id = self._token_player(token)
         if token.count(".") == 1 and not await self._store.spend_guest_token(player_id,
                                                                              self._now()):
             raise errors.BadResumeToken("that resume token (of the older form) was used "
                                         "once already; say hello without it")
         player = self._players.get(player_id)
+        looked = None
         if player is None:
             record = await self._store.load_player(player_id)
+            looked = _Looked(record)
             if record is None:
                 asked = (name or "").strip()
                 name = asked or f"Guest {secrets.randbelow(9000) + 1000}"
@@ -251,7 +264,7 @@ class Identity:
             else:
                 player = Player(record.id, record.name, bot=record.kind == "bot")
             self._players[player_id] = player
-        return player
+        return player, looked
 
     def _renewed(self, token: str, player_id: str) -> str:
         """``token`` while it is young (under a day, or a hundredth of its life), else a
@@ -264,8 +277,10 @@ class Identity:
 
     async def _session(self, client: Client, token: str) -> Player:
         """The account a live session token belongs to; remembers the session on
-        ``client``. ``bad_resume_token`` for an unknown or revoked session."""
-        session = await self._store.find_session(hash_session(token))
+        ``client``. ``bad_resume_token`` for an unknown or revoked session. The session and
+        its player's row are one lookup (``Store.find_session_player``)."""
+        found = await self._store.find_session_player(hash_session(token))
+        session, record = found if found is not None else (None, None)
         if session is None or session.revoked_at is not None:
             raise errors.BadResumeToken(
                 "that session has ended (signed out, or unknown here); sign in again")
@@ -278,19 +293,21 @@ class Identity:
             await self._store.touch_session(session.id, now)  # not on every quick reconnect
         player = self._players.get(session.player_id)
         if player is None:
-            record = await self._store.load_player(session.player_id)
             if record is None:
                 raise errors.BadResumeToken("that session's player is unknown here")
             player = self._players[record.id] = Player(record.id, record.name)
         client.account = session
         return player
 
-    async def _refuse_account_resume(self, client: Client, player_id: str) -> None:
+    async def _refuse_account_resume(self, client: Client, player_id: str,
+                                     looked: _Looked | None) -> None:
         """An account comes back with a session only, never with a guest's resume token (it
-        may be the token of the guest it was, on a browser that never signed in)."""
+        may be the token of the guest it was, on a browser that never signed in). ``looked``:
+        the player's row as this hello read it already (None: read it now)."""
         if client.account is not None:
             return
-        record = await self._store.load_player(player_id)
+        record = looked.record if looked is not None else await self._store.load_player(
+            player_id)
         if record is not None and record.kind == "account":
             raise errors.BadResumeToken(
                 "this player is an account now: sign in (hello.resume with a session token)")

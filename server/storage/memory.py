@@ -185,6 +185,11 @@ class MemoryStore:
     async def find_session(self, token_hash: str) -> SessionRecord | None:
         return self._sessions.get(token_hash)
 
+    async def find_session_player(self, token_hash: str
+                                  ) -> tuple[SessionRecord, PlayerRecord | None] | None:
+        session = self._sessions.get(token_hash)
+        return None if session is None else (session, self._players.get(session.player_id))
+
     async def touch_session(self, session_id: str, now: float) -> None:
         for token_hash, session in list(self._sessions.items()):
             if session.id == session_id:

@@ -235,6 +235,10 @@ class SqlStore:
     async def find_session(self, token_hash: str) -> SessionRecord | None:
         return await self._read(repo.read_session, token_hash)
 
+    async def find_session_player(self, token_hash: str
+                                  ) -> tuple[SessionRecord, PlayerRecord | None] | None:
+        return await self._read(repo.read_session_player, token_hash)
+
     async def touch_session(self, session_id: str, now: float) -> None:
         async with self.engine.begin() as conn:
             await repo.touch_session(conn, session_id, now)

@@ -437,6 +437,12 @@ class Store(Protocol):
         """The session with this token hash, revoked or not, or None."""
         ...
 
+    async def find_session_player(self, token_hash: str
+                                  ) -> tuple[SessionRecord, PlayerRecord | None] | None:
+        """``find_session`` and its player's row (None if the store has none), read together:
+        a signed-in ``hello``'s one lookup."""
+        ...
+
     async def touch_session(self, session_id: str, now: float) -> None:
         """Record that the session was used at ``now`` (its sliding expiry starts again)."""
 

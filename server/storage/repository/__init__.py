@@ -2,7 +2,7 @@
 
 Each takes an open ``AsyncConnection``; the caller owns the transaction. Those the store
 batches or reads on a sync connection of its own (``write_*``, and the quick reads
-``read_player``, ``names_held``, ``read_session``, ``read_ratings``,
+``read_player``, ``names_held``, ``read_session``, ``read_session_player``, ``read_ratings``,
 ``read_calibrated_levels``) take a sync ``Connection``, and their async names wrap them.
 Upserts use the dialect's ``INSERT ... ON CONFLICT`` (PostgreSQL and SQLite spell it the same way).
 
@@ -79,6 +79,7 @@ from server.storage.repository.players import (
     names_held,
     read_player,
     read_session,
+    read_session_player,
     revoke_sessions,
     revoke_token,
     save_player,
@@ -183,6 +184,7 @@ __all__ = [
     "read_player",
     "read_ratings",
     "read_session",
+    "read_session_player",
     "revoke_sessions",
     "revoke_token",
     "save_cached_positions",

@@ -122,6 +122,26 @@ def read_session(conn: Connection, token_hash: str) -> SessionRecord | None:
                          row.used_at)
 
 
+def read_session_player(conn: Connection, token_hash: str
+                        ) -> tuple[SessionRecord, PlayerRecord | None] | None:
+    """The session with this token hash and its player's row (None if there is none), in
+    one query, on a sync connection (the store's reader thread)."""
+    stmt = (select(sessions, players.c.name.label("player_name"),
+                   players.c.kind.label("player_kind"),
+                   players.c.created_at.label("player_created_at"))
+            .select_from(sessions.outerjoin(players, players.c.id == sessions.c.player_id))
+            .where(sessions.c.token_hash == token_hash))
+    row = conn.execute(stmt).first()
+    if row is None:
+        return None
+    session = SessionRecord(row.id, row.player_id, row.token_hash, row.created_at,
+                            row.revoked_at, row.used_at)
+    if row.player_name is None:
+        return session, None
+    return session, PlayerRecord(row.player_id, row.player_name, row.player_kind,
+                                 row.player_created_at)
+
+
 async def touch_session(conn: AsyncConnection, session_id: str, used_at: float) -> None:
     await conn.execute(update(sessions).where(sessions.c.id == session_id).values(
         used_at=used_at))

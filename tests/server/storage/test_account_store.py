@@ -98,6 +98,22 @@ async def test_sessions_are_found_by_hash_and_revoked_one_or_all(store: Store) -
     assert await store.revoke_sessions("p1", T0 + 70) == 0
 
 
+async def test_a_session_and_its_players_row_are_found_together(store: Store) -> None:
+    await store.create_account(an_account("p1", "Ann"))
+    await store.add_session(SessionRecord("s1", "p1", "hash1", T0 + 1))
+    found = await store.find_session_player("hash1")
+    assert found is not None
+    session, player = found
+    assert session == SessionRecord("s1", "p1", "hash1", T0 + 1)
+    assert player is not None and (player.id, player.name, player.kind) == ("p1", "Ann",
+                                                                            "account")
+    assert player == await store.load_player("p1")
+    assert await store.find_session_player("nope") is None
+    await store.revoke_sessions("p1", T0 + 50)
+    revoked = await store.find_session_player("hash1")
+    assert revoked is not None and revoked[0].revoked_at == T0 + 50
+
+
 async def test_a_password_change_sets_the_hash_and_revokes_every_other_session(
     store: Store,
 ) -> None:
