@@ -89,7 +89,8 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     outbox = Outbox(settings.max_buffered_bytes,
                     cluster.publish if cluster is not None else publish_nowhere)
     lobby = Lobby(levels=levels.names(), ids=new_room_code, grace=settings.grace_seconds,
-                  max_rooms=settings.max_rooms, time_controls=settings.time_controls)
+                  max_rooms=settings.max_rooms, time_controls=settings.time_controls,
+                  first_move_seconds=settings.first_move_seconds)
     levels.on_change(lambda: setattr(lobby, "levels", levels.names()))
     locks = RoomLocks()
     placement: Placement

@@ -19,7 +19,7 @@ from server.bots.limits import (
     RegistrationLimits,
 )
 from server.people.sign_in_limits import DEFAULT_SIGN_IN_LIMITS, SignInLimits
-from server.play.clocks import TIME_CONTROLS, TimeControl
+from server.play.clocks import FIRST_MOVE_SECONDS, TIME_CONTROLS, TimeControl
 from server.web.sources import DEFAULT_SOURCE_LIMITS, SourceLimits
 
 STATIC_DIR = Path(__file__).resolve().parent / "web" / "static"
@@ -140,6 +140,10 @@ class Settings:
     time_controls: Mapping[str, TimeControl] = field(default_factory=lambda: dict(TIME_CONTROLS))
     """The time controls rooms may be made with, by name (``server.play.clocks``); tests add a
     quick one here rather than through the protocol."""
+    first_move_seconds: float = FIRST_MOVE_SECONDS
+    """How long each side of a timed game between two people has for its first move; past
+    it the game is aborted (``game_over`` reason ``aborted``, nobody rated). Untimed games
+    and games against the AI have none. 0: no such limit (docs/SECURITY.md)."""
     arena_rematch_seconds: float = 30.0
     """How long two arena players who just met wait, alone free, before they are paired
     again (``server.tournaments.arena.REMATCH_AFTER_SECONDS``)."""

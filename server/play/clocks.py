@@ -41,6 +41,11 @@ TIME_CONTROLS: Mapping[str, TimeControl] = {
 }
 """The time controls a room may be made with (none: untimed, the default), quickest first."""
 
+FIRST_MOVE_SECONDS = 30.0
+"""How long each side of a timed game between two people (accounts, guests or bots) has to
+make its first move before the game is aborted (``Settings.first_move_seconds``): a player
+who never moves must not hold the other for a whole clock."""
+
 
 @dataclass
 class Clocks:

@@ -18,7 +18,7 @@ from games.base import Game
 from server import errors
 from server import protocol as p
 from server.connections.player import Player
-from server.play.clocks import TIME_CONTROLS, TimeControl
+from server.play.clocks import FIRST_MOVE_SECONDS, TIME_CONTROLS, TimeControl
 from server.play.outcome import AiTurn, Outcome
 from server.play.rooms import Room, game_id_of, room_of
 from server.play.seats import OpponentKind
@@ -80,8 +80,11 @@ class Lobby:
         max_rooms: int = 10,
         rng: random.Random | None = None,
         time_controls: Mapping[str, TimeControl] = TIME_CONTROLS,
+        first_move_seconds: float = FIRST_MOVE_SECONDS,
     ) -> None:
         self.levels = levels
+        self.first_move_seconds = first_move_seconds
+        """Each room's ``Room.first_move_seconds`` (``Settings.first_move_seconds``)."""
         self.time_controls = time_controls
         """What ``create`` accepts by name (tests may offer a quicker one)."""
         self.ids = ids
@@ -177,6 +180,7 @@ class Lobby:
         room_id = self._fresh_id()
         room = Room(room_id, game, opponent.kind, game_id_of(room_id, 1), now, self.grace,
                     control)
+        room.first_move_seconds = self.first_move_seconds
         room.sit(mine, player)
         if isinstance(opponent, p.AiOpponent):
             room.seat_ai(1 - mine, opponent.level)
@@ -210,6 +214,7 @@ class Lobby:
             control = TimeControl(record.time_control or "custom", record.clock_initial_ms,
                                   record.clock_increment_ms or 0)
         room = Room(room_id, game, opponent, record.id, record.created_at, self.grace, control)
+        room.first_move_seconds = self.first_move_seconds
         room.round = round
         room.evaluation = record.evaluation
         room.rated = record.rated
@@ -237,6 +242,7 @@ class Lobby:
         control = self.time_control(time_control)
         room_id = self._fresh_id()
         room = Room(room_id, game, "ai", game_id_of(room_id, 1), now, self.grace, control)
+        room.first_move_seconds = self.first_move_seconds
         for seat, level in enumerate(levels):
             room.seat_ai(seat, level)
         self.rooms[room.id] = room

@@ -18,7 +18,7 @@ from games.base import Game, State
 from server import errors
 from server import protocol as p
 from server.connections.outbox import Send
-from server.play.clocks import Clocks, TimeControl
+from server.play.clocks import FIRST_MOVE_SECONDS, Clocks, TimeControl
 from server.play.outcome import Outcome, PlannedMove
 from server.play.seats import SeatState
 
@@ -40,6 +40,9 @@ class Timing:
     clocks: Clocks | None
     clock_log: list[tuple[int | None, int | None]]
     berserked: set[int]
+    last_move_at: float
+    first_move_seconds: float = FIRST_MOVE_SECONDS
+    """This room's first-move time (0: none); the lobby sets it from ``Settings``."""
 
     if TYPE_CHECKING:
         @property
@@ -83,21 +86,44 @@ class Timing:
         )
 
     def deadline(self) -> float | None:
-        """When the running clock's flag falls (``check_flag`` then ends the game), or None
-        when no clock runs."""
+        """When the running clock's flag falls, or the first-move time of the side to move
+        runs out, whichever comes first (``check_flag`` then ends the game); None when no
+        clock runs."""
         if self.clocks is None or self.status != "active":
             return None
-        return self.clocks.deadline()
+        flag = self.clocks.deadline()
+        first = self.first_move_due()
+        if flag is None or first is None:
+            return flag if first is None else first
+        return min(flag, first)
+
+    def first_move_due(self) -> float | None:
+        """When the side to move must have made its first move, in a timed game between two
+        people whose clock runs: ``first_move_seconds`` after its turn began (the second
+        player sat down, the first player moved, or the room was restored: as its clock,
+        its turn starts again then). None otherwise: an untimed game, a game against the
+        AI (nobody waits on the person but the AI), a side that has moved already."""
+        if (self.clocks is None or self.clocks.running is None or self.status != "active"
+                or self.first_move_seconds <= 0
+                or any(s.kind != "human" for s in self.seats)
+                or self._has_moved(self.clocks.running)):
+            return None
+        return self.last_move_at + self.first_move_seconds
 
     def check_flag(self, now: float) -> Outcome:
         """End the game on time if the running clock has run out by ``now``: the other seat
         wins (reason ``timeout``); before both sides have moved, the game is aborted as in
-        ``_finish_early``. Nothing happens otherwise. The caller checks it before any room
-        command and whenever ``deadline`` passes, so a flag falls even if nobody acts."""
+        ``_finish_early``. A side that let its first-move time (``first_move_due``) pass
+        aborts the game too (reason ``aborted``: no winner, nobody rated). Nothing happens
+        otherwise. The caller checks it before any room command and whenever ``deadline``
+        passes, so a flag falls even if nobody acts."""
         if self.clocks is None or self.status != "active":
             return Outcome()
         seat = self.clocks.flagged(now)
         if seat is None:
+            first = self.first_move_due()
+            if first is not None and now >= first:
+                return self._finish_early(p.Result(winner=None, reason="aborted"), now)
             return Outcome()
         return self._finish_early(p.Result(winner=1 - seat, reason="timeout"), now)  # type: ignore[arg-type]
 

@@ -215,7 +215,9 @@ class Result(_Message):
         description="end: played out; resigned; left: a player left; abandoned: claimed "
         "after the opponent's grace period ran out (or everyone was away that long); "
         "aborted: ended by leaving, abandoning or running out of time before both sides "
-        "had moved, with no winner and not scored; agreed: a draw both players agreed to; "
+        "had moved, or (timed, two people) by a side not making its first move in its "
+        "first-move time, with no winner and not scored; agreed: a draw both players "
+        "agreed to; "
         "timeout: the loser's clock ran out."
     )
 

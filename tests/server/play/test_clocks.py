@@ -12,7 +12,13 @@ import pytest
 from server import errors
 from server import protocol as p
 from server.connections.player import Player
-from server.play.clocks import TIME_CONTROLS, Clocks, TimeControl, elapsed_ms
+from server.play.clocks import (
+    FIRST_MOVE_SECONDS,
+    TIME_CONTROLS,
+    Clocks,
+    TimeControl,
+    elapsed_ms,
+)
 from server.play.lobby import Lobby
 from server.play.outcome import Outcome
 from server.play.rooms import Room
@@ -86,7 +92,8 @@ def test_no_clock_runs_until_the_second_player_sits_down() -> None:
     assert joined.clock is not None and joined.clock.running == 0
     heard = sent(out, p.RoomEvent)[0]  # the creator learns that its clock runs
     assert heard.event == "joined" and heard.clock == joined.clock
-    assert room.deadline() == 100.0
+    assert room.clocks is not None and room.clocks.deadline() == 100.0
+    assert room.deadline() == 70.0  # Ann's first-move time ends before her clock
 
 
 def test_a_move_spends_the_time_since_the_turn_began_and_then_gains_the_increment() -> None:
@@ -247,3 +254,66 @@ def test_clocks_charge_the_running_seat_only_when_stopped_or_switched() -> None:
     assert clocks.left(0, 10.4) == 600 and clocks.left(1, 10.4) == 1000
     clocks.run(1, 10.4)
     assert clocks.remaining_ms == [600, 1000] and clocks.flagged(11.4) == 1
+
+
+def test_a_side_that_never_makes_its_first_move_aborts_the_game_after_its_first_move_time(
+) -> None:
+    room = timed_room("10+5", joined_at=100.0)
+    assert room.first_move_seconds == FIRST_MOVE_SECONDS == 30.0
+    assert room.deadline() == 130.0  # not the ten minutes of Ann's clock
+    assert not room.check_flag(129.99).sends and room.status == "active"
+    out = room.check_flag(130.0)
+    over = sent(out, p.GameOver)[0]
+    assert over.result == p.Result(winner=None, reason="aborted")
+    assert out.save_game and room.record().status == "aborted"
+    assert {m for s in out.sends for m in s.to} == {"ann", "bob"}  # both are told
+
+
+def test_the_second_player_has_its_own_first_move_time_from_the_first_move() -> None:
+    room = timed_room("10+5", joined_at=0.0)
+    play(room, "4", 29.0)
+    assert room.deadline() == 59.0
+    room.check_move("bob", 1, "4", 58.9)  # still in time
+    assert sent(room.check_flag(59.0), p.GameOver)[0].result.reason == "aborted"
+    with pytest.raises(errors.GameFinished):  # a move after it comes too late
+        room.check_move("bob", 1, "4", 59.1)
+
+
+def test_once_both_sides_have_moved_only_the_clock_counts() -> None:
+    room = timed_room("10+5", joined_at=0.0)
+    play(room, "4", 20.0)
+    play(room, "4", 45.0)
+    assert room.first_move_due() is None
+    assert room.deadline() == pytest.approx(45.0 + 585.0)
+    assert not room.check_flag(200.0).sends
+
+
+def test_untimed_games_and_games_against_the_ai_have_no_first_move_time() -> None:
+    lobby = make_lobby()
+    untimed, _ = lobby.create(ANN, "connect4", p.FriendOpponent(), 0, now=0.0)
+    lobby.join(BOB, untimed.id, now=0.0)
+    against_ai, _ = lobby.create(ANN, "connect4", p.AiOpponent(level="easy"), 0, now=0.0,
+                                 time_control="1+0")
+    for room in (untimed, against_ai):
+        assert room.first_move_due() is None and not room.check_flag(59.0).sends
+
+
+def test_the_lobby_gives_its_rooms_the_settings_first_move_time_and_0_turns_it_off() -> None:
+    lobby = make_lobby()
+    lobby.first_move_seconds = 0.0
+    room, _ = lobby.create(ANN, "connect4", p.FriendOpponent(), 0, now=0.0,
+                           time_control="1+0")
+    lobby.join(BOB, room.id, now=0.0)
+    assert room.first_move_due() is None and room.deadline() == 60.0
+
+
+def test_a_restored_game_gives_the_side_to_move_its_first_move_time_from_the_restart(
+) -> None:
+    room = timed_room("10+5", joined_at=0.0)
+    plan = room.check_move("ann", 0, "4", 10.0)
+    room.apply_move(plan, 10.0)
+    restored, _ = make_lobby().restore(room.record(), [plan.record],
+                                       {"ann": ANN, "bob": BOB}, now=500.0)
+    assert restored.deadline() == 530.0
+    over = sent(restored.check_flag(530.0), p.GameOver)[0]
+    assert over.result == p.Result(winner=None, reason="aborted")

@@ -270,3 +270,45 @@ async def test_a_challenge_with_an_unknown_time_control_is_refused_and_none_stan
             await client.send(type="ping", id="p")
             await client.expect("pong")
         assert [m for m in again.seen + bob.seen if m["type"] == "challenge"] == []
+
+
+async def test_a_player_who_never_makes_a_first_move_gets_the_game_aborted_for_both(
+    sql_url: str,  # noqa: F811 - fixture
+) -> None:
+    settings = Settings(time_controls=SETTINGS.time_controls, first_move_seconds=0.5)
+    async with running(store=SqlStore(sql_url), settings=settings, secret=SECRET) as server:
+        ann, bob, room = await timed_game(server.url, "3+2")  # three minutes of clock
+        await ann.send(type="move", room=room, ply=0, move="4")
+        await bob.expect("move_made", ply=0)
+        # Bob never moves: both hear, within his first-move time, that the game is aborted.
+        for client in (ann, bob):
+            over = await client.expect("game_over", timeout=5.0)
+            assert over["result"] == {"winner": None, "score": None, "reason": "aborted"}
+        stored = await server.app.store.load_game(f"{room}-1")
+        assert stored is not None
+        assert (stored[0].status, stored[0].result, stored[0].reason) == (
+            "aborted", None, "aborted")
+        assert server.app.runner.flag_timers == {}
+        await bob.send(type="move", room=room, ply=1, move="4", id="late")
+        assert (await bob.expect("error", ref="late"))["code"] == "game_finished"
+
+
+@pytest.mark.slow
+async def test_a_restarted_server_still_aborts_a_game_whose_player_never_moves(
+    sql_url: str,  # noqa: F811 - fixture
+) -> None:
+    settings = Settings(time_controls=SETTINGS.time_controls, first_move_seconds=1.0)
+    async with running(store=SqlStore(sql_url), settings=settings, secret=SECRET) as server:
+        ann, bob, room = await timed_game(server.url, "3+2")
+        await ann.send(type="move", room=room, ply=0, move="4")
+        await bob.expect("move_made", ply=0)
+        resume = ann.welcome["resume"]
+    async with running(store=SqlStore(sql_url), settings=settings, secret=SECRET) as server:
+        restored_at = asyncio.get_running_loop().time()
+        ann = await Client.open(server.url, None, resume=resume)
+        await ann.expect("room_state")
+        over = await ann.expect("game_over", timeout=5.0)  # nobody sends anything
+        assert over["result"]["reason"] == "aborted"
+        assert asyncio.get_running_loop().time() - restored_at < 4.0
+        stored = await server.app.store.load_game(f"{room}-1")
+        assert stored is not None and stored[0].status == "aborted"
