@@ -75,7 +75,9 @@ export function setUpLobby(client, { render, toast }) {
     const note = $("engines-note");
     note.hidden = !warming;
     if (!warming) return;
-    note.textContent = t("lobby.engines_compiling", { ready: pool.ready, workers: pool.workers });
+    // A first start compiles the engines (a minute); a later one loads them (seconds).
+    note.textContent = t(pool.compiling ? "lobby.engines_compiling" : "lobby.engines_loading",
+      { ready: pool.ready, workers: pool.workers });
     clearTimeout(onStats.timer);
     onStats.timer = setTimeout(() => { if (S.online) client.stats(); }, 3000);
   }
