@@ -113,7 +113,8 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                                placement.is_online, settings, now, shared_challenges)
     accounts = AccountDesk(store, outbox, identity, ratings.signed_up,
                            placement.revoked_elsewhere, shared_names, settings.sign_in)
-    stats = StatsDesk(outbox, pool, cache)
+    gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
+    stats = StatsDesk(outbox, pool, cache, gauge)
     prover = IdleProver(store, pool, settings.idle_proving, stopping)
     admin = AdminDesk(engine, levels, store, outbox, pool, bots, lobby, stats.stats,
                       placement.elsewhere, placement.node, accounts.guard)
@@ -135,7 +136,6 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
     reviews = ReviewDesk(store, outbox, pool, settings.analysis_seconds, stopping,
                          settings.analyses, live)
     chat = ChatDesk(store, outbox, identity, placement.present, settings, stopping, now)
-    gauge = LoadGauge(settings.shed_lag_seconds, settings.max_connections)
     arrivals = Arrivals(identity, outbox, runner, placement, levels, bots, challenges,
                         settings, stopping,
                         forget=[admin.gone, accounts.forget, chat.gone, reviews.forget,

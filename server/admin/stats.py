@@ -14,18 +14,22 @@ from server.connections.client import Client
 from server.connections.outbox import Outbox
 from server.connections.player import Player
 from server.engines import COUNTED, Pool
+from server.engines.overload import LoadGauge
 
 log = logging.getLogger("discus.stats")
 
 
 class StatsDesk:
     """``pool`` may be None (tests of the glue alone); ``cache`` is the server's
-    ``PositionCache``, whose shared counters every process on the same Redis adds to."""
+    ``PositionCache``, whose shared counters every process on the same Redis adds to;
+    ``gauge`` says whether a warm-up under way compiles the engines or loads them."""
 
-    def __init__(self, outbox: Outbox, pool: Pool | None, cache: Any) -> None:
+    def __init__(self, outbox: Outbox, pool: Pool | None, cache: Any,
+                 gauge: LoadGauge | None = None) -> None:
         self.outbox = outbox
         self.pool = pool
         self.cache = cache
+        self.gauge = gauge
 
     async def handle(self, client: Client, player: Player, message: p.GetStats) -> None:
         self.outbox.send([client], await self.stats())
@@ -43,6 +47,7 @@ class StatsDesk:
                 wait_seconds=None if s.wait_seconds is None else round(s.wait_seconds, 1),
                 move_seconds_p50=s.percentile(0.5),
                 move_seconds_p99=s.percentile(0.99),
+                compiling=self.gauge is not None and self.gauge.compiling,
             )
             if settings is not None:
                 cache = _cache_view(s.cache, settings.tiers(), settings.database_url is not None)

@@ -45,6 +45,10 @@ class PoolView(_Message):
     move_seconds_p50: float | None = Field(
         description="Median seconds from asking for an AI move to having it (recent moves).")
     move_seconds_p99: float | None = Field(description="99th percentile of the same.")
+    compiling: bool = Field(
+        default=False, description="While workers warm up (`ready` below `workers`): true "
+        "when they compile the engines (a first start, about a minute), false when they load "
+        "them from numba's cache (seconds).")
 
 
 class CacheTierView(_Message):

@@ -140,6 +140,9 @@ class Arenas:
         arena.rematch_after = self.rematch_after
         self.arenas[record.id] = arena
         self.held.records[record.id] = record
+        for one in arena.players.values():  # as rated now, not as when it joined
+            one.entrant = replace(one.entrant, rating=await self.held.rating(record.id,
+                                                                             one.entrant.id))
         for entrant in arena.players.values():
             self.held.names.setdefault(entrant.entrant.id, Player(entrant.entrant.id,
                                                                    entrant.entrant.name))

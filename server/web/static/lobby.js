@@ -81,8 +81,10 @@ export function setUpLobby(client, { render, toast }) {
     const note = $("engines-note");
     note.hidden = !warming && !busy;
     if (note.hidden) return;
+    // A first start compiles the engines (a minute); a later one loads them (seconds).
     note.textContent = warming
-      ? t("lobby.engines_compiling", { ready: pool.ready, workers: pool.workers })
+      ? t(pool.compiling ? "lobby.engines_compiling" : "lobby.engines_loading",
+        { ready: pool.ready, workers: pool.workers })
       : t("lobby.engines_busy", { seconds: Math.round(pool.wait_seconds), queued: pool.queued });
     clearTimeout(onStats.timer);
     onStats.timer = setTimeout(() => { if (S.online) client.stats(); }, warming ? 3000 : 10000);

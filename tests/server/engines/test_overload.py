@@ -118,6 +118,12 @@ async def test_while_its_engines_warm_up_a_node_says_so_and_refuses_nobody_for_i
             doing = "compiling" if srv.app.gauge.compiling else "loading from numba's cache"
             assert srv.app.gauge.compiling is not cache_ready()
             assert status == 200 and f"the engines are {doing}: 0 of 1".encode() in body
+            # ``stats`` says the same to the page.
+            asker = await Client.open(srv.url, "Asker")
+            await asker.send(type="stats")
+            view = (await asker.expect("stats"))["pool"]
+            assert view["ready"] < view["workers"] and view["compiling"] is srv.app.gauge.compiling
+            await asker.close()
             time.sleep(0.5)  # the loop stalls, as a first start's compiling makes it
             await asyncio.sleep(0.2)
             ann = await Client.open(srv.url, "Ann")  # welcomed, not shed

@@ -192,6 +192,8 @@ async def test_an_arena_and_its_scores_outlive_a_restart(tmp_path: Path) -> None
         cy = await account(srv.url, "Cyd")
         state = await cy.request("get_tournament", tournament=tid)
         assert row(state, winner)["score"] == 2 and row(state, winner)["sheet"] == [2]
+        # Each rating as the game left it, not the 1500 both joined with.
+        assert row(state, winner)["rating"] > 1500 > row(state, second.player_id)["rating"]
         assert state["tournament"]["players"] == 2 and state["games"] == []
         await cy.send(type="join_tournament", tournament=tid)
         (game,) = (await cy.expect("tournament"))["games"]
