@@ -110,6 +110,16 @@ def create_engine(url: str) -> AsyncEngine:
     return engine
 
 
+def reads_engine(engine: AsyncEngine) -> AsyncEngine:
+    """``engine`` for single reads: on PostgreSQL in autocommit (a read is then one round
+    trip, not a BEGIN, the query and a ROLLBACK; asyncpg switches it without a statement),
+    sharing the engine's pool; elsewhere the engine itself (aiosqlite would spend a hop
+    switching each connection)."""
+    if engine.dialect.name != "postgresql":
+        return engine
+    return engine.execution_options(isolation_level="AUTOCOMMIT")
+
+
 def create_sqlite_writer(url: str) -> Engine | None:
     """A sync engine on the same SQLite file, for the store's batched writes, or its quick
     reads, in a thread of their own (``sql_store``); None for an in-memory database, which a

@@ -37,6 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from ai.levels import DEFAULT_LEVELS, Level
 from server.storage import keys
 from server.storage import repository as repo
+from server.storage.config import reads_engine
 from server.storage.repository import InvalidLevel, UnknownLevel
 from server.storage.sqlite_thread import SqliteThread
 
@@ -89,6 +90,7 @@ class LevelBook:
         prefix: str = keys.DEFAULT_PREFIX,
     ) -> None:
         self._engine = engine
+        self._reads = reads_engine(engine)
         self._redis_url = redis_url
         self._prefix = prefix
         self._redis: aioredis.Redis | None = None
@@ -199,7 +201,7 @@ class LevelBook:
     async def _database_version(self) -> int:
         if self._reader is not None:
             return await self._reader.read(repo.levels_version_now)
-        async with self._engine.connect() as conn:
+        async with self._reads.connect() as conn:
             return await repo.read_levels_version(conn)
 
     async def _reload(self) -> None:

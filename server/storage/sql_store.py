@@ -27,7 +27,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.storage import repository as repo
-from server.storage.config import create_engine, database_url
+from server.storage.config import create_engine, database_url, reads_engine
 from server.storage.migrate import upgrade_engine
 from server.storage.sqlite_thread import SqliteThread
 from server.storage.store import (
@@ -67,6 +67,7 @@ class SqlStore:
         self._batcher: _WriteBatcher | None = None
         self._writer: SqliteThread | None = None
         self._reader: SqliteThread | None = None
+        self._reads: AsyncEngine | None = None
 
     @property
     def engine(self) -> AsyncEngine:
@@ -95,6 +96,7 @@ class SqlStore:
             await engine.dispose()
             raise
         self._engine = engine
+        self._reads = reads_engine(engine)
         self._writer = SqliteThread.start(self.url, "discus-sqlite")
         self._reader = SqliteThread.start(self.url, "discus-sqlite-read")
         self._batcher = _WriteBatcher(self._commit)
@@ -354,10 +356,11 @@ class SqlStore:
 
     async def _read(self, read: Callable[..., T], *args: Any) -> T:
         """``read(conn, *args)`` on a sync connection: a SQLite file's reader thread (one
-        hand-off), else the async engine's connection through ``run_sync``."""
+        hand-off), else the async engine's connection through ``run_sync`` (on PostgreSQL
+        outside a transaction: one round trip, without a BEGIN and a ROLLBACK)."""
         if self._reader is not None:
             return await self._reader.read(read, *args)
-        async with self.engine.connect() as conn:
+        async with (self._reads or self.engine).connect() as conn:
             return await conn.run_sync(read, *args)
 
     def _writes(self) -> _WriteBatcher:
