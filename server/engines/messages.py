@@ -127,7 +127,7 @@ class Think:
 class Posted:
     """On the Redis job stream: ``job`` from ``node``, whose replies go to that node's
     stream. ``start_by`` (wall clock): a worker that reads it later drops it, since the node
-    has played its quick move by then."""
+    has played its quick move by then (``QueuedPool.max_queue_wait``)."""
 
     kind: ClassVar[str] = "posted"
     job_id: str

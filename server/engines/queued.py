@@ -11,10 +11,12 @@ every worker reads through one consumer group, and the replies (``Started``, ``T
 ``Answered`` or ``Failed``, the same messages a local engine process sends) come back on a
 stream of the node's own.
 
-The node never waits on a worker past the move's hard deadline: a job no worker has started
-within ``queue_timeout`` seconds, or not answered within its level's ``hard_time`` plus
-``margin`` after a worker first started it, is answered by ``quick_move`` in the node's
-quick-move thread, as the local pool does; a late answer is then ignored.
+A busy cluster makes moves wait, never guess: while some worker is alive, a job waits its
+turn on the stream (up to ``max_queue_wait``, a bound for a cluster that stopped taking
+jobs). A job no worker has started within ``queue_timeout`` seconds while no worker is alive,
+or not answered within its level's ``hard_time`` plus ``margin`` after a worker first started
+it, is answered by ``quick_move`` in the node's quick-move thread, as the local pool does; the
+job is taken off the stream then, and a late answer is ignored.
 """
 
 from __future__ import annotations
@@ -54,7 +56,13 @@ from server.storage.config import async_redis
 log = logging.getLogger(__name__)
 
 WORKERS_REFRESH_SECONDS = 2.0
-"""How often a node re-reads which workers are alive (for ``snapshot`` and ``size``)."""
+"""How often a node re-reads which workers are alive (for ``snapshot``, ``size`` and whether
+a job that waits may go on waiting)."""
+
+DEFAULT_MAX_QUEUE_WAIT = 120.0
+"""Seconds a job may wait on the stream while workers are alive: past it the cluster is taken
+to have stopped taking jobs (workers alive but stuck before reading), and the quick move
+answers. A backlog that long means far too few workers for the games: ``docs/DEPLOY.md``."""
 
 
 @dataclass
@@ -65,6 +73,8 @@ class _Pending:
     queued_at: float
     timer: asyncio.TimerHandle | None = None
     started: bool = False
+    entry_id: str | None = None
+    """The job's entry on the stream once posted (taken off it if the quick move answers)."""
 
 
 @dataclass
@@ -87,10 +97,12 @@ class QueuedPool:
 
     def __init__(self, redis_url: str, games: Sequence[str] | None = None,
                  margin: float = DEFAULT_MARGIN, queue_timeout: float = DEFAULT_QUEUE_TIMEOUT,
-                 prefix: str = keys.DEFAULT_PREFIX, database_url: str | None = None) -> None:
+                 prefix: str = keys.DEFAULT_PREFIX, database_url: str | None = None,
+                 max_queue_wait: float = DEFAULT_MAX_QUEUE_WAIT) -> None:
         self.games = tuple(games if games is not None else games_module.names())
         self.margin = margin
         self.queue_timeout = queue_timeout
+        self.max_queue_wait = max(max_queue_wait, queue_timeout)
         self.prefix = prefix
         self.cache: CacheSettings | None = CacheSettings(redis_url, database_url, prefix)
         """Where the workers' position cache is (they open it themselves; shown in stats)."""
@@ -128,10 +140,11 @@ class QueuedPool:
     async def think(self, job: AiJob, on_progress: Callable[[Progress], None] | None = None,
                     room: str | None = None,
                     on_wait: Callable[[QueueWait], None] | None = None) -> AiAnswer:
-        """The move for ``job``, always legal; never later than ``queue_timeout`` if no worker
-        starts it, nor than hard time + ``margin`` after one did. The cluster's workers take
-        jobs in the order posted (``room`` is not used) and no place is known (``on_wait`` is
-        never called)."""
+        """The move for ``job``, always legal and searched while a worker lives: it waits its
+        turn while any worker is alive (at most ``max_queue_wait``), the quick move answering
+        only after ``queue_timeout`` with no live worker, or hard time + ``margin`` after a
+        worker started it and went silent. The cluster's workers take jobs in the order posted
+        (``room`` is not used) and no place is known (``on_wait`` is never called)."""
         assert self._client is not None, "call start() first"
         if self._closing:
             raise RuntimeError("the AI pool is closed")
@@ -139,13 +152,13 @@ class QueuedPool:
         job_id = f"{self.node}-{next(self._ids)}"
         pending = _Pending(job, loop.create_future(), on_progress, time.monotonic())
         self._pending[job_id] = pending
-        pending.timer = loop.call_later(self.queue_timeout, self._fall_back, job_id,
-                                        "no worker started it")
+        pending.timer = loop.call_later(self.queue_timeout, self._waited, job_id)
         try:
             try:
-                posted = Posted(job_id, self.node, job, time.time() + self.queue_timeout)
-                await self._client.xadd(keys.ai_jobs(self.prefix), entry(posted),
-                                        maxlen=JOBS_MAXLEN, approximate=True)
+                posted = Posted(job_id, self.node, job, time.time() + self.max_queue_wait)
+                pending.entry_id = await self._client.xadd(
+                    keys.ai_jobs(self.prefix), entry(posted), maxlen=JOBS_MAXLEN,
+                    approximate=True)
             except RedisError:
                 log.warning("could not queue an AI job; playing a quick move", exc_info=True)
                 self._fall_back(job_id, "Redis refused the job")
@@ -170,6 +183,21 @@ class QueuedPool:
         self.stats.seconds.append(time.monotonic() - pending.queued_at)
         pending.future.set_result(answer)
 
+    def _waited(self, job_id: str) -> None:
+        """``queue_timeout`` passed and no worker started the job: it waits on while a worker
+        is alive (within ``max_queue_wait``); else the quick move answers."""
+        pending = self._pending.get(job_id)
+        if pending is None or pending.future.done() or pending.started:
+            return
+        left = pending.queued_at + self.max_queue_wait - time.monotonic()
+        if self._workers.processes > 0 and left > 0:
+            pending.timer = asyncio.get_running_loop().call_later(
+                min(self.queue_timeout, left), self._waited, job_id)
+            return
+        why = "no worker is alive" if self._workers.processes == 0 else (
+            f"no worker started it within {self.max_queue_wait:.0f}s")
+        self._fall_back(job_id, why)
+
     def _fall_back(self, job_id: str, why: str) -> None:
         """Answer with ``quick_move`` (off the loop); a worker's answer after this is ignored."""
         pending = self._pending.get(job_id)
@@ -178,6 +206,8 @@ class QueuedPool:
         log.warning("AI job %s answered by the quick move: %s", job_id, why)
         started = time.perf_counter()
         job = pending.job
+        if not pending.started and pending.entry_id is not None:
+            self._withdraw(pending.entry_id)
 
         async def answer() -> None:
             try:
@@ -190,6 +220,22 @@ class QueuedPool:
                                            time.perf_counter() - started, fallback=True))
 
         task = asyncio.get_running_loop().create_task(answer())
+        self._quick.add(task)
+        task.add_done_callback(self._quick.discard)
+
+    def _withdraw(self, entry_id: str) -> None:
+        """Take a job the quick move answered off the stream, so no worker spends a search
+        on it (best effort: a worker that already read it searches it, and the answer is
+        ignored)."""
+        assert self._client is not None
+
+        async def withdraw() -> None:
+            try:
+                await self._client.xdel(keys.ai_jobs(self.prefix), entry_id)
+            except RedisError:
+                log.warning("could not take AI job %s off the stream", entry_id)
+
+        task = asyncio.get_running_loop().create_task(withdraw())
         self._quick.add(task)
         task.add_done_callback(self._quick.discard)
 

@@ -127,6 +127,27 @@ async def test_a_late_worker_does_not_search_a_job_its_node_already_answered(
     assert worker.jobs_done == 0 and worker.pool.snapshot().jobs == 0
 
 
+@pytest.mark.slow
+async def test_moves_past_a_clusters_capacity_wait_their_turn_and_are_searched(
+    redis_prefix: str,  # noqa: F811
+) -> None:
+    # One engine process in the cluster, each search 0.8 s: three moves asked at once wait
+    # up to 1.6 s on the stream, well past the 0.3 s queue timeout, which counts only while
+    # no worker is alive.
+    node = await _node(redis_prefix, queue_timeout=0.3)
+    worker, task = await _worker(redis_prefix, search="scripted_engines:unhurried",
+                                 warm_up="scripted_engines:warm_up")
+    try:
+        await asyncio.sleep(2.5)  # the node re-reads the live workers every 2 s
+        answers = await asyncio.wait_for(asyncio.gather(
+            *(node.think(AiJob("connect4", (3,), PATIENT, seed)) for seed in range(3))), 30)
+    finally:
+        await _stop(worker, task)
+        await node.close()
+    assert [(a.fallback, a.depth) for a in answers] == [(False, 8)] * 3
+    assert worker.jobs_done == 3 and node.snapshot().fallbacks == 0
+
+
 def _spawn_stuck_worker(prefix: str) -> subprocess.Popen[bytes]:
     """A `discus worker` whose engine hangs mid-search, in a process group of its own."""
     code = (
