@@ -132,7 +132,8 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                         default_levels=settings.ladder_levels)
     runner.on_finish.append(ladder.game_finished)
     live = LivePositions(lambda: lobby.rooms.values(),
-                         lambda game_id: tournaments.plays(game_id) or ladder.plays(game_id))
+                         lambda game_id: tournaments.plays(game_id) or ladder.plays(game_id),
+                         placement.positions if isinstance(placement, ClusterPlacement) else None)
     reviews = ReviewDesk(store, outbox, pool, settings.analysis_seconds, stopping,
                          settings.analyses, live)
     chat = ChatDesk(store, outbox, identity, placement.present, settings, stopping, now)
@@ -149,6 +150,7 @@ async def build(store: Store, pool: Pool | None, settings: Settings, secret: byt
                     metrics.render, history.tournament_games)
     await levels.open()
     if isinstance(placement, ClusterPlacement):
+        placement.live = live
         await placement.open(ClusterInbox(placement, runner, identity, outbox, store, locks,
                                           accounts.close_revoked, admin.local_rooms, lobby,
                                           [ladder, tournaments]))

@@ -23,7 +23,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict
 from typing import Any, Protocol
 
@@ -77,6 +77,9 @@ class Cluster:
         self._publisher: asyncio.Task[None] | None = None
         self._closing = False
         self._keeper: asyncio.Task[None] | None = None
+        self.kept: list[Callable[[], Awaitable[None]]] = []
+        """Called at each renewal of the leases, after it: other state of this node's
+        rooms that lapses unless renewed (their guarded positions)."""
 
     # --- life --------------------------------------------------------------------------
 
@@ -207,6 +210,8 @@ class Cluster:
         while not self._closing:
             try:
                 await self._renew()
+                for keep in self.kept:
+                    await keep()
                 if time.monotonic() - last_full >= self.settings.full_scan_seconds:
                     last_full = time.monotonic()
                     await self.registry.scan()

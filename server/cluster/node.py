@@ -35,6 +35,7 @@ from server.challenges.rules import ChallengeBook
 from server.challenges.shared import SharedChallengeBook
 from server.cluster.cluster import Cluster
 from server.cluster.inboxes import OwnerGone
+from server.cluster.live_positions import SharedLivePositions
 from server.connections.client import Client
 from server.connections.outbox import Outbox
 from server.connections.player import Player
@@ -67,6 +68,12 @@ MAX_ROUNDS_LOOKED_UP = 1000
 """Rematches of one room looked through for its unfinished game when Redis forgot the room."""
 
 
+class GuardedPositions(Protocol):
+    """This node's guarded live positions (``server.reviews.live_positions``)."""
+
+    async def publish(self, room: Room, here: bool) -> None: ...
+
+
 class ClusterPlacement:
     """Where rooms run, on a node of ``cluster``."""
 
@@ -85,6 +92,12 @@ class ClusterPlacement:
         """What this node last wrote to the cluster's registry for each of its rooms."""
         self.draining = False
         self._inbox: ClusterInbox | None = None
+        self.positions = SharedLivePositions(cluster.redis, cluster.prefix)
+        """Every node's guarded live positions (``server.reviews.live_positions``)."""
+        cluster.kept.append(self.positions.renew)
+        self.live: GuardedPositions | None = None
+        """This node's guarded positions, told of each change of a room before it is
+        announced (``app.build`` sets it)."""
 
     def publish(self, player_ids: Sequence[str], data: str) -> None:
         self.cluster.publish(player_ids, data)
@@ -112,6 +125,8 @@ class ClusterPlacement:
     async def registered(self, room: Room) -> None:
         """Bring the cluster's registry up to date with ``room``: its game, its people, its
         spectators, whether it is open; or out of it if it closed."""
+        if self.live is not None:  # before the move is announced: no node helps meanwhile
+            await self.live.publish(room, self._lobby.rooms.get(room.id) is room)
         if room.id not in self._lobby.rooms:
             self._published.pop(room.id, None)
             await self.cluster.forget(room.id)
@@ -136,6 +151,7 @@ class ClusterPlacement:
         if self.cluster.owned.get(room.id) == room.epoch:
             self.cluster.owned.pop(room.id, None)
         self._published.pop(room.id, None)
+        self.positions.forget(room.id)
 
     async def forwarded(self, client: Client, player: Player, message: p.RoomCommand) -> bool:
         """Run a room command on the node that owns the room, if that is another node;

@@ -328,8 +328,8 @@ class Lobby:
         return out
 
     def overdue(self, now: float) -> list[Room]:
-        """Rooms whose running clock has run out by ``now``: the caller ends each game with
-        ``Room.check_flag`` (under the room's lock, as any command)."""
+        """Rooms whose running clock, or first-move time, has run out by ``now``: the caller
+        ends each game with ``Room.check_flag`` (under the room's lock, as any command)."""
         return [room for room in self.rooms.values()
                 if (deadline := room.deadline()) is not None and deadline <= now]
 

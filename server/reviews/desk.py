@@ -56,6 +56,9 @@ class LiveGames(Protocol):
     def first_standing(self, game: games.Game, states: Sequence[games.State]
                        ) -> tuple[int, str] | None: ...
 
+    async def elsewhere(self, game: games.Game, states: Sequence[games.State]
+                        ) -> int | None: ...
+
 
 class NoLiveGames:
     """No game is guarded (a desk on its own, as some tests build it)."""
@@ -65,6 +68,10 @@ class NoLiveGames:
 
     def first_standing(self, game: games.Game, states: Sequence[games.State]
                        ) -> tuple[int, str] | None:
+        return None
+
+    async def elsewhere(self, game: games.Game, states: Sequence[games.State]
+                        ) -> int | None:
         return None
 
 
@@ -199,7 +206,7 @@ class ReviewDesk:
         other messages are not held up meanwhile."""
         if isinstance(message, p.RequestReview):
             record, moves = await self._finished_game(message.game_id)
-            self._refuse_live_review(record, moves)
+            await self._refuse_live_review(record, moves)
             stored = await self.store.load_review(record.id)
             if stored is not None:
                 self.outbox.send([client], _message(stored))
@@ -219,7 +226,8 @@ class ReviewDesk:
                 self.outbox.send([client], _analysis(game, state, played, known))
                 return
             holds = self._ration(client, message.type)  # first: the look below reads every room
-            if self.live.standing(game, state) is not None:
+            if (self.live.standing(game, state) is not None
+                    or await self.live.elsewhere(game, [state]) is not None):
                 raise errors.EngineHelpRefused(
                     "this position stands, stood a few moves ago or is one move away on the "
                     "board of a rated, tournament or ladder game being played; the engine "
@@ -335,9 +343,11 @@ class ReviewDesk:
                 f"game {game_id!r} is still {record.status}: only a finished game is reviewed")
         return record, moves
 
-    def _refuse_live_review(self, record: GameRecord, moves: list[MoveRecord]) -> None:
+    async def _refuse_live_review(self, record: GameRecord, moves: list[MoveRecord]
+                                  ) -> None:
         """``engine_help_refused`` if the finished game passes through a position that a
-        live guarded game stands in (or near): its review would value that position."""
+        live guarded game stands in (or near), on this node or, on a cluster, any: its
+        review would value that position."""
         game = games.load(record.game)
         state = game.initial()
         states = [state]
@@ -345,6 +355,9 @@ class ReviewDesk:
             state = state.play(game.parse_move(state, move.move))
             states.append(state)
         found = self.live.first_standing(game, states)
+        if found is None:
+            elsewhere = await self.live.elsewhere(game, states)
+            found = None if elsewhere is None else (elsewhere, "")
         if found is not None:
             raise errors.EngineHelpRefused(
                 f"the position after ply {found[0]} of this game stands, stood a few moves "

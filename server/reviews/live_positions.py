@@ -10,6 +10,10 @@ is rated (a seated account or bot has a rating, the rooms' own notion, as for th
 evaluation) or it is a tournament's or the ladder's (``in_event``). Casual games (guests', and
 a guest's against the computer with the evaluation on) are not guarded.
 
+On a cluster each node also keeps its guarded rooms' positions where every node reads them
+(``SharedPositions``: ``server.cluster.live_positions``), written before each move is
+announced (``publish``), and a node asked looks there too (``elsewhere``).
+
 Positions are compared as the game sees them, relative to the side to move and under every
 symmetry of the board (``server.storage.symmetry``): a mirrored board, or the same stones with
 the colours swapped, is the same question to the engine. Each room's keys are recomputed only
@@ -20,8 +24,9 @@ kept where the game went on.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import games
 from ai import review as engine_review
@@ -66,6 +71,15 @@ def images(game: games.Game, key: Key) -> set[Key]:
             for s in range(game.symmetries)}
 
 
+class SharedPositions(Protocol):
+    """The guarded positions of every node's rooms (a cluster's:
+    ``server.cluster.live_positions.SharedLivePositions``)."""
+
+    async def publish(self, room_id: str, positions: Collection[Key]) -> None: ...
+
+    async def first_standing(self, images: Sequence[Collection[Key]]) -> int | None: ...
+
+
 @dataclass
 class _Watched:
     """What was last seen of one guarded room: the states of its last plies, its keys."""
@@ -81,9 +95,12 @@ class LivePositions:
     tournament's or the ladder's."""
 
     def __init__(self, rooms: Callable[[], Iterable[Room]],
-                 in_event: Callable[[str], bool] = lambda game_id: False) -> None:
+                 in_event: Callable[[str], bool] = lambda game_id: False,
+                 shared: SharedPositions | None = None) -> None:
         self._rooms = rooms
         self._in_event = in_event
+        self._shared = shared
+        """A cluster's positions of every node (None: alone, this node's rooms are all)."""
         self._watched: dict[str, _Watched] = {}
         self._where: dict[Key, set[str]] = {}
         """Each guarded key, and the rooms whose board it is on (or was, or is one move from)."""
@@ -125,25 +142,55 @@ class LivePositions:
                     return index, min(rooms)
         return None
 
+    async def publish(self, room: Room, here: bool) -> None:
+        """On a cluster: tell every node ``room``'s guarded positions as they stand now
+        (none once its game ended or, ``here`` false, the room closed on this node). The
+        room's runner calls it before announcing each change; nothing is written when its
+        positions did not change."""
+        if self._shared is None:
+            return
+        if here and self._see(room):
+            positions: Collection[Key] = self._watched[room.id].keys
+        else:
+            self._forget(room.id)
+            positions = ()
+        await self._shared.publish(room.id, positions)
+
+    async def elsewhere(self, game: games.Game, states: Sequence[games.State]) -> int | None:
+        """The index of the first of ``states`` (the shipped book's aside) standing on a
+        guarded board of any node of a cluster; None alone, or if none does."""
+        if self._shared is None:
+            return None
+        asked = [(i, state) for i, state in enumerate(states) if not in_book(state)]
+        found = await self._shared.first_standing(
+            [images(game, position_key(game, state)) for _, state in asked])
+        return None if found is None else asked[found][0]
+
     def _refresh(self) -> None:
         """Bring the keys up to date with the rooms as they stand now (a room that ended,
         closed or is no longer guarded drops its keys)."""
-        seen: set[str] = set()
-        for room in self._rooms():
-            if not self.guarded(room):
-                continue
-            seen.add(room.id)
-            signature = (room.game_id, len(room.moves), room.line)
-            watched = self._watched.get(room.id)
-            if watched is not None and watched.signature == signature:
-                continue
-            self._drop(room.id)
-            self._watched[room.id] = watched = self._watch(room, watched, signature)
-            for key in watched.keys:
-                self._where.setdefault(key, set()).add(room.id)
+        seen = {room.id for room in self._rooms() if self._see(room)}
         for room_id in [r for r in self._watched if r not in seen]:
-            self._drop(room_id)
-            del self._watched[room_id]
+            self._forget(room_id)
+
+    def _see(self, room: Room) -> bool:
+        """Bring ``room``'s keys up to date; False (its keys dropped) if it is not guarded."""
+        if not self.guarded(room):
+            self._forget(room.id)
+            return False
+        signature = (room.game_id, len(room.moves), room.line)
+        watched = self._watched.get(room.id)
+        if watched is not None and watched.signature == signature:
+            return True
+        self._drop(room.id)
+        self._watched[room.id] = watched = self._watch(room, watched, signature)
+        for key in watched.keys:
+            self._where.setdefault(key, set()).add(room.id)
+        return True
+
+    def _forget(self, room_id: str) -> None:
+        self._drop(room_id)
+        self._watched.pop(room_id, None)
 
     def _drop(self, room_id: str) -> None:
         watched = self._watched.get(room_id)

@@ -167,3 +167,12 @@ def sign_in_counts(prefix: str, key: str) -> str:
     name and source, per source; sign-ups and admin logins per source): a unique member per
     event, scored by its wall-clock time (``server.people.shared_counts.SharedCounts``)."""
     return f"{prefix}:sign-in:{key}"
+
+
+def live_position(prefix: str, game: str, mine: int, theirs: int) -> str:
+    """Set of the rooms on whose live guarded game's board a position stands (or stood a few
+    plies ago, or is one move from), any node's: the position as ``game``'s stones of the side
+    to move and of the other side, in hex (``server.reviews.live_positions``). Each carries a
+    TTL its room's node renews, so a dead node's positions lapse
+    (``server.cluster.live_positions``)."""
+    return f"{prefix}:live-position:{game}:{mine:x}:{theirs:x}"

@@ -38,9 +38,21 @@ function points(x) {
   return half ? `${whole || ""}½` : String(whole);
 }
 
-/** The CSV the server sends (no quoted commas: names are plain) as rows of cells. */
+/** The CSV the server sends as rows of cells (RFC 4180: a quoted cell may hold commas, and
+ * "" is a quote in it; a bot's name may have both). */
 function parseCsv(text) {
-  return text.trim().split("\n").filter(Boolean).map((line) => line.split(","));
+  const rows = [];
+  let row = [], cell = "", quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted && c === '"' && text[i + 1] === '"') { cell += '"'; i++; }
+    else if (c === '"') quoted = !quoted;
+    else if (quoted || (c !== "," && c !== "\n" && c !== "\r")) cell += c;
+    else if (c === ",") { row.push(cell); cell = ""; }
+    else if (c === "\n") { rows.push([...row, cell]); row = []; cell = ""; }
+  }
+  if (cell || row.length) rows.push([...row, cell]);
+  return rows;
 }
 
 /**
@@ -393,6 +405,9 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     $("t-cross").hidden = !over;
     if (!over) return;
     const [head, ...rows] = parseCsv(msg.crosstable);
+    // Names as the standings have them: the CSV's are guarded for spreadsheets (a name
+    // beginning with = + - @ gets a leading '), which the page must not show.
+    const names = new Map(msg.standings.map((r) => [String(r.rank), r.player.name]));
     const rounds = head.length - 6; // rank, name, rating, the rounds, score, buchholz, sonneborn_berger
     const th = el("tr");
     th.append(el("th", t("tournaments.rank")), el("th", t("tournaments.player")), el("th", t("tournaments.rating")));
@@ -401,7 +416,7 @@ export function setUpTournaments(client, { titleOf, me, controls, games, watch, 
     $("t-crosstable").replaceChildren(th, ...rows.map((cells) => {
       const tr = el("tr");
       cells.forEach((c, k) => {
-        const td = el("td", c, k === 1 ? "" : "num");
+        const td = el("td", k === 1 ? names.get(cells[0]) ?? c : c, k === 1 ? "" : "num");
         if (k === 1) td.dataset.verbatim = "";
         tr.append(td);
       });

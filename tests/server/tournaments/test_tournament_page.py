@@ -366,3 +366,34 @@ async def test_in_japanese_the_tournament_and_ladder_pages_show_no_english(
         await expect(page.locator("#l-entrant")).to_be_visible()
         assert await english_left(page, patterns) == []
     assert problems == []
+
+
+async def test_the_crosstable_shows_names_as_they_are_not_as_the_csv_guards_them(
+        browser: Browser) -> None:
+    """Bots may be named ``=Bob, "Jr"`` or ``@Eve``: the CSV guards such names for
+    spreadsheets (a leading ``'``) and quotes the comma; the page shows the names as is."""
+    store = MemoryStore()
+    tid = "tcsvguard1"
+    await store.save_tournament(TournamentRecord(tid, "swiss", "connect4", "Guarded", "3+2",
+                                                 True, None, 1000.0, 1000.0, rounds=1,
+                                                 status="finished"))
+    bob, eve = '=Bob, "Jr"', "@Eve"
+    for pid, name in (("pBob", bob), ("pEve", eve)):
+        await store.save_entrant(EntrantRecord(tid, pid, name, 1500.0, "active", 1000.0))
+    await store.save_pairing(PairingRecord(tid, "r1-pBob", 0, 1, "pBob", "pEve", 1000.0,
+                                           "g1", result=1.0, finished_at=1060.0))
+    problems: list[str] = []
+    async with running(port=0, store=store) as srv:
+        base = f"http://{srv.host}:{srv.port}/"
+        page = await open_watched(await browser.new_context(), base + f"#tournament/{tid}",
+                                  problems, [])
+        await expect(page.locator("#t-cross")).to_be_visible()
+        rows = page.locator("#t-crosstable tr")
+        await expect(rows).to_have_count(3)
+        assert await rows.nth(1).locator("td").all_inner_texts() == [
+            "1", bob, "1500", "2f1", "1", "0", "0"]
+        assert (await rows.nth(2).locator("td").all_inner_texts())[:4] == [
+            "2", eve, "1500", "1s0"]
+        csv = srv.app.tournaments.rounds.events[tid].crosstable_csv()
+        assert "'@Eve" in csv and '"\'=Bob, ""Jr"""' in csv  # the download stays guarded
+    assert problems == []
