@@ -177,22 +177,31 @@ def wait_for_new(waiting: Iterator[QueuedJob], running: list[QueuedJob | None],
 
 
 TELL_EVERY = 1.0
-"""Seconds between two ``QueueWait`` of one waiting job (and before its first one: a move
-that a worker takes within this long is never said to wait)."""
+"""Seconds before a waiting job's first ``QueueWait`` (a move that a worker takes within this
+long is never said to wait)."""
+
+TELL_AGAIN = 5.0
+"""Seconds between two ``QueueWait`` of one waiting job. Past capacity thousands of moves
+wait and each one's place changes with every move taken: told each second, a node at 10,000
+clients sent six times the frames of its moves (`bench.load`'s `frames_by_type`); a person
+needs the wait, not each step of it."""
 
 
 def tell_waiting(queue: FairQueue, running: list[QueuedJob | None], times: MoveTimes,
                  now: float) -> None:
-    """Tell each waiting job that has waited ``TELL_EVERY`` since it was queued or last
-    told where it stands now (``on_wait``), if its place changed."""
+    """Tell each waiting job where it stands now (``on_wait``): first once it has waited
+    ``TELL_EVERY``, then at most every ``TELL_AGAIN`` while its place changes."""
     length = len(queue)
     for position, (job, seconds) in enumerate(estimate(queue.order(), running, times, now),
                                               start=1):
-        if job.on_wait is None or now - max(job.queued_at, job.told_at) < TELL_EVERY:
+        if job.on_wait is None:
+            continue
+        if job.told is None:
+            if now - job.queued_at < TELL_EVERY:
+                continue
+        elif now - job.told_at < TELL_AGAIN or job.told.position == position:
             continue
         told = QueueWait(position, length, round(seconds, 1))
-        if job.told is not None and (job.told.position, job.told.length) == (position, length):
-            continue
         job.told, job.told_at = told, now
         _tell(job, told)
 

@@ -425,7 +425,8 @@ class AiThinking(AiThought):
 class AiWaiting(_Message):
     """The AI's move at ``ply`` waits for a free engine: the server's AI is busy (more moves
     asked than engines to search them). Sent once the move has waited about a second, then
-    when its place changes; ``position`` 0 once an engine took it (its search is under way).
+    at most every 5 s while its place changes; ``position`` 0 once an engine took it (its
+    search is under way).
     Never sent for a move an engine takes at once."""
 
     type: Literal["ai_waiting"] = "ai_waiting"

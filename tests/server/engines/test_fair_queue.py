@@ -16,6 +16,7 @@ from server.engines.fair_queue import (
     QueuedJob,
     QueueWait,
     estimate,
+    tell_waiting,
     wait_for_new,
 )
 
@@ -91,6 +92,35 @@ async def test_one_worker_takes_turns_between_rooms_not_one_rooms_moves_first() 
         await pool.close()
     # The first job went straight to the worker; then the rooms take turns.
     assert answered[:3] == ["busy0", "busy1", "other6"]
+
+
+async def test_a_long_queue_tells_each_waiting_move_after_a_second_then_every_five() -> None:
+    # 200 rooms' moves, all queued at 0 s, wait for one worker that takes one every 0.5 s;
+    # the pool looks every 0.5 s for 20 s.
+    queue = FairQueue()
+    told: dict[str, list[tuple[float, QueueWait]]] = {}
+    for n in range(200):
+        job = _job(f"room{n}-", n)
+        job.queued_at = 0.0
+        job.on_wait = (lambda key: lambda wait: told[key].append((now, wait)))(job.id)
+        told[job.id] = []
+        queue.push(job)
+    now = 0.0
+    while now <= 20.0:
+        tell_waiting(queue, [None], MoveTimes(), now)
+        queue.pop()
+        now += 0.5
+    # Each move still waiting was told first after 1 s, then at most every 5 s, each time
+    # with a place nearer the front: at 1, 6, 11 and 16 s, where a move moving up every half
+    # second was told each second before (20 times).
+    for tells in told.values():
+        times = [t for t, _ in tells]
+        assert not times or times[0] >= 1.0
+        assert all(b - a >= 5.0 for a, b in zip(times, times[1:], strict=False))
+        places = [w.position for _, w in tells]
+        assert places == sorted(places, reverse=True) and len(set(places)) == len(places)
+    assert max(len(tells) for tells in told.values()) == 4
+    assert [t for t, _ in told["room199-199"]] == [1.0, 6.0, 11.0, 16.0]
 
 
 @pytest.mark.slow
