@@ -143,18 +143,25 @@ class FairQueue:
             queues = [jobs for jobs in queues if len(jobs) > depth]
 
 
+def _free_at(running: list[QueuedJob | None], times: MoveTimes, now: float) -> list[float]:
+    """In how many seconds each ready worker is free (a heap): at once for a free one, its
+    job's expected time less what it already spent for a busy one, never below zero."""
+    free_at = [0.0 if job is None or job.started_at is None
+               else max(0.0, times.expected(job.job) - (now - job.started_at))
+               for job in running]
+    heapq.heapify(free_at)
+    return free_at
+
+
 def estimate(waiting: Iterator[QueuedJob], running: list[QueuedJob | None], times: MoveTimes,
              now: float) -> Iterator[tuple[QueuedJob, float]]:
     """Each waiting job (in search order) with its estimated wait for a worker: the workers
     (``running``: each ready worker's job, None when free) take the jobs in order, each
     busy for its level's expected time (``MoveTimes``; a running job's less what it already
     spent, never below zero). A pool without a ready worker gives no estimate."""
-    free_at = [0.0 if job is None or job.started_at is None
-               else max(0.0, times.expected(job.job) - (now - job.started_at))
-               for job in running]
+    free_at = _free_at(running, times, now)
     if not free_at:
         return
-    heapq.heapify(free_at)
     for job in waiting:
         start = heapq.heappop(free_at)
         yield job, start
@@ -165,12 +172,9 @@ def wait_for_new(waiting: Iterator[QueuedJob], running: list[QueuedJob | None],
                  times: MoveTimes, now: float) -> float | None:
     """The estimated wait of a move asked now (behind every waiting one); None without a
     ready worker."""
-    free_at = [0.0 if job is None or job.started_at is None
-               else max(0.0, times.expected(job.job) - (now - job.started_at))
-               for job in running]
+    free_at = _free_at(running, times, now)
     if not free_at:
         return None
-    heapq.heapify(free_at)
     for job in waiting:
         heapq.heappush(free_at, heapq.heappop(free_at) + times.expected(job.job))
     return free_at[0]
