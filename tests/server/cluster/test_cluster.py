@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
-from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 
 import pytest
@@ -22,39 +20,10 @@ from server.app import Running, Settings, running
 from server.bots.accounts import Accounts
 from server.bots.limits import BotLimits
 from server.cluster.cluster import Cluster
-from server.cluster.leases import ClusterSettings
 from server.storage import SqlStore, keys
 from server.storage.store import MoveRecord
+from tests.server.cluster.conftest import FAST, SECRET
 from tests.server.storage.conftest import REDIS_URL, create_database, drop_database
-
-SECRET = b"the cluster test's secret"
-FAST = ClusterSettings(lease_seconds=1.5, renew_seconds=0.3, forward_timeout=5.0)
-
-
-@pytest.fixture
-async def prefix() -> AsyncIterator[str]:
-    name = f"discus-test-{uuid.uuid4().hex[:12]}"
-    yield name
-    client = aioredis.Redis.from_url(REDIS_URL)
-    names = [k async for k in client.scan_iter(match=f"{name}:*", count=500)]
-    if names:
-        await client.delete(*names)
-    await client.aclose()
-
-
-@pytest.fixture
-async def nodes(prefix: str) -> AsyncIterator[tuple[Running, Running]]:
-    url, name = await create_database()
-    try:
-        async with AsyncExitStack() as stack:
-            started = []
-            for _ in range(2):
-                cluster = Cluster(REDIS_URL, prefix=prefix, settings=FAST)
-                started.append(await stack.enter_async_context(running(
-                    store=SqlStore(url), secret=SECRET, cluster=cluster)))
-            yield started[0], started[1]
-    finally:
-        await drop_database(name)
 
 
 async def _across(one: Running, two: Running) -> tuple[Client, Client, str]:

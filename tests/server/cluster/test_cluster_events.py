@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 
 import pytest
 import redis.asyncio as aioredis
 
 from server.cluster.cluster import Cluster
 from server.cluster.inboxes import OwnerGone
-from server.cluster.leases import ClusterSettings
+from tests.server.cluster.conftest import FAST
 from tests.server.storage.conftest import REDIS_URL
-
-FAST = ClusterSettings(lease_seconds=1.5, renew_seconds=0.3, forward_timeout=5.0)
 
 
 class Recorder:
@@ -56,17 +53,6 @@ class Recorder:
 
     def data(self) -> list[str]:
         return [data for _, data in self.delivered]
-
-
-@pytest.fixture
-async def prefix() -> AsyncIterator[str]:
-    name = f"discus-test-events-{uuid.uuid4().hex[:12]}"
-    yield name
-    client = aioredis.Redis.from_url(REDIS_URL)
-    names = [k async for k in client.scan_iter(match=f"{name}:*", count=500)]
-    if names:
-        await client.delete(*names)
-    await client.aclose()
 
 
 async def _node(prefix: str, name: str) -> tuple[Cluster, Recorder]:

@@ -4,58 +4,27 @@ for its positions (``server.cluster.live_positions``)."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
-
 import pytest
 import redis.asyncio as aioredis
-from people import CHEAP_HASHER, sign_up
 from wsclient import Client, friends_game
 
 import games
-from server.app import Running, running
-from server.cluster.cluster import Cluster
-from server.cluster.leases import ClusterSettings
+from server.app import Running
 from server.cluster.live_positions import (
     LIVE_POSITION_SECONDS,
     RENEW_AFTER,
     SharedLivePositions,
 )
-from server.storage import SqlStore, keys
-from tests.server.reviews.test_live_positions import DEEP, LIVE, mirrored, play, refused
-from tests.server.storage.conftest import REDIS_URL, create_database, drop_database
-
-SECRET = b"the cluster live positions test's secret"
-FAST = ClusterSettings(lease_seconds=1.5, renew_seconds=0.3, forward_timeout=5.0)
-
-
-@pytest.fixture
-async def prefix() -> AsyncIterator[str]:
-    name = f"discus-test-{uuid.uuid4().hex[:12]}"
-    yield name
-    client = aioredis.Redis.from_url(REDIS_URL)
-    names = [k async for k in client.scan_iter(match=f"{name}:*", count=500)]
-    if names:
-        await client.delete(*names)
-    await client.aclose()
-
-
-@pytest.fixture
-async def nodes(prefix: str) -> AsyncIterator[tuple[Running, Running]]:
-    url, name = await create_database()
-    try:
-        async with AsyncExitStack() as stack:
-            started = []
-            for _ in range(2):
-                node = await stack.enter_async_context(running(
-                    store=SqlStore(url), secret=SECRET,
-                    cluster=Cluster(REDIS_URL, prefix=prefix, settings=FAST)))
-                node.app.accounts.hasher = CHEAP_HASHER
-                started.append(node)
-            yield started[0], started[1]
-    finally:
-        await drop_database(name)
+from server.storage import keys
+from tests.server.reviews.test_live_positions import (
+    DEEP,
+    LIVE,
+    mirrored,
+    play,
+    rated_game,
+    refused,
+)
+from tests.server.storage.conftest import REDIS_URL
 
 
 def live_keys(prefix: str) -> str:
@@ -67,15 +36,7 @@ async def test_a_guest_on_another_node_is_refused_a_live_rated_games_positions(
     nodes: tuple[Running, Running], prefix: str,
 ) -> None:
     one, two = nodes
-    ann, bob = await Client.open(one.url, "Ann"), await Client.open(one.url, "Bob")
-    await sign_up(ann, "Ann")
-    await sign_up(bob, "Bob")
-    await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0,
-                   time_control="5+3")
-    room = (await ann.expect("room_state"))["room"]["id"]
-    await bob.send(type="join_room", room=room)
-    await bob.expect("room_state")
-    await play(ann, bob, room, DEEP[:LIVE])
+    ann, bob, room = await rated_game(one, LIVE)
     assert room in one.app.lobby.rooms and room not in two.app.lobby.rooms
 
     # On the other node: the position, mirrored, before both last moves, one move on.
