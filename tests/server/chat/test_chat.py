@@ -19,7 +19,7 @@ from server.app import Running, Settings, running
 from server.bots.accounts import Accounts
 from server.cluster.cluster import Cluster
 from server.storage import SqlStore
-from tests.server.cluster.test_cluster import FAST, SECRET
+from tests.server.cluster.conftest import FAST, SECRET
 from tests.server.storage.conftest import REDIS_URL, create_database, drop_database
 
 HTML = '<img src=x onerror="alert(1)">'

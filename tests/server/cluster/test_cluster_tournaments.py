@@ -24,7 +24,7 @@ from server.cluster.cluster import Cluster
 from server.cluster.node import tournament_lease
 from server.play.clocks import TIME_CONTROLS, TimeControl
 from server.storage import SqlStore, keys
-from tests.server.cluster.test_cluster import FAST, SECRET, nodes, prefix  # noqa: F401  (fixtures)
+from tests.server.cluster.conftest import FAST, SECRET
 from tests.server.storage.conftest import REDIS_URL, create_database, drop_database
 
 QUICK = TimeControl("ladder", 30_000, 500)
