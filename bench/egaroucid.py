@@ -24,7 +24,6 @@ seconds a move measured in the same run.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import random
 import statistics
@@ -36,7 +35,7 @@ from pathlib import Path
 
 import ai
 from ai.levels import Level, choose_move, find
-from bench.othello_match import elo, opening
+from bench.othello_match import PairedScore, elo, opening
 from games.othello import GAME, OthelloState
 from games.othello.rules import PASS
 
@@ -169,35 +168,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     ai.warm_up("othello")
     opponent = Egaroucid(binary)
     rng = random.Random(args.seed)
-    pair_scores: list[float] = []
-    discs: list[int] = []
+    tally = PairedScore()
     seconds: dict[str, list[float]] = {"ours": [], "theirs": []}
-    points = 0.0
     started = time.perf_counter()
     print(f"{args.ours} vs Egaroucid for Web level {args.level} (book off), openings of "
           f"{args.opening} random moves, seed {args.seed}", flush=True)
     try:
         for pair in range(args.games // 2):
             start = opening(rng, int(low), int(high or low), args.balanced)
-            pair_points = 0.0
             for ours_black in (True, False):
                 mine = play(start, ours_black, level, opponent, args.level,
                             args.seed * 1000 + pair, seconds)
-                score = 1.0 if mine > 0 else 0.5 if mine == 0 else 0.0
-                points += score
-                pair_points += score
-                discs.append(mine)
-                print(f"game {len(discs):3d}: {args.ours} {'black' if ours_black else 'white'} "
-                      f"{mine:+3d}  total {points:g}/{len(discs)}", flush=True)
-            pair_scores.append(pair_points / 2)
+                tally.add(mine)
+                print(f"game {tally.games:3d}: {args.ours} {'black' if ours_black else 'white'} "
+                      f"{mine:+3d}  total {tally.points:g}/{tally.games}", flush=True)
+            tally.end_pair()
     finally:
         opponent.close()
-    n = len(discs)
-    score = points / n
-    spread = statistics.stdev(pair_scores) / math.sqrt(len(pair_scores)) if len(
-        pair_scores) > 1 else 0.0
-    wins = sum(d > 0 for d in discs)
-    draws = sum(d == 0 for d in discs)
+    discs, n, score, spread = tally.discs, tally.games, tally.score, tally.spread
+    wins, draws = tally.wins, tally.draws
     print(f"\n{'games':>6} {'won':>4} {'drawn':>5} {'lost':>4} {'score':>7} {'Elo':>6} "
           f"{'95% interval':>14} {'discs':>6} {'ours s/move':>11} {'theirs s/move':>13}")
     print(f"{n:>6} {wins:>4} {draws:>5} {n - wins - draws:>4} {score:>7.3f} "

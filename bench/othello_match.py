@@ -29,7 +29,7 @@ import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ai.levels import choose_move, find
@@ -124,6 +124,52 @@ def elo(score: float) -> float:
     return -400 * math.log10(1 / score - 1)
 
 
+
+@dataclass
+class PairedScore:
+    """A match played in pairs of games, one opening each, each side with each colour: its
+    score, and the 95% interval from the spread of the pairs' scores (an opening's luck
+    cancels within its pair). Each game is added as the disc margin of the side measured."""
+
+    discs: list[int] = field(default_factory=list)
+    points: float = 0.0
+    pairs: list[float] = field(default_factory=list)
+    _pair: float = 0.0
+
+    def add(self, mine: int) -> None:
+        score = 1.0 if mine > 0 else 0.5 if mine == 0 else 0.0
+        self.points += score
+        self._pair += score
+        self.discs.append(mine)
+
+    def end_pair(self) -> None:
+        self.pairs.append(self._pair / 2)
+        self._pair = 0.0
+
+    @property
+    def games(self) -> int:
+        return len(self.discs)
+
+    @property
+    def score(self) -> float:
+        return self.points / self.games
+
+    @property
+    def spread(self) -> float:
+        """The standard error of the score (0 before two pairs)."""
+        if len(self.pairs) < 2:
+            return 0.0
+        return statistics.stdev(self.pairs) / math.sqrt(len(self.pairs))
+
+    @property
+    def wins(self) -> int:
+        return sum(d > 0 for d in self.discs)
+
+    @property
+    def draws(self) -> int:
+        return sum(d == 0 for d in self.discs)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.othello_match",
                                      description=__doc__.splitlines()[0])
@@ -146,9 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     low, _, high = args.opening.partition("-")
     engine.warm_up()
     rng = random.Random(args.seed)
-    pair_scores: list[float] = []
-    discs: list[int] = []
-    points = 0.0
+    tally = PairedScore()
     started = time.perf_counter()
     print(f"{args.new} vs {args.old}, {args.time:g} s a move (hard {2 * args.time:g} s), "
           f"openings of {args.opening} random moves, seed {args.seed}", flush=True)
@@ -156,26 +200,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.minutes is not None and time.perf_counter() - started > 60 * args.minutes:
             break
         start = opening(rng, int(low), int(high or low), args.balanced)
-        pair_points = 0.0
         for new_is_black in (True, False):
             black, white = (args.new, args.old) if new_is_black else (args.old, args.new)
             result = play(start, black, white, args.time, args.seed * 1000 + pair)
             mine = result if new_is_black else -result
-            score = 1.0 if mine > 0 else 0.5 if mine == 0 else 0.0
-            points += score
-            pair_points += score
-            discs.append(mine)
+            tally.add(mine)
             print(f"game {2 * pair + (0 if new_is_black else 1) + 1:3d}: "
                   f"{args.new} {'black' if new_is_black else 'white'} {mine:+3d}  "
-                  f"total {points:g}/{len(discs)}", flush=True)
-        pair_scores.append(pair_points / 2)
-    n = len(discs)
-    score = points / n
-    spread = statistics.stdev(pair_scores) / math.sqrt(len(pair_scores)) if len(
-        pair_scores) > 1 else 0.0
+                  f"total {tally.points:g}/{tally.games}", flush=True)
+        tally.end_pair()
+    discs, n, score, spread = tally.discs, tally.games, tally.score, tally.spread
     low_elo, high_elo = elo(score - 1.96 * spread), elo(score + 1.96 * spread)
-    wins = sum(d > 0 for d in discs)
-    draws = sum(d == 0 for d in discs)
+    wins, draws = tally.wins, tally.draws
     print(f"\n{'games':>6} {'won':>4} {'drawn':>5} {'lost':>4} {'score':>7} {'Elo':>6} "
           f"{'95% interval':>14} {'discs':>6} {'s/move':>6}")
     print(f"{n:>6} {wins:>4} {draws:>5} {n - wins - draws:>4} {score:>7.3f} "

@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     # Not at the top: a worker runs this file under the reference's tree.
     from bench.othello_endgame import reference_tree
-    from bench.othello_match import elo, opening
+    from bench.othello_match import PairedScore, elo, opening
     from games.othello import GAME
 
     if args.depth is None and args.nodes is None and args.time is None:
@@ -130,14 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                "ref": _Player(tree)}
     bounds = {"new": limits, "ref": ref_limits}
     rng = random.Random(args.seed)
-    pair_scores: list[float] = []
-    discs: list[int] = []
-    points = 0.0
+    tally = PairedScore()
     started = time.perf_counter()
     try:
         for _ in range(args.games // 2):
             start = opening(rng, int(low), int(high or low), args.balanced)
-            pair_points = 0.0
             for new_is_black in (True, False):
                 state = start
                 fresh = {"new": True, "ref": True}
@@ -151,22 +148,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     state = state.play(int(answer["move"]))  # type: ignore[call-overload]
                 result = state.result()
                 mine = result if new_is_black else -result
-                score = 1.0 if mine > 0 else 0.5 if mine == 0 else 0.0
-                points += score
-                pair_points += score
-                discs.append(mine)
-                print(f"game {len(discs):3d}: new {'black' if new_is_black else 'white'} "
-                      f"{mine:+3d}  total {points:g}/{len(discs)}", flush=True)
-            pair_scores.append(pair_points / 2)
+                tally.add(mine)
+                print(f"game {tally.games:3d}: new {'black' if new_is_black else 'white'} "
+                      f"{mine:+3d}  total {tally.points:g}/{tally.games}", flush=True)
+            tally.end_pair()
     finally:
         for side in players.values():
             side.close()
-    n = len(discs)
-    score = points / n
-    spread = statistics.stdev(pair_scores) / math.sqrt(len(pair_scores)) if len(
-        pair_scores) > 1 else 0.0
-    wins = sum(d > 0 for d in discs)
-    draws = sum(d == 0 for d in discs)
+    discs, n, score, spread = tally.discs, tally.games, tally.score, tally.spread
+    wins, draws = tally.wins, tally.draws
     new, ref = players["new"], players["ref"]
     print(f"\n{'games':>6} {'won':>4} {'drawn':>5} {'lost':>4} {'score':>7} "
           f"{'95% interval':>13} {'Elo':>6} {'95% interval':>14} {'discs':>6}")
