@@ -4,7 +4,7 @@ the opponent hears nothing, and the same ply is played again once the store is b
 
 from __future__ import annotations
 
-from wsclient import Client
+from wsclient import friends_game
 
 from server.app import running
 from server.storage import SqlStore
@@ -26,12 +26,7 @@ class FailsOnce(SqlStore):
 async def test_a_move_whose_commit_failed_is_announced_to_nobody(database_url: str) -> None:
     store = FailsOnce(database_url)
     async with running(port=0, store=store) as server:
-        ann = await Client.open(server.url, "Ann")
-        bob = await Client.open(server.url, "Bob")
-        await ann.send(type="create_room", game="connect4", opponent={"kind": "friend"}, seat=0)
-        room = (await ann.expect("room_state"))["room"]["id"]
-        await bob.send(type="join_room", room=room)
-        await bob.expect("room_state")
+        ann, bob, room = await friends_game(server.url)
         await ann.send(type="move", room=room, ply=0, move="4")
         await bob.expect("move_made", ply=0)
         refused = await bob.request("move", room=room, ply=1, move="3")
