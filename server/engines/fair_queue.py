@@ -191,6 +191,11 @@ clients sent six times the frames of its moves (`bench.load`'s `frames_by_type`)
 needs the wait, not each step of it."""
 
 
+TELL_STARTED_FROM = 0.25
+"""Seconds of expected search from which a job told it waits is told a worker took it
+(``STARTED``); a quicker search's move ends the wait itself, sooner than a person sees."""
+
+
 def tell_waiting(queue: FairQueue, running: list[QueuedJob | None], times: MoveTimes,
                  now: float) -> None:
     """Tell each waiting job where it stands now (``on_wait``): first once it has waited
@@ -210,9 +215,12 @@ def tell_waiting(queue: FairQueue, running: list[QueuedJob | None], times: MoveT
         _tell(job, told)
 
 
-def tell_started(job: QueuedJob) -> None:
-    """A worker took ``job``: if it was told it waits, tell it it no longer does."""
-    if job.told is not None:
+def tell_started(job: QueuedJob, times: MoveTimes) -> None:
+    """A worker took ``job``: if it was told it waits, tell it it no longer does, unless its
+    search is expected to take less than ``TELL_STARTED_FROM``: then its move, due at once, ends the
+    wait itself (past capacity, a quick level's moves would otherwise each cost one more
+    frame for a notice that is out of date a few milliseconds later)."""
+    if job.told is not None and times.expected(job.job) >= TELL_STARTED_FROM:
         job.told = STARTED
         _tell(job, STARTED)
 

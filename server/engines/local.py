@@ -400,7 +400,7 @@ class AiPool(LowPriority):
             worker.watchdog = self._loop.call_later(
                 limit, self._replace, worker, f"no answer within {limit:.1f}s"
             )
-            tell_started(job)
+            tell_started(job, self._times)
         # Without an engine to search them, jobs are answered by the quick move: every job
         # until a first worker is ready (a first start compiles the engines for about a
         # minute) or when there are no workers left, and jobs that waited ``queue_timeout``

@@ -16,6 +16,7 @@ from server.engines.fair_queue import (
     QueuedJob,
     QueueWait,
     estimate,
+    tell_started,
     tell_waiting,
     wait_for_new,
 )
@@ -121,6 +122,25 @@ async def test_a_long_queue_tells_each_waiting_move_after_a_second_then_every_fi
         assert places == sorted(places, reverse=True) and len(set(places)) == len(places)
     assert max(len(tells) for tells in told.values()) == 4
     assert [t for t, _ in told["room199-199"]] == [1.0, 6.0, 11.0, 16.0]
+
+
+async def test_a_worker_taking_a_waiting_move_says_so_only_for_a_search_a_person_sees(
+) -> None:
+    """``STARTED`` ends a wait that would otherwise show until the move; a quick level's move
+    comes within milliseconds of its start, so it ends the wait itself (no extra frame)."""
+    times = MoveTimes()
+    for _ in range(3):
+        times.add(AiJob("connect4", (), FAST, 0), 0.01)
+        times.add(AiJob("connect4", (), PATIENT, 0), 2.0)
+    told: list[QueueWait] = []
+    quick, slow, never_told = _job("q", 1), _job("s", 2, PATIENT), _job("n", 3, PATIENT)
+    for job in (quick, slow, never_told):
+        job.on_wait = told.append
+    quick.told = slow.told = QueueWait(3, 5, 2.0)
+    for job in (quick, slow, never_told):
+        tell_started(job, times)
+    assert told == [QueueWait(0, 0, 0.0)]
+    assert slow.told == QueueWait(0, 0, 0.0) and quick.told == QueueWait(3, 5, 2.0)
 
 
 @pytest.mark.slow
