@@ -94,6 +94,11 @@ class Identity:
         """The player as this node knows it (online here, or met since the start)."""
         return self._players.get(player_id)
 
+    def is_unsaved_guest(self, player_id: str) -> bool:
+        """Whether ``player_id`` is a guest of this node's with no ``players`` row yet (so
+        nothing of it can be read from the store: no rating, no settings)."""
+        return player_id in self._unsaved
+
     def named(self, name: str) -> list[Player]:
         """Players connected to this node who go by ``name``."""
         return [player for player_id, player in self._players.items()

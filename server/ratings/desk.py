@@ -15,6 +15,7 @@ the two leaves the game unrated.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
@@ -143,6 +144,15 @@ class People(Protocol):
 
     def get(self, player_id: str) -> Player | None: ...
 
+    def is_unsaved_guest(self, player_id: str) -> bool: ...
+
+
+SHOWN_LEVELS_SECONDS = 10.0
+"""How long the levels' calibrated ratings read for the seats of new rooms are shown before
+they are read again: a room against the AI is made on every newcomer's first click, and a
+calibration's new figures may wait that long to appear beside a level's seat (a game is
+always rated against a fresh read)."""
+
 
 class RatingDesk:
     """Rates finished games and answers ``get_leaderboard`` and ``get_profile``."""
@@ -156,14 +166,23 @@ class RatingDesk:
         self.lobby = lobby
         self.max_rooms = max_rooms
         self.now = now
+        self._calibrated: dict[str, tuple[float, dict[str, tuple[float, float]]]] = {}
+        """Per game, the last read of its calibrated levels and when (``time.monotonic``)."""
 
     # --- levels ----------------------------------------------------------------------------
 
-    async def level_ratings(self, game: str) -> dict[str, tuple[Rating, bool]]:
+    async def level_ratings(self, game: str, recent: bool = False
+                            ) -> dict[str, tuple[Rating, bool]]:
         """Each level of ``game``: its rating, and whether a calibration measured it: the
         database's latest finished run of the game if there is one, else the measure
-        shipped with the default levels (``server.ratings.level_calibration``), else a guess."""
-        stored = await self.store.calibrated_levels(game)
+        shipped with the default levels (``server.ratings.level_calibration``), else a guess.
+        ``recent``: a read under ``SHOWN_LEVELS_SECONDS`` old will do."""
+        kept = self._calibrated.get(game)
+        if recent and kept is not None and time.monotonic() - kept[0] < SHOWN_LEVELS_SECONDS:
+            stored = kept[1]
+        else:
+            stored = await self.store.calibrated_levels(game)
+            self._calibrated[game] = (time.monotonic(), stored)
         out: dict[str, tuple[Rating, bool]] = {}
         for level in levels_of(game, self.levels.current):
             measured = stored.get(level.name) if stored else shipped_measure(game, level)
@@ -183,6 +202,9 @@ class RatingDesk:
         it when a player sits down, never on a move."""
         out: dict[str, p.SeatRating | None] = {}
         for player_id in player_ids:
+            if self.people.is_unsaved_guest(player_id):
+                out[player_id] = None  # no row to read: a guest before its first game
+                continue
             who = await self.store.load_player(player_id)
             if who is None or who.kind not in RATED_KINDS:
                 out[player_id] = None
@@ -191,7 +213,7 @@ class RatingDesk:
                          if r.game == game), Rating())
             out[player_id] = seat_rating(mine, is_provisional(mine))
         if level is not None:
-            known = await self.level_ratings(game)
+            known = await self.level_ratings(game, recent=True)
             if level in known:
                 rating, calibrated = known[level]
                 out[level_key(level)] = seat_rating(rating, not calibrated)

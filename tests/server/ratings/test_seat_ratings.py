@@ -166,3 +166,36 @@ async def test_after_a_rated_game_the_rematch_shows_the_new_ratings_and_moves_re
         assert state["round"] == 2
         shown = {s["player"]["id"]: s["rating"] for s in state["seats"]}
         assert shown == after
+
+
+async def test_a_newcomers_first_room_against_the_ai_reads_no_player_and_levels_once(
+    server: Running, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A guest before its first game has no row, and the levels' calibrated ratings were
+    read a moment ago: the rooms a crowd of newcomers opens read neither again."""
+    store = server.app.store
+    reads: list[str] = []
+    real_player, real_levels = store.load_player, store.calibrated_levels
+
+    async def load_player(player_id: str) -> Any:
+        reads.append(f"player {player_id}")
+        return await real_player(player_id)
+
+    async def calibrated_levels(game: str) -> Any:
+        reads.append(f"levels {game}")
+        return await real_levels(game)
+
+    monkeypatch.setattr(store, "load_player", load_player)
+    monkeypatch.setattr(store, "calibrated_levels", calibrated_levels)
+    shown = []
+    for name in ("Gus", "Gil", "Gay"):
+        guest = await Client.open(server.url, name)
+        seats = (await create(guest, {"kind": "ai", "level": "easy"}))["seats"]
+        shown.append(ratings(seats))
+        await guest.close()
+    assert reads == ["levels connect4"]
+    assert shown[0] == shown[1] == shown[2] and shown[0][0] is None and shown[0][1] is not None
+
+    account_ann = await account(server, "Ann")
+    await create(account_ann, {"kind": "ai", "level": "easy"})
+    assert reads[1:] == [f"player {account_ann.player_id}"], "an account's rating is read"
