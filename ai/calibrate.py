@@ -26,7 +26,7 @@ import random
 import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any, Literal
 
@@ -68,6 +68,10 @@ class GameResult:
     moves: str
     plies: int
     seconds: float
+    cpu: tuple[float, float] = (0.0, 0.0)
+    """CPU seconds the first and the second level spent on their searched moves."""
+    searched: tuple[int, int] = (0, 0)
+    """Moves the first and the second level searched (a forced move needs no search)."""
 
     def score_of(self, level: str) -> float:
         """1 for a win of ``level``, 0.5 for a draw, 0 for a loss."""
@@ -107,6 +111,9 @@ class Rating:
     error: float
     games: int
     score: float
+    cpu_per_move: float | None = None
+    """Mean CPU seconds of the level's searched moves: what one of its moves costs a worker
+    (None: it searched none)."""
 
 
 @dataclass
@@ -140,6 +147,7 @@ class CalibrationReport:
                     "error": r.error,
                     "games": r.games,
                     "score": r.score,
+                    "cpu_per_move": r.cpu_per_move,
                 }
                 for r in self.ratings
             ],
@@ -207,18 +215,24 @@ def play_game(game_name: str, levels: Mapping[str, Level], match: MatchGame) -> 
     state = game.parse_moves(match.opening)
     played = [*opening_moves(game, match.opening)]
     seats = (levels[match.first], levels[match.second])
+    cpu, searched = [0.0, 0.0], [0, 0]
     while not state.is_over():
-        level = seats[state.to_move]
+        seat = state.to_move
+        level = seats[seat]
         iterations = []
         legal = state.legal_moves()
+        began = time.process_time()
         if len(legal) > 1:  # a forced move (or pass) needs no search, as in live games
             iterations = list(ai.search(state, level.limits()))
         move = choose_move(state, level, move_seed(match.seed, state.ply), iterations[-1:])
+        if len(legal) > 1:
+            cpu[seat] += time.process_time() - began
+            searched[seat] += 1
         played.append(move)
         state = state.play(move)
     return GameResult(
-        match, state.result(), game.format_moves(played), state.ply, time.perf_counter() - started
-    )
+        match, state.result(), game.format_moves(played), state.ply,
+        time.perf_counter() - started, (cpu[0], cpu[1]), (searched[0], searched[1]))
 
 
 def opening_moves(game: games.Game, line: str) -> list[int]:
@@ -341,6 +355,7 @@ def build_report(
     ordered = sorted(results, key=lambda r: r.match.index)
     names = [level.name for level in ladder]
     pairs = tabulate(ordered, names, mode)
+    cost = cpu_per_move(ordered)
     return CalibrationReport(
         game=game_name,
         levels=tuple(ladder),
@@ -348,13 +363,26 @@ def build_report(
         seed=seed,
         pair_mode=mode,
         pairs=pairs,
-        ratings=fit_elo(names, pairs),
+        ratings=[replace(r, cpu_per_move=cost.get(r.level)) for r in fit_elo(names, pairs)],
         results=ordered,
         seconds=seconds,
     )
 
 
 # --- the table and the fit ----------------------------------------------------------------
+
+
+def cpu_per_move(results: Sequence[GameResult]) -> dict[str, float]:
+    """Each level's mean CPU seconds per searched move over ``results`` (levels that searched
+    none are left out): beside its rating, the cost an operator sizes workers by."""
+    cpu: dict[str, float] = {}
+    moves: dict[str, int] = {}
+    for result in results:
+        for level, seconds, count in zip((result.match.first, result.match.second), result.cpu,
+                                         result.searched, strict=True):
+            cpu[level] = cpu.get(level, 0.0) + seconds
+            moves[level] = moves.get(level, 0) + count
+    return {level: cpu[level] / count for level, count in moves.items() if count}
 
 
 def tabulate(
@@ -471,9 +499,11 @@ def format_report(report: CalibrationReport) -> str:
         lines.append(
             f"{p.a:<{width}} vs {p.b:<{width}}  {p.wins:>4} {p.draws:>4} {p.losses:>4}  {share}"
         )
-    lines += ["", f"{'level':<{width}} {'Elo':>7}  {'± s.e.':>7}  games  score"]
+    lines += ["", f"{'level':<{width}} {'Elo':>7}  {'± s.e.':>7}  games  score  CPU s/move"]
     for r in report.ratings:
+        cost = "-" if r.cpu_per_move is None else f"{r.cpu_per_move:.3f}"
         lines.append(
             f"{r.level:<{width}} {r.elo:>7.0f}  {r.error:>7.0f}  {r.games:>5}  {r.score:>5.1f}"
+            f"  {cost:>10}"
         )
     return "\n".join(lines)

@@ -171,18 +171,24 @@ async def _play_on_pool(
     moves = opening_moves(game, match.opening)
     state = game.parse_moves(match.opening)
     seats = (levels[match.first], levels[match.second])
+    cpu, searched = [0.0, 0.0], [0, 0]
     while not state.is_over():
         legal = state.legal_moves()
         if len(legal) == 1:
             move = legal[0]
         else:
-            job = AiJob(game_name, tuple(moves), seats[state.to_move],
+            seat = state.to_move
+            job = AiJob(game_name, tuple(moves), seats[seat],
                         move_seed(match.seed, state.ply))  # fmt: skip
-            move = (await pool.think(job)).move
+            answer = await pool.think(job)
+            move = answer.move
+            cpu[seat] += answer.cpu
+            searched[seat] += 1
         moves.append(move)
         state = state.play(move)
     return GameResult(match, state.result(), game.format_moves(moves), state.ply,
-                      time.perf_counter() - started)  # fmt: skip
+                      time.perf_counter() - started, (cpu[0], cpu[1]),
+                      (searched[0], searched[1]))  # fmt: skip
 
 
 class ProgressBar:

@@ -431,7 +431,8 @@ def _run_view(row: Mapping[str, Any]) -> p.CalibrationRunView:
         pairs=[p.PairResult(**pair) for pair in row["pairs"]],
         ratings=None if ratings is None else [
             p.LevelRating(level=r["level"], elo=_finite(r["elo"]), error=_finite(r["error"]),
-                          games=r["games"], score=r["score"])
+                          games=r["games"], score=r["score"],
+                          cpu_per_move=_finite(r.get("cpu_per_move")))
             for r in ratings
         ],
         seconds=row["seconds"], created_at=row["created_at"], finished_at=row["finished_at"],

@@ -291,11 +291,11 @@ def think(pipe: Sends, request: Think,
     state = games.load(job.game).initial()
     for move in job.moves:
         state = state.play(move)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     if missing:
         move = quick_move(state, job.seed)
         return AiAnswer(move, None, None, None, time.perf_counter() - started,
-                        fallback=True), None
+                        fallback=True, cpu=time.process_time() - cpu), None
     counts = CacheCounts()
     limits = job.level.limits()
     if cache is not None:
@@ -305,7 +305,7 @@ def think(pipe: Sends, request: Think,
             move = choose_move(state, job.level, job.seed, [hit])
             return AiAnswer(move, hit.depth, _score_of(hit, move), 0,
                             time.perf_counter() - started, cached=True, exact=hit.exact,
-                            cache=counts), None
+                            cache=counts, cpu=time.process_time() - cpu), None
         limits = remaining(limits, time.perf_counter() - started)
     iterations: list[Iteration] = []
     # A level that may think a while shows its first iteration at once; a quick one sends
@@ -329,6 +329,7 @@ def think(pipe: Sends, request: Think,
         exact=last is not None and last.exact,
         book=last is not None and last.book,
         cache=counts,
+        cpu=time.process_time() - cpu,
     )
     return answer, ((state, last, limits.multipv) if last is not None and not last.book
                     else None)

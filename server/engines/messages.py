@@ -90,6 +90,9 @@ class AiAnswer:
     """The move is the opening book's: no search ran (its depth is the book's)."""
     cache: CacheCounts = field(default_factory=CacheCounts)
     """What the job's position cache lookup counted (nothing when there is no cache)."""
+    cpu: float = 0.0
+    """CPU seconds the engine process spent on the job (what the move cost a worker core;
+    ``seconds`` is its wall time); 0 for a fallback made outside an engine process."""
 
 
 @dataclass(frozen=True)

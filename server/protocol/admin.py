@@ -251,6 +251,9 @@ class LevelRating(_Message):
     error: float | None = Field(description="One standard error.")
     games: int
     score: float
+    cpu_per_move: float | None = Field(
+        default=None, description="Mean CPU seconds a searched move of the level cost its "
+        "engine process: what a worker core gives each of its moves. Null: not measured.")
 
 
 class CalibrationRunView(_Message):

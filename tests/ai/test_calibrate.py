@@ -15,6 +15,7 @@ from ai.calibrate import (
     GameResult,
     MatchGame,
     PairRecord,
+    cpu_per_move,
     fit_elo,
     pairings,
     schedule,
@@ -131,3 +132,15 @@ def test_a_clean_sweep_stays_finite_and_positive() -> None:
 def test_a_level_that_played_nobody_has_no_rating() -> None:
     ratings = fit_elo(["a", "b", "c"], [PairRecord("a", "b", wins=3, draws=0, losses=3)])
     assert math.isnan(ratings[2].elo) and ratings[2].games == 0
+
+
+def test_cpu_per_move_is_each_levels_own_cpu_over_its_own_searched_moves() -> None:
+    def game(first: str, second: str, cpu: tuple[float, float], searched: tuple[int, int]
+             ) -> GameResult:
+        return GameResult(MatchGame(0, first, second, "", 0), 0, "", 0, 0.0, cpu, searched)
+
+    results = [game("a", "b", (0.2, 3.0), (10, 10)), game("b", "a", (1.0, 0.4), (5, 10)),
+               game("a", "c", (0.0, 0.0), (0, 0))]
+    cost = cpu_per_move(results)
+    assert cost == pytest.approx({"a": 0.6 / 20, "b": 4.0 / 15})
+    assert "c" not in cost  # it searched nothing: no figure rather than 0

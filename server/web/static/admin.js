@@ -414,13 +414,14 @@ function renderRun(run) {
   const ratings = run.ratings || [];
   const top = Math.max(1, ...ratings.map((r) => r.elo ?? 0));
   const elo = el("table", { class: "datatable", id: "cal-elo" },
-    el("thead", {}, el("tr", {}, ...["level", "elo", "error", "games", "score", ""].map((h) => el("th", { text: h && t(`admin.run.${h}`) })))),
+    el("thead", {}, el("tr", {}, ...["level", "elo", "error", "games", "score", "cpu", ""].map((h) => el("th", { text: h && t(`admin.run.${h}`) })))),
     el("tbody", {}, ...ratings.map((r) => el("tr", { "data-level": r.level },
       el("td", {}, verbatim(r.level)),
       el("td", { class: "num", text: r.elo == null ? "—" : r.elo.toFixed(0) }),
       el("td", { class: "num", text: r.error == null ? "—" : r.error.toFixed(0) }),
       el("td", { class: "num", text: String(r.games) }),
       el("td", { class: "num", text: r.score.toFixed(1) }),
+      el("td", { class: "num", text: r.cpu_per_move == null ? "—" : t("admin.run.cpu_value", { ms: (1000 * r.cpu_per_move).toFixed(0) }) }),
       el("td", {}, el("span", { class: "elo-bar", style: `width:${Math.max(2, 160 * Math.max(0, r.elo ?? 0) / top)}px` }))))));
   box.replaceChildren(
     el("p", { class: "muted small" }, t("admin.run.summary", {

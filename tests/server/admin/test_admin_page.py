@@ -93,6 +93,9 @@ async def test_an_admin_logs_in_retunes_a_level_sees_the_audit_and_calibrates(
         await page.fill("#cal-scale", "0.1")
         await page.click("#cal-start")
         await expect(page.locator("#cal-elo tbody tr")).to_have_count(2, timeout=90_000)
+        # Each level's cost a move beside its rating: what an operator sizes workers by.
+        for row in await page.locator("#cal-elo tbody tr").all():
+            await expect(row.locator("td").nth(5)).to_have_text(re.compile(r"^\d+ ms$"))
         await expect(page.locator("#cal-progress")).to_have_attribute("value", "2")
         await expect(page.locator("#cal-results tbody")).to_contain_text("beginner vs easy")
         await expect(page.locator("#cal-runs li")).to_have_count(1)

@@ -65,6 +65,11 @@ async def test_a_short_calibration_adds_up_alternates_colours_and_is_stored(
     assert beginner.score + easy.score == 4
     # The Elo gap has the sign of the score difference.
     assert (easy.elo > 0) == (easy.score > 2) and (easy.elo < 0) == (easy.score < 2)
+    # What a move of each level cost its worker, measured in the worker's own CPU time: a
+    # search within the level's clock (plus a margin for a move's own steps).
+    for rating, level in zip(report.ratings, levels, strict=True):
+        assert rating.cpu_per_move is not None
+        assert 0 < rating.cpu_per_move <= level.hard_time + 0.05
     async with store.engine.connect() as conn:
         (stored,) = await repo.list_calibration_runs(conn, "connect4")
     assert (stored["id"], stored["status"], stored["games_per_pair"]) == (run_id, "finished", 4)
@@ -91,7 +96,7 @@ def test_discus_calibrate_shows_progress_prints_the_table_and_stores_the_run(
     out, err = capsys.readouterr()
     assert code == 0
     assert "\r[" in err and "2/2 games" in err
-    assert "beginner vs easy" in out and "Elo" in out
+    assert "beginner vs easy" in out and "Elo" in out and "CPU s/move" in out
     assert "stored as calibration run" in out
 
 
@@ -118,3 +123,6 @@ async def test_on_a_servers_pool_every_move_is_a_live_ai_job_with_the_same_choic
     assert (pair.games, pair.a_first) == (2, 1)
     opening_plies = sum(len(r.match.opening) for r in report.results)
     assert 0 < jobs <= sum(r.plies for r in report.results) - opening_plies
+    # Every searched move was a job, and each answer carried the worker's CPU for it.
+    assert sum(sum(r.searched) for r in report.results) == jobs
+    assert all(r.cpu_per_move is not None and r.cpu_per_move > 0 for r in report.ratings)
