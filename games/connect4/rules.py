@@ -146,17 +146,9 @@ class Connect4:
 
     def cells(self, state: object) -> list[int | None]:
         state = _connect4(state)
-        mine = state.current
-        side = state.to_move
-        out: list[int | None] = []
-        for row in reversed(range(kernels.HEIGHT)):
-            for col in range(kernels.WIDTH):
-                bit = 1 << (7 * col + row)
-                if not state.mask & bit:
-                    out.append(None)
-                else:
-                    out.append(side if mine & bit else 1 - side)
-        return out
+        mine, mask, side = state.current, state.mask, state.to_move
+        other = 1 - side
+        return [None if not mask & bit else side if mine & bit else other for bit in _CELL_BITS]
 
     def winning_line(self, state: object) -> list[int]:
         state = _connect4(state)
@@ -191,6 +183,11 @@ class Connect4:
             raise InvalidNotation(f"not a Connect Four column: {move!r}")
         return str(kernels.WIDTH + 1 - int(text)) if symmetry & 1 else text
 
+
+_CELL_BITS = tuple(1 << (7 * col + row) for row in reversed(range(kernels.HEIGHT))
+                   for col in range(kernels.WIDTH))
+"""Each cell's bit in the position's bitboards, top row first (``cells``' order): the board
+is drawn after every move a server plays, so it is a table, not a computation."""
 
 _COLUMN = [sum(1 << (r * kernels.WIDTH + c) for r in range(kernels.HEIGHT))
            for c in range(kernels.WIDTH)]

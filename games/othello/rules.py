@@ -24,6 +24,9 @@ from games.errors import IllegalMove, InvalidNotation
 from games.othello import ggf, kernels
 from games.othello.symmetry import othello_transform, square_image
 
+_SQUARE_BITS = tuple(1 << square for square in range(64))
+"""Each square's bit, a1 first (``cells``' order)."""
+
 PASS = kernels.PASS
 _U = np.uint64
 _MOVE_RE = re.compile(r"([a-h])([1-8])|(pass)", re.IGNORECASE)
@@ -215,15 +218,8 @@ class Othello:
     def cells(self, state: object) -> list[int | None]:
         """Row 1 first (a1 top-left), as Othello boards are drawn; 0 black, 1 white."""
         state = _othello(state)
-        out: list[int | None] = []
-        for sq in range(64):
-            if state.black >> sq & 1:
-                out.append(0)
-            elif state.white >> sq & 1:
-                out.append(1)
-            else:
-                out.append(None)
-        return out
+        black, white = state.black, state.white
+        return [0 if black & bit else 1 if white & bit else None for bit in _SQUARE_BITS]
 
     def winning_line(self, state: object) -> list[int]:
         _othello(state)

@@ -158,13 +158,6 @@ class Views:
 def changes(before: str, after: str) -> tuple[int | None, list[int]]:
     """What one ply did between two ``boards``: the cell it filled (None for a pass) and the
     cells whose owner it changed."""
-    placed = None
-    flipped = []
-    for i, (was, now) in enumerate(zip(before, after, strict=True)):
-        if was == now:
-            continue
-        if was == "-":
-            placed = i
-        else:
-            flipped.append(i)
-    return placed, flipped
+    changed = [i for i, (was, now) in enumerate(zip(before, after, strict=True)) if was != now]
+    placed = next((i for i in changed if before[i] == "-"), None)
+    return placed, [i for i in changed if before[i] != "-"]

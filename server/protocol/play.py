@@ -458,4 +458,7 @@ class Rooms(_Message):
 def board_text(cells: Sequence[int | None]) -> str:
     """Cells (owner seat or None, row by row from the top) as one character each: '-' empty,
     'X' seat 0, 'O' seat 1 -- how ``boards`` travel (Othello: 64 characters a ply)."""
-    return "".join("-" if c is None else "X" if c == 0 else "O" for c in cells)
+    return "".join([_MARKS[c] for c in cells])
+
+
+_MARKS = {None: "-", 0: "X", 1: "O"}
