@@ -18,10 +18,12 @@ weak solve is not run twice); after sending its answer it saves what the search 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import logging
 import multiprocessing.connection
+import os
 import signal
 import threading
 import time
@@ -87,6 +89,13 @@ rather than keeping them until a later save or its stop (a killed process would 
 TASK_POLL_SECONDS = 0.01
 """How often a process running a task looks whether the pool wants it back."""
 
+ENGINE_NICE = 5
+"""How much lower than the server's an engine process's CPU priority is (``os.nice``): with
+every core searching, a person's move is still read, stored and acknowledged at once, as the
+server's event loop goes first; a search is bounded by its clock, not by the CPU it gets,
+so it loses a little depth and never its answer (at nice 5 Linux gives it a third of the
+server's share while both want the same core)."""
+
 Learned = tuple[State, Iteration, int]
 """What the cache should learn from a search: the root, its last iteration, the level's
 candidates."""
@@ -121,10 +130,14 @@ def resolve(path: str) -> Callable[..., Any]:
 
 def main(conn: multiprocessing.connection.Connection, game_names: Sequence[str],
          search_path: str, warm_up_path: str,
-         cache_settings: CacheSettings | None = None) -> None:
-    """Run in the child: warm up, open the cache, then answer messages until told to stop or
-    the pipe closes (then flush what the cache buffered)."""
+         cache_settings: CacheSettings | None = None, nice: int = ENGINE_NICE) -> None:
+    """Run in the child: lower its priority by ``nice``, warm up, open the cache, then
+    answer messages until told to stop or the pipe closes (then flush what the cache
+    buffered)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when processes stop
+    if nice:
+        with contextlib.suppress(OSError):
+            os.nice(nice)
     pipe = _Pipe(conn)
     started = time.perf_counter()
     search = resolve(search_path)

@@ -174,8 +174,11 @@ class AiPool(LowPriority):
         start_method: str = "spawn",
         cache: CacheSettings | None = None,
         warm_up_timeout: float = DEFAULT_WARM_UP_TIMEOUT,
+        nice: int = engine_process.ENGINE_NICE,
     ) -> None:
         self.size = processes or os.cpu_count() or 1
+        self.nice = nice
+        """How much lower the engine processes' CPU priority is than the server's."""
         self.warm_up_timeout = warm_up_timeout
         self.cache = cache
         self.games = tuple(games if games is not None else games_module.names())
@@ -222,7 +225,8 @@ class AiPool(LowPriority):
         assert self._loop is not None
         parent, child = self._context.Pipe(duplex=True)
         process = self._context.Process(  # type: ignore[attr-defined]
-            target=engine_process.main, args=(child, self.games, *self._paths, self.cache),
+            target=engine_process.main,
+            args=(child, self.games, *self._paths, self.cache, self.nice),
             name="discus-ai-worker", daemon=True,
         )
         process.start()

@@ -16,7 +16,7 @@ import games
 from ai.connect4.evaluation import WIN
 from ai.levels import Level
 from server.engines import AiJob, AiPool, Progress, quick_move, win_in
-from server.engines.engine_process import PROGRESS_EVERY
+from server.engines.engine_process import ENGINE_NICE, PROGRESS_EVERY
 from server.engines.fallback import rails_move
 from server.engines.local import take_frames
 
@@ -47,6 +47,19 @@ async def steady_pool() -> AsyncIterator[AiPool]:
     pool = await started_pool("steady")
     yield pool
     await pool.close()
+
+
+@pytest.mark.slow
+async def test_engine_processes_run_below_the_servers_priority(steady_pool: AiPool) -> None:
+    """With every core searching, the server's event loop (a person's move, its store and
+    acknowledgement) goes first: the engine processes are niced."""
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    (pid,) = steady_pool.pids()
+    assert pid is not None
+    assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, mine + ENGINE_NICE) > mine
+    # A job still gets its search.
+    answer = await steady_pool.think(AiJob("connect4", (3, 3), FAST, seed=1))
+    assert not answer.fallback and answer.depth == 3
 
 
 @pytest.mark.slow
