@@ -33,7 +33,14 @@ from typing import Any, Protocol
 import numpy as np
 
 import games
-from ai.cached import CachedResult, cached_iteration, known_limits, learned, wants_lookup
+from ai.cached import (
+    CachedResult,
+    cached_iteration,
+    known_limits,
+    learned,
+    wants_lookup,
+    worth_caching,
+)
 from ai.levels import choose_move
 from ai.limits import Iteration, Limits
 from games.base import State
@@ -311,6 +318,8 @@ def think(pipe: Sends, request: Think,
                         fallback=True, cpu=time.process_time() - cpu), None
     counts = CacheCounts()
     limits = job.level.limits()
+    if not worth_caching(limits):
+        cache = None  # a shallow search costs less than the lookup and the save
     if cache is not None:
         hit, limits, counts = _cached_answer(cache, state, limits)
         if hit is not None:
@@ -344,8 +353,8 @@ def think(pipe: Sends, request: Think,
         cache=counts,
         cpu=time.process_time() - cpu,
     )
-    return answer, ((state, last, limits.multipv) if last is not None and not last.book
-                    else None)
+    return answer, ((state, last, limits.multipv)
+                    if cache is not None and last is not None and not last.book else None)
 
 
 MIN_SHARE = 0.25

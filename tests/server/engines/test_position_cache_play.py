@@ -478,3 +478,26 @@ async def test_with_redis_stats_also_show_the_counters_every_process_shares(
     assert [t["tier"] for t in mine["tiers"]] == ["redis"]
     assert mine["hits"] >= len(PEOPLE) and stats["pool"]["from_cache"] == len(PEOPLE)
     assert shared["lookups"] == mine["lookups"] and shared["hits"] == mine["hits"]
+
+
+@pytest.mark.parametrize("game", ["connect4", "othello"])
+def test_a_shallow_level_neither_asks_nor_teaches_the_cache_and_a_deeper_one_does(
+    game: str,
+) -> None:
+    """Beginner and easy search in about a millisecond, less than the lookup and the save
+    (``ai.cached.SHALLOW_DEPTH``); medium's search is worth them."""
+    ai.warm_up(game)
+    rules = games.load(game)
+    moves = tuple(rules.parse_move(rules.initial(), text) for text in
+                  (["4"] if game == "connect4" else ["f5"]))
+    cache = open_sync_cache(None, durable=False)
+    try:
+        for name, worth in (("beginner", False), ("easy", False), ("medium", True)):
+            level = find(game, name)
+            answer, learnt = think(_Quiet(), Think(name, AiJob(game, moves, level, 1)),
+                                   ai.search, False, cache)
+            assert not answer.fallback and answer.nodes
+            assert (answer.cache.lookups > 0) == worth, (name, answer.cache)
+            assert (learnt is not None) == worth, name
+    finally:
+        cache.close()

@@ -38,8 +38,9 @@ async def test_a_move_the_position_cache_answers_says_so_rather_than_zero_nodes(
             thoughts = []
             for name in ("Ann", "Bob"):  # the same opening twice: the second is remembered
                 person = await Client.open(server.url, name, patience=30)
+                # medium: beginner's and easy's shallow searches skip the cache
                 await person.send(type="create_room", game="connect4", seat=0, opponent={
-                    "kind": "ai", "level": "beginner", "evaluation": True})
+                    "kind": "ai", "level": "medium", "evaluation": True})
                 room = (await person.expect("room_state"))["room"]["id"]
                 await person.send(type="move", room=room, ply=0, move="4")
                 thoughts.append((await person.expect("move_made", ply=1))["thought"])
