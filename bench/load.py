@@ -466,6 +466,10 @@ def parser() -> argparse.ArgumentParser:
                         help="run the server child under cProfile and write its profile "
                         "(the event loop's thread, connecting and play) to FILE "
                         "(python -m pstats FILE)")
+    parser.add_argument("--profile-cpu", action="store_true",
+                        help="time --profile by the event loop thread's CPU clock "
+                        "(bench.profiled), not the wall clock: what the server itself spent, "
+                        "without the time it was preempted by the clients or the AI")
     parser.add_argument("--no-floor", action="store_true",
                         help="skip the websockets floor run (bench.floor) after the server's")
     parser.add_argument("--nodes", type=int, default=None, metavar="N",
@@ -596,8 +600,13 @@ def server_child(args: argparse.Namespace, workers: int, database_url: str | Non
     """The command line of ``bench.load``'s server child (``--serve``, which runs ``_serve``
     in whichever tree it is started from)."""
     profile = getattr(args, "profile", None)
-    return ([python, *(["-m", "cProfile", "-o", profile] if profile else []),
-             "-m", "bench.load", "--serve", "--clients", str(args.clients),
+    if profile is None:
+        module = ["-m", "bench.load"]
+    elif getattr(args, "profile_cpu", False):
+        module = ["-m", "bench.profiled", profile, "bench.load"]
+    else:
+        module = ["-m", "cProfile", "-o", profile, "-m", "bench.load"]
+    return ([python, *module, "--serve", "--clients", str(args.clients),
              "--workers", str(workers)]
             + (["--loop", args.loop] if args.loop else [])
             + (["--gc-census"] if args.gc_census else [])

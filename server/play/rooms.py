@@ -268,6 +268,7 @@ class Room(Seating, Timing, Offers, Views):
             ai_nodes=None if thought is None else thought.nodes,
             clock0_ms=clocks[0],
             clock1_ms=clocks[1],
+            epoch=self.epoch,
         )
         return PlannedMove(self.round, len(self.moves), seat, move, record, thought)
 
