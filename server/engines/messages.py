@@ -65,7 +65,9 @@ class CacheCounts:
     misses: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return dataclasses.asdict(self)
+        # Not ``dataclasses.asdict``: its deep copy costs tens of microseconds per answer.
+        return {"lookups": self.lookups, "hot_hits": self.hot_hits,
+                "durable_hits": self.durable_hits, "misses": self.misses}
 
 
 COUNTED = tuple(f.name for f in dataclasses.fields(CacheCounts))

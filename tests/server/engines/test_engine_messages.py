@@ -13,6 +13,7 @@ import pytest
 from ai.levels import DEFAULT_LEVELS, Level
 from server.engines import AiAnswer, AiJob, AiPool, CacheCounts, Progress, QueuedPool
 from server.engines.messages import (
+    COUNTED,
     FROM_ENGINE,
     REPLIES,
     TO_ENGINE,
@@ -167,3 +168,9 @@ async def test_a_live_worker_key_nobody_understands_is_skipped_not_fatal(
         assert await live_workers(client, redis_prefix) == [alive]
     finally:
         await client.aclose()
+
+
+def test_cache_counts_as_a_dict_name_every_counter_the_pools_sum() -> None:
+    counts = CacheCounts(*range(1, len(COUNTED) + 1))
+    assert counts.as_dict() == dataclasses.asdict(counts)
+    assert tuple(counts.as_dict()) == COUNTED
