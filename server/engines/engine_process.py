@@ -318,7 +318,8 @@ def think(pipe: Sends, request: Think,
                         fallback=True, cpu=time.process_time() - cpu), None
     counts = CacheCounts()
     limits = job.level.limits()
-    if not worth_caching(limits):
+    worth = worth_caching(limits)
+    if not worth:
         cache = None  # a shallow search costs less than the lookup and the save
     if cache is not None:
         hit, limits, counts = _cached_answer(cache, state, limits)
@@ -354,7 +355,7 @@ def think(pipe: Sends, request: Think,
         cpu=time.process_time() - cpu,
     )
     return answer, ((state, last, limits.multipv)
-                    if cache is not None and last is not None and not last.book else None)
+                    if worth and last is not None and not last.book else None)
 
 
 MIN_SHARE = 0.25

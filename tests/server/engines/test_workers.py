@@ -263,8 +263,10 @@ def test_an_opening_book_answer_is_not_kept_in_the_position_cache() -> None:
                              False)
     assert opening.nodes == 0  # the book's move: no node searched
     assert learned is None
-    shallow = Level("shallow", 0, "", 2, 0.1, 0.2, None, candidates=1, margin=0, rails=False)
-    _, learned = think(Pipe(), Think("2", AiJob("othello", (), shallow, 7)), ai.search, False)
+    searching = Level("searching", 0, "", 6, 1.0, 2.0, None, candidates=1, margin=0,
+                      rails=False)
+    _, learned = think(Pipe(), Think("2", AiJob("othello", (), searching, 7)), ai.search,
+                       False)
     assert learned is not None  # a search's answer is kept
 
 
