@@ -3,8 +3,9 @@
 ``python -m bench.capacity [--games connect4,othello] [--levels beginner,...,expert]
 [--workers N] [--seconds 60] [--think 5] [--max-games 512]`` starts ``discus serve`` (one
 node, its default settings, ``--workers`` engine processes: by default one per core) and,
-for each game and level in turn, plays rounds of games against that level, doubling the
-number of games each round (from one per worker) until the round fails: its AI moves' p99,
+for each game and level in turn, plays rounds of games against that level, four times the
+games each round (from one per worker; after the first failure, one round at twice the last
+pass) until a round fails: its AI moves' p99,
 as a person sees it (from their own move's ``move_made`` to the AI's), passes the level's
 hard time (or, for a level quicker than that, the least time ``discus serve`` lets an AI
 move take to be shown, ``MIN_AI_MOVE_SECONDS``; plus ``WIRE_SLACK``), or a move came from
@@ -19,7 +20,7 @@ AI moves), the AI move p50/p99, the ack p99 and the position cache's hit rate (i
 over the round, from ``stats``). A level that passed ``--max-games`` shows ``>=``.
 
 Bounded: each round lasts ``--seconds`` of play after its clients connected; at most
-``log2(max-games / workers) + 1`` rounds per level.
+``log4(max-games / workers) + 2`` rounds per level.
 """
 
 from __future__ import annotations
@@ -184,19 +185,32 @@ async def _round(url: str, server_pid: int, game: str, level: str, games: int,
 
 async def _level(url: str, server_pid: int, game: str, level: str, workers: int,
                  args: argparse.Namespace) -> tuple[dict[str, Any] | None, bool]:
-    """The last passing round of ``level`` (None if even the first failed), and whether
-    the ramp stopped at ``--max-games`` rather than at a failure."""
-    best, games = None, workers
-    while games <= args.max_games:
+    """The most games of ``level`` that passed (None if even the first round failed), and
+    whether the ramp stopped at ``--max-games`` rather than at a failure. The games grow
+    fourfold each round from one per worker; after a failure one round halfway between
+    (twice the last pass) narrows the answer to a factor of two, in half the rounds a
+    doubling ramp takes."""
+    best: dict[str, Any] | None = None
+    games, failed = workers, None
+    while True:
         figures = await _round(url, server_pid, game, level, games, args)
         print(f"  {game} {level}: {games} games -> "
               f"{'pass' if figures['passed'] else 'FAIL'} (AI p99 {figures['ai_p99']:.2f} s, "
               f"ack p99 {figures['ack_p99_ms']:.1f} ms, fallbacks {figures['fallbacks']}, "
               f"AI moves {figures['ai_moves']}, errors {figures['errors']})", flush=True)
-        if not figures["passed"]:
-            return best, False
-        best, games = figures, games * 2
-    return best, True
+        if figures["passed"]:
+            best = figures
+        elif failed is None:
+            failed = games
+        if failed is not None:
+            between = 2 * best["games"] if best is not None else None
+            if between is None or between >= failed or games == between:
+                return best, False
+            games = between
+            continue
+        if games >= args.max_games:
+            return best, True
+        games = min(games * 4, args.max_games)
 
 
 async def _main(args: argparse.Namespace) -> None:
