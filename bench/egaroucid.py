@@ -2,7 +2,7 @@
 open Othello engine's browser build, compiled natively as a benchmark opponent.
 
 ``python -m bench.egaroucid --source DIR [--level 10] [--games 100] [--ours expert]
-[--opening 8-12] [--seed 1] [--build DIR]``
+[--clock SOFT/HARD] [--opening 8-12] [--seed 1] [--build DIR]``
 
 ``--source`` is a checkout of Egaroucid's ``src`` folder (the one holding ``web/``), fetched
 by whoever runs the bench and kept outside this repository: none of its code or binaries is
@@ -14,7 +14,8 @@ searches about L plies in the midgame and solves the endgame exactly from a dept
 table gives.
 
 Our side plays exactly as the server would play it: ``ai.search`` with the level's limits
-(book, clock and exact solve included) and ``choose_move`` with a seed. Each opening
+(book, clock and exact solve included) and ``choose_move`` with a seed; ``--clock 0.15/0.3``
+runs the level at another soft / hard clock (seconds) without editing the level table. Each opening
 (``--opening`` random legal moves from the start, seeded) is played twice, the colours
 swapped. Prints each game, then W/D/L, the score, the Elo difference with its 95% interval
 (from the spread of the pairs' scores), the mean disc difference and both sides' mean
@@ -24,6 +25,7 @@ seconds a move measured in the same run.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
 import statistics
@@ -146,6 +148,15 @@ def play(start: OthelloState, ours_black: bool, level: Level, opponent: Egarouci
     return result if ours_black else -result
 
 
+def clock(text: str) -> tuple[float, float]:
+    """``"0.15/0.3"`` as (soft, hard) seconds."""
+    soft, _, hard = text.partition("/")
+    try:
+        return float(soft), float(hard or soft)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not SOFT/HARD seconds: {text!r}") from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.egaroucid",
                                      description=__doc__.splitlines()[0])
@@ -156,6 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         / "discus-bench" / "egaroucid")
     parser.add_argument("--level", type=int, default=10, help="Egaroucid's level")
     parser.add_argument("--ours", default="expert", help="our Othello level")
+    parser.add_argument("--clock", type=clock, default=None, metavar="SOFT/HARD",
+                        help="our level's soft / hard clock in seconds instead of its own")
     parser.add_argument("--games", type=int, default=100, help="even; default 100")
     parser.add_argument("--opening", default="8-12", help="random moves first, e.g. 8-12")
     parser.add_argument("--balanced", type=float, default=None, metavar="DISCS",
@@ -164,6 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     binary = build(args.source.resolve(), args.build)
     level = find("othello", args.ours)
+    if args.clock is not None:
+        level = dataclasses.replace(level, soft_time=args.clock[0], hard_time=args.clock[1])
     low, _, high = args.opening.partition("-")
     ai.warm_up("othello")
     opponent = Egaroucid(binary)
@@ -171,8 +186,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     tally = PairedScore()
     seconds: dict[str, list[float]] = {"ours": [], "theirs": []}
     started = time.perf_counter()
-    print(f"{args.ours} vs Egaroucid for Web level {args.level} (book off), openings of "
-          f"{args.opening} random moves, seed {args.seed}", flush=True)
+    print(f"{args.ours} ({level.soft_time:g}/{level.hard_time:g} s) vs Egaroucid for Web "
+          f"level {args.level} (book off), openings of {args.opening} random moves, "
+          f"seed {args.seed}", flush=True)
     try:
         for pair in range(args.games // 2):
             start = opening(rng, int(low), int(high or low), args.balanced)
