@@ -10,7 +10,8 @@ as a person sees it (from their own move's ``move_made`` to the AI's), passes th
 hard time (or, for a level quicker than that, the least time ``discus serve`` lets an AI
 move take to be shown, ``MIN_AI_MOVE_SECONDS``; plus ``WIRE_SLACK``), or a move came from
 the quick fallback (``stats.pool.fallbacks`` grew), or the acknowledgement p99 of the
-people's moves passes ``ACK_P99_MS``. Each client plays at a
+people's moves passes ``ACK_P99_MS`` (a p99 of fewer than 100 moves allows one slower move:
+``within_p99``). Each client plays at a
 person's pace: before each move it thinks for a time drawn around ``--think`` seconds
 (normal, a fifth of it either way, never under a tenth), and at a game's end starts another.
 
@@ -178,9 +179,17 @@ async def _round(url: str, server_pid: int, game: str, level: str, games: int,
         "cpu_ms_per_move": cpu * 1000 / moves if moves else 0.0,
         "hit_rate": hits / lookups if lookups else 0.0, "errors": played.errors,
     }
-    figures["passed"] = (moves > 0 and figures["ai_p99"] <= hard and figures["fallbacks"] == 0
-                         and figures["ack_p99_ms"] <= ACK_P99_MS and played.errors == 0)
+    figures["passed"] = (moves > 0 and figures["fallbacks"] == 0 and played.errors == 0
+                         and within_p99(played.ai_seconds, hard)
+                         and within_p99(played.acks, ACK_P99_MS / 1000))
     return figures
+
+
+def within_p99(values: list[float], bound: float) -> bool:
+    """Whether at most 1% of ``values`` pass ``bound``, one of them allowed however few there
+    are: a round of a few games has a few dozen moves, whose "p99" would be their slowest
+    one (a SQLite checkpoint, a collection) rather than the round's tail."""
+    return sum(value > bound for value in values) <= max(1, len(values) // 100)
 
 
 async def _level(url: str, server_pid: int, game: str, level: str, workers: int,
