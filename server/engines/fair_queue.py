@@ -221,9 +221,9 @@ def tell_waiting(queue: FairQueue, running: list[QueuedJob | None], times: MoveT
 
 def tell_started(job: QueuedJob, times: MoveTimes) -> None:
     """A worker took ``job``: if it was told it waits, tell it it no longer does, unless its
-    search is expected to take less than ``TELL_STARTED_FROM``: then its move, due at once, ends the
-    wait itself (past capacity, a quick level's moves would otherwise each cost one more
-    frame for a notice that is out of date a few milliseconds later)."""
+    search is expected to take less than ``TELL_STARTED_FROM``: then its move, due at once,
+    ends the wait itself (past capacity, a quick level's moves would otherwise each cost one
+    more frame for a notice that is out of date a few milliseconds later)."""
     if job.told is not None and times.expected(job.job) >= TELL_STARTED_FROM:
         job.told = STARTED
         _tell(job, STARTED)
