@@ -196,30 +196,27 @@ async def _level(url: str, server_pid: int, game: str, level: str, workers: int,
                  args: argparse.Namespace) -> tuple[dict[str, Any] | None, bool]:
     """The most games of ``level`` that passed (None if even the first round failed), and
     whether the ramp stopped at ``--max-games`` rather than at a failure. The games grow
-    fourfold each round from one per worker; after a failure one round halfway between
-    (twice the last pass) narrows the answer to a factor of two, in half the rounds a
-    doubling ramp takes."""
-    best: dict[str, Any] | None = None
-    games, failed = workers, None
-    while True:
+    fourfold each round from one per worker; after a failure one round at twice the last
+    pass narrows the answer to a factor of two, in half the rounds a doubling ramp takes."""
+
+    async def passed(games: int) -> dict[str, Any] | None:
         figures = await _round(url, server_pid, game, level, games, args)
         print(f"  {game} {level}: {games} games -> "
               f"{'pass' if figures['passed'] else 'FAIL'} (AI p99 {figures['ai_p99']:.2f} s, "
               f"ack p99 {figures['ack_p99_ms']:.1f} ms, fallbacks {figures['fallbacks']}, "
               f"AI moves {figures['ai_moves']}, errors {figures['errors']})", flush=True)
-        if figures["passed"]:
-            best = figures
-        elif failed is None:
-            failed = games
-        if failed is not None:
-            between = 2 * best["games"] if best is not None else None
-            if between is None or between >= failed or games == between:
-                return best, False
-            games = between
-            continue
+        return figures if figures["passed"] else None
+
+    best: dict[str, Any] | None = None
+    games = workers
+    while (figures := await passed(games)) is not None:
+        best = figures
         if games >= args.max_games:
             return best, True
         games = min(games * 4, args.max_games)
+    if best is not None and 2 * best["games"] < games:
+        best = await passed(2 * best["games"]) or best
+    return best, False
 
 
 async def _main(args: argparse.Namespace) -> None:
