@@ -220,12 +220,13 @@ def play_game(game_name: str, levels: Mapping[str, Level], match: MatchGame) -> 
         seat = state.to_move
         level = seats[seat]
         iterations = []
-        legal = state.legal_moves()
+        # A forced move (or pass) needs no search, as in live games.
+        searching = len(state.legal_moves()) > 1
         began = time.process_time()
-        if len(legal) > 1:  # a forced move (or pass) needs no search, as in live games
+        if searching:
             iterations = list(ai.search(state, level.limits()))
         move = choose_move(state, level, move_seed(match.seed, state.ply), iterations[-1:])
-        if len(legal) > 1:
+        if searching:
             cpu[seat] += time.process_time() - began
             searched[seat] += 1
         played.append(move)
