@@ -151,6 +151,11 @@ class Inbox:
                     elif message["kind"] == "here":
                         for player_id in message["players"]:
                             self._presence.heard(player_id, message["node"], True)
+                    elif message["kind"] == "command":
+                        # The asking node has the player connected, whatever this node
+                        # read of its presence (Redis may have lost it): the command's
+                        # answer, an event, goes there.
+                        self._presence.heard(message["player"][0], message["from"], True)
                     self._spawn(self._on_entry(message))
 
     def _spawn(self, work: Awaitable[None]) -> None:
@@ -181,5 +186,11 @@ class Inbox:
             elif kind == "presence":
                 await self._app.presence_changed(message["player"], message["room"],
                                                  bool(message["online"]))
+            elif kind == "here":
+                # Redis had lost where these players are, so a room run here may count them
+                # away or have sent them nothing meanwhile: they are back, with its state.
+                for player_id in message["players"]:
+                    for room_id in self._presence.rooms_run_with(player_id):
+                        await self._app.presence_changed(player_id, room_id, True)
         except Exception:
             log.exception("failed to handle a %s from another node", kind)

@@ -143,6 +143,10 @@ class Presence:
         for player_id in before - now:
             self._drop(player_id, room_id)
 
+    def rooms_run_with(self, player_id: str) -> list[str]:
+        """The rooms this node runs that the player is in (as last registered)."""
+        return sorted(self._rooms_with.get(player_id, ()))
+
     def untrack(self, room_id: str) -> None:
         """This node no longer runs the room: presence news of its people may go elsewhere."""
         for player_id in self._members.pop(room_id, ()):

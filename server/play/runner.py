@@ -153,6 +153,9 @@ class RoomRunner:
             flagged = room.check_flag(now)  # a move after the flag fell comes too late
             if flagged.sends:
                 await self.carry(room, flagged)
+            back = room.present(player.id, now)  # before its answer, which it then hears
+            if back.sends:
+                await self.carry(room, back)
             await self.bots.check_command(player, message, room)
             out = await self._run(room, player, message, now)
             await self.carry(room, out)

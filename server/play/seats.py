@@ -233,6 +233,15 @@ class Seating:
         out.sends.insert(0, self.state_for(player_id, now))
         return out
 
+    def present(self, player_id: str, now: float) -> Outcome:
+        """A command came from the player, so it is connected somewhere whatever this room
+        last heard (a room run again from the store before Redis was told again where its
+        people are): back, as ``reconnect``, if it was counted away; else nothing."""
+        seat = self.seat_of(player_id)
+        if seat is None or self.seats[seat].connected:
+            return Outcome()
+        return self.reconnect(player_id, now)
+
     def claim(self, player_id: str, now: float) -> Outcome:
         seat = self._seated(player_id)
         self._require_active()

@@ -281,11 +281,83 @@ async def test_after_redis_lost_every_key_the_rooms_are_run_again_from_the_store
     while sum(n.app.cluster.holds(room) for n in nodes) != 1:  # type: ignore[union-attr]
         assert asyncio.get_running_loop().time() < deadline, "two nodes still hold the room"
         await asyncio.sleep(0.1)
-    await _play(bob, room, 1, "3")  # ...and runs it again from the store
-    await ann.expect("move_made", ply=1)
+    # ...and runs it again from the store. (While a takeover is under way the node says
+    # so, and asks for the move again.)
+    while True:
+        await bob.send(type="move", room=room, ply=1, move="3")
+        while (answer := await bob.recv())["type"] not in ("move_made", "error") or (
+                answer["type"] == "move_made" and answer["ply"] != 1):
+            pass
+        if answer["type"] == "move_made":
+            break
+        assert answer["code"] == "internal_error" and "again" in answer["message"], answer
+        assert asyncio.get_running_loop().time() < deadline, "the move is never taken"
+        await asyncio.sleep(0.2)
+    # Ann hears the move; or, if her node had not yet told Redis again where she is when
+    # the room was run again (so it counted her away), the room's state holding it once
+    # her node does.
+    while (heard := await ann.recv())["type"] not in ("move_made", "room_state") or (
+            len(heard["room"]["moves"]) < 2 if heard["type"] == "room_state"
+            else heard["ply"] != 1):
+        pass
     loaded = await one.app.store.load_game(f"{room}-1")
     assert loaded is not None and [m.move for m in loaded[1]] == ["4", "3"]
     assert loaded[1][1].epoch > taken_at
+    await ann.close()
+    await bob.close()
+
+
+async def _run_again_counting_bob_away(one: Running, two: Running,
+                                       prefix: str) -> tuple[Client, Client, str]:
+    """Ann (node one) and Bob (node two) in node one's room, after one move; then Redis
+    forgets where Bob is and node one's lease, so node one runs the room again from the
+    store believing Bob away, though he is still connected to node two (as when Redis
+    restarts empty and the nodes re-announce their players in turn)."""
+    ann, bob, room = await _across(one, two)
+    await _play(ann, room, 0, "4")
+    await bob.expect("move_made", ply=0)
+    taken = one.app.cluster.takeovers  # type: ignore[union-attr]
+    redis = aioredis.Redis.from_url(REDIS_URL)
+    await redis.delete(keys.player_nodes(prefix, bob.player_id), keys.room_owner(prefix, room))
+    await redis.aclose()
+    deadline = asyncio.get_running_loop().time() + 20  # a bound: a few renewals
+    while one.app.cluster.takeovers == taken:  # type: ignore[union-attr]
+        assert asyncio.get_running_loop().time() < deadline, "node one never ran it again"
+        await asyncio.sleep(0.05)
+    assert one.app.cluster.holds(room)  # type: ignore[union-attr]
+    state = await ann.expect("room_state")
+    assert state["room"]["seats"][1]["connected"] is False
+    return ann, bob, room
+
+
+async def test_a_move_sent_through_another_node_reaches_its_player_counted_away(
+    nodes: tuple[Running, Running], prefix: str,
+) -> None:
+    one, two = nodes
+    ann, bob, room = await _run_again_counting_bob_away(one, two, prefix)
+    # Bob's move, forwarded from node two, says where he is: he is back in the room, and
+    # hears his own move, on the node he is connected to.
+    await _play(bob, room, 1, "3")
+    assert (await ann.expect("room_event", event="reconnected"))["seat"] == 1
+    await ann.expect("move_made", ply=1)
+    await ann.close()
+    await bob.close()
+
+
+async def test_a_node_announcing_its_players_again_brings_them_back_in_rooms_run_elsewhere(
+    nodes: tuple[Running, Running], prefix: str,
+) -> None:
+    one, two = nodes
+    ann, bob, room = await _run_again_counting_bob_away(one, two, prefix)
+    # Redis forgets node two too: at its next beat it announces its players again, and the
+    # room counting Bob away takes him back and sends him its state, which he may have missed.
+    redis = aioredis.Redis.from_url(REDIS_URL)
+    await redis.hdel(keys.cluster_nodes(prefix), two.app.cluster.node)  # type: ignore[union-attr]
+    await redis.aclose()
+    assert (await ann.expect("room_event", event="reconnected"))["seat"] == 1
+    assert (await bob.expect("room_state"))["room"]["seats"][1]["connected"] is True
+    await _play(bob, room, 1, "3")
+    await ann.expect("move_made", ply=1)
     await ann.close()
     await bob.close()
 
