@@ -41,8 +41,9 @@ class OwnerGone(Exception):
 class InboxHandler(Protocol):
     """What the node does with what other nodes send its inbox."""
 
-    async def run_forwarded(self, player: tuple[str, str, bool], message: str) -> str | None:
-        """Run a client's command from another node; the error message for it, or None."""
+    async def run_forwarded(self, player: tuple[str, str, bool], message: str,
+                            node: str) -> str | None:
+        """Run a client's command from node ``node``; the error message for it, or None."""
         ...
 
     async def presence_changed(self, player_id: str, room_id: str, online: bool) -> None: ...
@@ -151,11 +152,6 @@ class Inbox:
                     elif message["kind"] == "here":
                         for player_id in message["players"]:
                             self._presence.heard(player_id, message["node"], True)
-                    elif message["kind"] == "command":
-                        # The asking node has the player connected, whatever this node
-                        # read of its presence (Redis may have lost it): the command's
-                        # answer, an event, goes there.
-                        self._presence.heard(message["player"][0], message["from"], True)
                     self._spawn(self._on_entry(message))
 
     def _spawn(self, work: Awaitable[None]) -> None:
@@ -176,7 +172,8 @@ class Inbox:
                     return  # not run here: the asking node sends it to the next owner
                 player = tuple(message["player"])
                 error = await self._app.run_forwarded(
-                    (str(player[0]), str(player[1]), bool(player[2])), message["message"])
+                    (str(player[0]), str(player[1]), bool(player[2])), message["message"],
+                    message["from"])
                 await self.post(message["from"], {"kind": "reply", "id": message["id"],
                                                   "error": error})
             elif kind == "ask":

@@ -389,9 +389,10 @@ class ClusterInbox:
             raise ValueError(f"unknown question {question!r}")
         return p.encode(self._local_rooms(self._cluster.node))
 
-    async def run_forwarded(self, who: tuple[str, str, bool], data: str) -> str | None:
-        """A client's room command (or message about a tournament paired here) from another
-        node: run as one of this node's; the message for the client (an error, or a
+    async def run_forwarded(self, who: tuple[str, str, bool], data: str,
+                            node: str) -> str | None:
+        """A client's room command (or message about a tournament paired here) from node
+        ``node``: run as one of this node's; the message for the client (an error, or a
         tournament's answer), or None. A draining node runs none (the client sends it again
         once another node runs the room)."""
         player_id, name, bot = who
@@ -408,6 +409,15 @@ class ClusterInbox:
             if self._placement.draining:
                 raise errors.InternalError("the server running this room is stopping; send "
                                            "that again in a moment")
+            # The player is connected to the asking node, whatever this node read of its
+            # presence (Redis may have lost it): the command's answer, an event, goes
+            # there. Told after a takeover under way (which holds the room's lock until
+            # the room runs and its people's presence is read).
+            room_id = message.room.strip().upper()
+            if room_id in self._lobby.rooms or self._cluster.holds(room_id):
+                async with self._locks(room_id):
+                    pass
+            self._cluster.presence.heard(player_id, node, True)
             await self._runner.command(player, message)
         except errors.ProtocolError as exc:
             ref = getattr(message, "id", None)
