@@ -59,6 +59,9 @@ class Round:
     acks: list[float] = field(default_factory=list)
     errors: int = 0
     measuring: bool = False
+    lags: list[float] = field(default_factory=list)
+    """How late this process's own 50 ms timer fired while measuring: an ack that waited
+    for this loop is the bench's delay, not the server's."""
 
     def p(self, values: list[float], q: float) -> float:
         ordered = sorted(values)
@@ -158,7 +161,10 @@ async def _round(url: str, server_pid: int, game: str, level: str, games: int,
     before, engines = await _stats(url), _engine_pids(server_pid)
     cpu = _cpu(engines)
     played.measuring = True
-    await asyncio.sleep(max(0.0, stop_at - time.monotonic()))
+    while (left := stop_at - time.monotonic()) > 0:
+        due = time.perf_counter() + min(0.05, left)
+        await asyncio.sleep(min(0.05, left))
+        played.lags.append(time.perf_counter() - due)
     played.measuring = False
     cpu = _cpu(engines) - cpu
     after = await _stats(url)
@@ -175,6 +181,9 @@ async def _round(url: str, server_pid: int, game: str, level: str, games: int,
         "games": games, "ai_moves": moves,
         "ai_p50": played.p(played.ai_seconds, 0.5), "ai_p99": played.p(played.ai_seconds, 0.99),
         "ack_p99_ms": played.p(played.acks, 0.99) * 1000,
+        "ack_max_ms": max(played.acks, default=0.0) * 1000,
+        "lag_p99_ms": played.p(played.lags, 0.99) * 1000,
+        "lag_max_ms": max(played.lags, default=0.0) * 1000,
         "fallbacks": pool_after.get("fallbacks", 0) - pool_before.get("fallbacks", 0),
         "cpu_ms_per_move": cpu * 1000 / moves if moves else 0.0,
         "hit_rate": hits / lookups if lookups else 0.0, "errors": played.errors,
@@ -203,7 +212,9 @@ async def _level(url: str, server_pid: int, game: str, level: str, workers: int,
         figures = await _round(url, server_pid, game, level, games, args)
         print(f"  {game} {level}: {games} games -> "
               f"{'pass' if figures['passed'] else 'FAIL'} (AI p99 {figures['ai_p99']:.2f} s, "
-              f"ack p99 {figures['ack_p99_ms']:.1f} ms, fallbacks {figures['fallbacks']}, "
+              f"ack p99 {figures['ack_p99_ms']:.1f} ms, max {figures['ack_max_ms']:.0f} ms, "
+              f"this loop's lag p99 {figures['lag_p99_ms']:.1f} ms, "
+              f"max {figures['lag_max_ms']:.0f} ms, fallbacks {figures['fallbacks']}, "
               f"AI moves {figures['ai_moves']}, errors {figures['errors']})", flush=True)
         return figures if figures["passed"] else None
 
