@@ -1,8 +1,9 @@
 """How many games one node serves against each AI level: the operator's sizing guide.
 
 ``python -m bench.capacity [--games connect4,othello] [--levels beginner,...,expert]
-[--workers N] [--seconds 60] [--think 5] [--max-games 512]`` starts ``discus serve`` (one
-node, its default settings, ``--workers`` engine processes: by default one per core) and,
+[--workers N] [--seconds 60] [--think 5] [--max-games 512] [--no-idle-proving]`` starts
+``discus serve`` (one node, its default settings, ``--workers`` engine processes: by default
+one per core; ``--no-idle-proving`` passed on) and,
 for each game and level in turn, plays rounds of games against that level, four times the
 games each round (from one per worker; after the first failure, one round at twice the last
 pass) until a round fails: its AI moves' p99,
@@ -236,6 +237,8 @@ async def _main(args: argparse.Namespace) -> None:
     raise_fd_limit(args.max_games * 2 + 256)
     with tempfile.TemporaryDirectory(prefix="discus-capacity-") as folder:
         server: Server = cli_server(args, None, folder)
+        if args.no_idle_proving:
+            server.argv.append("--no-idle-proving")
         assert server.port is not None and server.log is not None
         with open(server.log, "w") as log:
             child = subprocess.Popen(server.argv, cwd=server.cwd, env=server.env,
@@ -292,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=60.0, help="play measured per round")
     parser.add_argument("--think", type=float, default=5.0, help="a person's think time")
     parser.add_argument("--max-games", type=int, default=512)
+    parser.add_argument("--no-idle-proving", action="store_true",
+                        help="the server's idle engines prove no positions meanwhile")
     args = parser.parse_args(argv)
     asyncio.run(_main(args))
 
