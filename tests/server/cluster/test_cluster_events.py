@@ -28,7 +28,8 @@ class Recorder:
         self.revoked: list[tuple[str, str | None, str | None]] = []
         self.ran: list[str] = []
 
-    async def run_forwarded(self, player: tuple[str, str, bool], message: str) -> str | None:
+    async def run_forwarded(self, player: tuple[str, str, bool], message: str,
+                            node: str) -> str | None:
         self.ran.append(message)
         return None
 
