@@ -61,6 +61,10 @@ def _row(message: dict[str, Any], player_id: str) -> dict[str, Any]:
     return next(r for r in message["standings"] if r["player"]["id"] == player_id)
 
 
+def _without_countdown(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in row.items() if k != "rematch_in"} for row in message["standings"]]
+
+
 async def test_an_arena_on_one_node_is_joined_played_and_pushed_on_the_other(
     nodes: tuple[Running, Running], prefix: str,  # noqa: F811
 ) -> None:
@@ -97,7 +101,12 @@ async def test_an_arena_on_one_node_is_joined_played_and_pushed_on_the_other(
     # Anyone on node two asks node one for the state.
     cy = await Client.open(two.url, "Cy")
     asked = await cy.request("get_tournament", tournament=tid)
-    assert asked["type"] == "tournament" and asked["standings"] == pushed["standings"]
+    assert asked["type"] == "tournament"
+    # The same standings, but for the time to a rematch, which counts down meanwhile.
+    assert _without_countdown(asked) == _without_countdown(pushed)
+    for row in asked["standings"]:
+        if row["rematch_in"] is not None:
+            assert row["rematch_in"] <= _row(pushed, row["player"]["id"])["rematch_in"]
     (listed,) = (await cy.request("list_tournaments"))["tournaments"]
     assert listed["id"] == tid and listed["players"] == 2  # counted from the store there
     assert tid not in two.app.tournaments.held.records  # node two never paired it
