@@ -287,6 +287,18 @@ class ClusterPlacement:
             raise errors.InternalError(f"room {room_id} is moving to another server; send "
                                        "that again")
 
+    async def came_through(self, code: str, player_id: str, node: str) -> None:
+        """A command of the player for the room ``code`` names came through ``node``, so the
+        player is connected there whatever this node read of its presence (Redis may have
+        lost it): the command's answer, an event, goes there. Noted once a takeover under way
+        is done: it holds the room's lock until the room runs and its people are tracked,
+        and a note about someone not tracked yet is not kept."""
+        room_id = code.strip().upper()
+        if room_id in self._lobby.rooms or self.cluster.holds(room_id):
+            async with self._locks(room_id):
+                pass
+        self.cluster.presence.heard(player_id, node, True)
+
     async def check_room_limit(self, player_id: str) -> None:
         await unfinished_limit(self._store, player_id, self._max_rooms)
 
@@ -409,15 +421,7 @@ class ClusterInbox:
             if self._placement.draining:
                 raise errors.InternalError("the server running this room is stopping; send "
                                            "that again in a moment")
-            # The player is connected to the asking node, whatever this node read of its
-            # presence (Redis may have lost it): the command's answer, an event, goes
-            # there. Told after a takeover under way (which holds the room's lock until
-            # the room runs and its people's presence is read).
-            room_id = message.room.strip().upper()
-            if room_id in self._lobby.rooms or self._cluster.holds(room_id):
-                async with self._locks(room_id):
-                    pass
-            self._cluster.presence.heard(player_id, node, True)
+            await self._placement.came_through(message.room, player_id, node)
             await self._runner.command(player, message)
         except errors.ProtocolError as exc:
             ref = getattr(message, "id", None)
