@@ -194,6 +194,7 @@ def idle_proving(url: str, seconds: float, prove_seconds: float, games_read: int
     from server.engines.pool import CacheSettings
     from server.settings import IdleProving
     from server.storage import SqlStore
+    from server.storage.proven import Reached
 
     plan = ProvingPlan(IdleProving(enabled=True, seconds=prove_seconds, games=games_read))
     counts = ProvingCounts()
@@ -215,12 +216,14 @@ def idle_proving(url: str, seconds: float, prove_seconds: float, games_read: int
         finally:
             await store.close()
 
+    reached = Reached(games.load("connect4"), games_read)
+    reached.add(asyncio.run(stored())[::-1])
     cache = use_proven_cache(CacheSettings(None, url))
     budgets: list[float] = []
     timer.start()
     try:
         while time.perf_counter() < ends:
-            wanted, budget = plan.next_round("connect4", asyncio.run(stored()))
+            wanted, budget = plan.next_round("connect4", reached)
             if not wanted:
                 break
             counts.rounds += 1

@@ -72,10 +72,10 @@ class IdleProving:
 
     enabled: bool = False
     pause_seconds: float = 30.0
-    """Seconds between two rounds (each reads the stored games again, then proves at most
-    ``batch`` positions while the pool stays idle)."""
+    """Seconds between two rounds (each counts the games that ended since the last, then
+    proves at most ``batch`` positions while the pool stays idle)."""
     games: int = 1000
-    """The newest stored games of each game whose positions are counted."""
+    """The last stored games of each game to end whose positions are counted."""
     batch: int = 40
     """Positions handed to a worker in one background task, most visited first."""
     seconds: float = 60.0

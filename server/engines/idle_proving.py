@@ -2,9 +2,10 @@
 
 A review or an analysis of a position the durable position cache holds proven is answered at
 once; one it does not hold may take the solver minutes. So while the AI pool has nothing to
-do, the positions people actually reach (counted over the newest stored games, each position
-once per game, mirror images together) that are not known proven are handed to a worker, most
-visited first, as a background task (``AiPool.run_background``: ``ai.review.prove_positions``),
+do, the positions people actually reach (counted over the last stored games to end, each
+position once per game, mirror images together; each game read once, as it ends:
+``Reached``) that are not known proven are handed to a worker, most visited first, as a
+background task (``AiPool.run_background``: ``ai.review.prove_positions``),
 which keeps each proof in the cache as it is made (first the position's outcome, a weak
 solve's win or loss, then its exact score: one too hard for the exact proof still leaves its
 outcome for the expert). A background task starts only when no move
@@ -20,9 +21,9 @@ is tried again, once no new position waits, with ``RETRY_FACTOR`` times the budg
 ``RETRIES`` times (``ProvingPlan``, which ``bench.review_corpus`` runs as well).
 
 Once every reached position is settled, the workers go on one move past them: the unreached
-children of positions at least two games reached (``unreached_children``). A game reviewed
-later is a new game, and where it first leaves the trodden lines (most often early, where
-reviews are slowest) its position is then proven already.
+children of positions at least two games reached (``Reached.unreached_children``). A game
+reviewed later is a new game, and where it first leaves the trodden lines (most often early,
+where reviews are slowest) its position is then proven already.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ from ai import review as engine_review
 from server.engines import AiPool, Pool
 from server.engines.low_priority import TASK_SECONDS, BackgroundYielded, TaskFailed
 from server.settings import IdleProving
-from server.storage.proven import unreached_children, visited
-from server.storage.store import GameRecord, MoveRecord, Store
+from server.storage.proven import Reached
+from server.storage.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -94,17 +95,15 @@ class ProvingPlan:
         fits = int(TASK_SECONDS * 0.8 / seconds)
         return max(1, min(self.settings.batch, fits))
 
-    def next_round(self, name: str, played: list[tuple[GameRecord, list[MoveRecord]]]
+    def next_round(self, name: str, reached: Reached
                    ) -> tuple[list[tuple[str, tuple[int, ...]]], float]:
-        """(canonical key, moves from the start) of the positions of the games ``played``
-        to prove next, and each one's budget in seconds; no positions when all are
-        settled. The reached positions first (retries included), then the unreached
-        children of the well-trodden ones, ranked and retried alike."""
-        game = games.load(name)
-        reached = visited(game, played)
+        """(canonical key, moves from the start) of the positions ``reached`` to prove
+        next, and each one's budget in seconds; no positions when all are settled. The
+        reached positions first (retries included), then the unreached children of the
+        well-trodden ones, ranked and retried alike."""
         # The children only when no reached position waits: most rounds never need them.
-        for rank in (lambda: [(key, line) for key, line, _ in reached],
-                     lambda: unreached_children(game, reached)):
+        for rank in (lambda: [(key, line) for key, line, _ in reached.ranked()],
+                     reached.unreached_children):
             ranked = [(key, line) for key, line in rank() if (name, key) not in self._settled]
             for tries in range(RETRIES + 1):
                 wanted = [(key, line) for key, line in ranked
@@ -134,6 +133,10 @@ RoundLock = Callable[[str, float], contextlib.AbstractAsyncContextManager[bool]]
 prover may run the round (False: another holds it); ``seconds`` bounds how long it is held
 if the holder dies."""
 
+READ_PAGE = 100
+"""Stored games read at once while counting: on PostgreSQL their rows become records on the
+event loop, a few milliseconds a page."""
+
 LOCK_MARGIN_SECONDS = 30.0
 """Added to a round's longest proof time for its lock's expiry."""
 
@@ -152,6 +155,10 @@ class IdleProver:
         self.lock = lock
         self.counts = ProvingCounts()
         self.plan = ProvingPlan(settings)
+        self.reached: dict[str, Reached] = {}
+        """Each game's positions, counted over the last ``IdleProving.games`` games to end."""
+        self._read_after: dict[str, tuple[float, str] | None] = {}
+        """Each game's last game counted ((finished_at, id): ``Store.games_ended_after``)."""
 
     @property
     def active(self) -> bool:
@@ -189,9 +196,8 @@ class IdleProver:
         """One background task proving the most visited positions of ``name`` not settled
         yet; False if it was given back (or the pool is closing)."""
         assert isinstance(self.pool, AiPool)
-        played = await self.store.recent_games(name, self.settings.games)
-        # Replaying up to ``IdleProving.games`` stored games is pure CPU: off the event loop.
-        wanted, seconds = await asyncio.to_thread(self.plan.next_round, name, played)
+        reached = await self.count_ended_games(name)
+        wanted, seconds = await asyncio.to_thread(self.plan.next_round, name, reached)
         if not wanted:
             return True
         if self.lock is None:
@@ -210,6 +216,28 @@ class IdleProver:
                      "%d with their outcome proven)", len(done.proved), name, len(done.known),
                      len(done.unproved), len(done.outcomes))
         return True
+
+    async def count_ended_games(self, name: str) -> Reached:
+        """``name``'s positions with the games that ended since the last round counted:
+        read ``READ_PAGE`` games at a time (on a SQLite file in the store's reader thread),
+        replayed off the event loop. The first round counts the last ``IdleProving.games``
+        to end. A game whose end is stored after a later-ending one's was read (another
+        node's clock, a slow commit) is missed: the counts are a sample of what people
+        play, not a ledger."""
+        reached = self.reached.get(name)
+        if reached is None:
+            reached = Reached(games.load(name), self.settings.games)
+            self._read_after[name] = await self.store.ended_mark(name, self.settings.games)
+            self.reached[name] = reached
+        while True:
+            page = await self.store.games_ended_after(name, self._read_after[name], READ_PAGE)
+            if page:
+                last = page[-1][0]
+                assert last.finished_at is not None
+                self._read_after[name] = (last.finished_at, last.id)
+                await asyncio.to_thread(reached.add, page)
+            if len(page) < READ_PAGE:
+                return reached
 
     async def _prove(self, name: str, wanted: list[tuple[str, tuple[int, ...]]],
                      seconds: float) -> engine_review.Proved | None:

@@ -142,6 +142,26 @@ class MemoryStore:
                        key=lambda g: (g.created_at, g.id), reverse=True)[:limit]
         return [(g, sorted(self._moves[g.id], key=lambda m: m.ply)) for g in found]
 
+    def _ended(self, game: str) -> list[GameRecord]:
+        """The games of ``game`` that ended, in the order they did."""
+        return sorted((g for g in self._games.values()
+                       if g.game == game and g.finished_at is not None),
+                      key=lambda g: (g.finished_at, g.id))
+
+    async def games_ended_after(self, game: str, after: tuple[float, str] | None, limit: int
+                                ) -> list[tuple[GameRecord, list[MoveRecord]]]:
+        found = [g for g in self._ended(game)
+                 if after is None or (g.finished_at, g.id) > after][:limit]
+        return [(g, sorted(self._moves[g.id], key=lambda m: m.ply)) for g in found]
+
+    async def ended_mark(self, game: str, newest: int) -> tuple[float, str] | None:
+        ended = self._ended(game)
+        if len(ended) <= newest:
+            return None
+        last = ended[-newest - 1]
+        assert last.finished_at is not None
+        return (last.finished_at, last.id)
+
     async def take_back(self, game_id: str, plies: int, epoch: int = 0) -> None:
         await self._hold(game_id, epoch)
         self._moves[game_id] = [m for m in self._moves.get(game_id, []) if m.ply < plies]

@@ -83,6 +83,8 @@ class Game(Base):
         # "My games, newest first": one index per seat, each already in the order shown.
         Index("ix_games_player0_created", "player0_id", "created_at"),
         Index("ix_games_player1_created", "player1_id", "created_at"),
+        # Idle proving reads each game once, as it ends (``games_ended_after``).
+        Index("ix_games_game_finished", "game", "finished_at"),
         # Restart recovery reads only unfinished games: a partial index keeps it tiny.
         Index(
             "ix_games_unfinished",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
 
 import games
@@ -74,65 +74,124 @@ class ProvenReport:
         return out
 
 
-def visited(game: games.Game, played: list[tuple[GameRecord, list[MoveRecord]]]
-            ) -> list[tuple[str, tuple[int, ...], int]]:
-    """(canonical key, moves from the start, visits) of each position not over that the
-    games reach, most visited first, then deepest first (a deeper position proves sooner and
-    its proof helps the shallower ones'). Games that start elsewhere than the initial
-    position are left out (a position is handed to a worker as moves from the start)."""
-    start = game.format_position(game.initial())
-    counts: Counter[str] = Counter()
-    lines: dict[str, tuple[int, ...]] = {}
-    for record, moves in played:
-        if record.start_position and record.start_position != start:
-            continue
+class Reached:
+    """The positions the last ``window`` games added reach (each once per game, mirror
+    images as one), kept as games come: idle proving counts each stored game once, as it
+    ends, instead of replaying the newest thousand every round (which held the server's
+    event loop for a third of a second). ``add`` and the rankings are pure CPU: a server
+    calls them off its event loop."""
+
+    def __init__(self, game: games.Game, window: int) -> None:
+        self.game = game
+        self.window = window
+        self._start = game.format_position(game.initial())
+        self._counts: Counter[str] = Counter()
+        self._lines: dict[str, tuple[int, ...]] = {}
+        """A line (moves from the start) to each counted position: the first game's."""
+        self._games: deque[tuple[str, ...]] = deque()
+        """Each counted game's positions, the oldest game first."""
+        self._children: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+        """Each position's children not over, once worked out (``unreached_children``)."""
+
+    @property
+    def counted(self) -> int:
+        """Games counted (at most ``window``)."""
+        return len(self._games)
+
+    def add(self, played: list[tuple[GameRecord, list[MoveRecord]]]) -> None:
+        """Count the games ``played``, oldest first; the oldest counted leave the window.
+        Games that start elsewhere than the initial position, or that the rules refuse,
+        are left out (a position is handed to a worker as moves from the start)."""
+        for record, moves in played:
+            if record.start_position and record.start_position != self._start:
+                continue
+            keys = self._positions(moves)
+            if keys is None:
+                continue
+            self._games.append(keys)
+            self._counts.update(keys)
+            while len(self._games) > self.window:
+                self._forget(self._games.popleft())
+
+    def _positions(self, moves: list[MoveRecord]) -> tuple[str, ...] | None:
+        """The game's positions not over, each once; None if the rules refuse a move."""
+        game = self.game
         state = game.initial()
         numbers: list[int] = []
-        seen: set[str] = set()
+        seen: dict[str, None] = {}
         try:
             for move in moves:
-                key = canonical(game.name, game.cells(state), state.to_move).key
-                if key not in seen:
-                    seen.add(key)
-                    counts[key] += 1
-                    lines.setdefault(key, tuple(numbers))
+                self._see(state, numbers, seen)
                 number = game.parse_move(state, move.move)
                 numbers.append(number)
                 state = state.play(number)
         except (games.InvalidNotation, games.IllegalMove):
-            continue  # a stored game the rules refuse is no position anybody reaches
+            return None  # a stored game the rules refuse is no position anybody reaches
         if not state.is_over():
-            key = canonical(game.name, game.cells(state), state.to_move).key
-            if key not in seen:
-                counts[key] += 1
-                lines.setdefault(key, tuple(numbers))
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], -len(lines[kv[0]]), kv[0]))
-    return [(key, lines[key], n) for key, n in ranked]
+            self._see(state, numbers, seen)
+        return tuple(seen)
+
+    def _see(self, state: games.State, numbers: list[int], seen: dict[str, None]) -> None:
+        key = canonical(self.game.name, self.game.cells(state), state.to_move).key
+        seen.setdefault(key, None)
+        self._lines.setdefault(key, tuple(numbers))
+
+    def _forget(self, keys: tuple[str, ...]) -> None:
+        self._counts.subtract(keys)
+        for key in keys:
+            if self._counts[key] <= 0:
+                del self._counts[key]
+                self._lines.pop(key, None)
+                self._children.pop(key, None)
+
+    def ranked(self) -> list[tuple[str, tuple[int, ...], int]]:
+        """(canonical key, moves from the start, games) of each position counted, most
+        reached first, then deepest first (a deeper position proves sooner and its proof
+        helps the shallower ones')."""
+        lines = self._lines
+        ranked = sorted(self._counts.items(), key=lambda kv: (-kv[1], -len(lines[kv[0]]), kv[0]))
+        return [(key, lines[key], n) for key, n in ranked]
+
+    def unreached_children(self, min_visits: int = 2) -> list[tuple[str, tuple[int, ...]]]:
+        """(canonical key, moves from the start) of each position one move from a position
+        at least ``min_visits`` games reach, not over and not reached itself: where the next
+        game to leave a well-trodden line goes. In the parents' order (``ranked``), so the
+        children of the most reached come first; mirror images once."""
+        known = set(self._counts)
+        out: list[tuple[str, tuple[int, ...]]] = []
+        for parent, line, visits in self.ranked():
+            if visits < min_visits:
+                break
+            for key, child_line in self._children_of(parent, line):
+                if key not in known:
+                    known.add(key)
+                    out.append((key, child_line))
+        return out
+
+    def _children_of(self, parent: str, line: tuple[int, ...]
+                     ) -> list[tuple[str, tuple[int, ...]]]:
+        children = self._children.get(parent)
+        if children is None:
+            game = self.game
+            state = game.initial()
+            for move in line:
+                state = state.play(move)
+            children = []
+            for move in state.legal_moves():
+                child = state.play(move)
+                if not child.is_over():
+                    children.append((canonical(game.name, game.cells(child), child.to_move).key,
+                                     (*line, move)))
+            self._children[parent] = children
+        return children
 
 
-def unreached_children(game: games.Game, reached: list[tuple[str, tuple[int, ...], int]],
-                       min_visits: int = 2) -> list[tuple[str, tuple[int, ...]]]:
-    """(canonical key, moves from the start) of each position one move from a position that
-    ``reached`` (``visited``'s ranking) counts at least ``min_visits`` times, not over and not
-    reached itself: where the next game to leave a well-trodden line goes. In the parents'
-    order, so the children of the most visited come first; mirror images once."""
-    known = {key for key, _, _ in reached}
-    out: list[tuple[str, tuple[int, ...]]] = []
-    for _, line, visits in reached:
-        if visits < min_visits:
-            continue
-        state = game.initial()
-        for move in line:
-            state = state.play(move)
-        for move in state.legal_moves():
-            child = state.play(move)
-            if child.is_over():
-                continue
-            key = canonical(game.name, game.cells(child), child.to_move).key
-            if key not in known:
-                known.add(key)
-                out.append((key, (*line, move)))
-    return out
+def visited(game: games.Game, played: list[tuple[GameRecord, list[MoveRecord]]]
+            ) -> list[tuple[str, tuple[int, ...], int]]:
+    """``Reached.ranked`` of the games ``played``, all of them."""
+    reached = Reached(game, max(1, len(played)))
+    reached.add(played)
+    return reached.ranked()
 
 
 def stones(key: str) -> int:

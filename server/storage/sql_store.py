@@ -427,6 +427,13 @@ class SqlStore:
             by_game = await repo.list_moves(conn, [g.id for g in found])
         return [(g, by_game[g.id]) for g in found]
 
+    async def games_ended_after(self, game: str, after: tuple[float, str] | None, limit: int
+                                ) -> list[tuple[GameRecord, list[MoveRecord]]]:
+        return await self._read(repo.read_games_ended_after, game, after, limit)
+
+    async def ended_mark(self, game: str, newest: int) -> tuple[float, str] | None:
+        return await self._read(repo.read_ended_mark, game, newest)
+
 
 T = TypeVar("T")
 

@@ -397,6 +397,19 @@ class Store(Protocol):
         their moves in ply order: the positions people reach (``server.engines.idle_proving``)."""
         ...
 
+    async def games_ended_after(self, game: str, after: tuple[float, str] | None, limit: int
+                                ) -> list[tuple[GameRecord, list[MoveRecord]]]:
+        """Up to ``limit`` stored games of ``game`` that ended (``finished_at`` set) after
+        ``after`` (a game's (finished_at, id); None: from the first), in the order they
+        ended, with their moves in ply order: idle proving reads each game once, as it ends
+        (``server.engines.idle_proving``)."""
+        ...
+
+    async def ended_mark(self, game: str, newest: int) -> tuple[float, str] | None:
+        """The ``after`` from which ``games_ended_after`` reads the ``newest`` games of
+        ``game`` to end last; None if no more than ``newest`` have ended."""
+        ...
+
     async def take_back(self, game_id: str, plies: int, epoch: int = 0) -> None:
         """Delete the game's moves from ply ``plies`` on (a take-back): durable when it
         returns. ``Fenced`` if ``epoch`` (when not 0) is older than the game's."""

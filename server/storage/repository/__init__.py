@@ -43,6 +43,8 @@ from server.storage.repository.games import (
     list_moves,
     list_recent_games,
     list_unfinished_games,
+    read_ended_mark,
+    read_games_ended_after,
     write_game,
     write_moves,
 )
@@ -180,6 +182,8 @@ __all__ = [
     "proven_positions",
     "rate_game",
     "read_calibrated_levels",
+    "read_ended_mark",
+    "read_games_ended_after",
     "read_levels_version",
     "read_player",
     "read_ratings",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row, delete, func, or_, select, update
+from sqlalchemy import Connection, Row, and_, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -169,6 +169,13 @@ async def find_games(conn: AsyncConnection, game_ids: Sequence[str]) -> list[Gam
 
 async def list_moves(conn: AsyncConnection, game_ids: Sequence[str]) -> dict[str, list[MoveRecord]]:
     """Moves of each game in ply order (every id present, possibly with no moves)."""
+    if not game_ids:
+        return {}
+    return await conn.run_sync(read_moves, game_ids)
+
+
+def read_moves(conn: Connection, game_ids: Sequence[str]) -> dict[str, list[MoveRecord]]:
+    """``list_moves`` on a sync connection."""
     found: dict[str, list[MoveRecord]] = {game_id: [] for game_id in game_ids}
     if not game_ids:
         return found
@@ -177,7 +184,7 @@ async def list_moves(conn: AsyncConnection, game_ids: Sequence[str]) -> dict[str
         .where(moves.c.game_id.in_(list(game_ids)))
         .order_by(moves.c.game_id, moves.c.ply)
     )
-    for row in await conn.execute(stmt):
+    for row in conn.execute(stmt):
         found[row.game_id].append(_move_record(row))
     return found
 
@@ -196,6 +203,33 @@ async def list_recent_games(conn: AsyncConnection, game: str, limit: int) -> lis
         .limit(limit)
     )
     return [_game_record(row) for row in await conn.execute(stmt)]
+
+
+def read_games_ended_after(conn: Connection, game: str, after: tuple[float, str] | None,
+                           limit: int) -> list[tuple[GameRecord, list[MoveRecord]]]:
+    """Up to ``limit`` games of ``game`` that ended after ``after`` ((finished_at, id); None:
+    from the first), in the order they ended, with their moves in ply order."""
+    stmt = select(games).where(games.c.game == game, games.c.finished_at.is_not(None))
+    if after is not None:
+        at, game_id = after
+        stmt = stmt.where(or_(games.c.finished_at > at,
+                              and_(games.c.finished_at == at, games.c.id > game_id)))
+    stmt = stmt.order_by(games.c.finished_at, games.c.id).limit(limit)
+    found = [_game_record(row) for row in conn.execute(stmt)]
+    by_game = read_moves(conn, [g.id for g in found])
+    return [(g, by_game[g.id]) for g in found]
+
+
+def read_ended_mark(conn: Connection, game: str, newest: int) -> tuple[float, str] | None:
+    """(finished_at, id) of the game of ``game`` that ended just before the ``newest`` last
+    to end, so that ``read_games_ended_after`` from it reads those; None if no more than
+    ``newest`` have ended."""
+    stmt = (select(games.c.finished_at, games.c.id)
+            .where(games.c.game == game, games.c.finished_at.is_not(None))
+            .order_by(games.c.finished_at.desc(), games.c.id.desc())
+            .offset(newest).limit(1))
+    row = conn.execute(stmt).first()
+    return None if row is None else (row.finished_at, row.id)
 
 
 async def list_games_of_player(

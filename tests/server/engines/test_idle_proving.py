@@ -8,6 +8,8 @@ A real server with real AI worker processes on a real SQLite database (the proof
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import random
 import time
 
 import pytest
@@ -21,7 +23,7 @@ from ai.levels import find
 from ai.limits import Limits
 from ai.review import Proved, Review
 from server.app import running
-from server.engines import AiPool, CacheSettings
+from server.engines import AiPool, CacheSettings, idle_proving
 from server.engines.engine_process import _cached_answer, use_proven_cache
 from server.engines.idle_proving import (
     RETRIES,
@@ -41,10 +43,13 @@ from server.storage.store import GameRecord, MoveRecord, Store
 from server.storage.symmetry import canonical
 from tests.server.storage.conftest import (  # noqa: F401 - fixtures
     REDIS_URL,
+    backend,
+    database_url,
     pg_url,
     redis_prefix,
     sqlite_url,
 )
+from tests.server.storage.conftest import store as any_store  # noqa: F401 - the fixture
 
 C4 = games.load("connect4")
 GAME = (3, 3, 3, 3, 3, 3, 2, 1, 0, 4, 0, 4, 4, 5, 0, 6, 4, 2, 6, 1)
@@ -59,13 +64,23 @@ NO_TIME = 1e-4
 """A proof budget in which the solver proves none of these positions."""
 
 
-async def _store_game(store: Store, game_id: str, moves: tuple[int, ...], at: float) -> None:
-    await store.save_game(GameRecord(
+async def _store_game(store: Store, game_id: str, moves: tuple[int, ...], at: float,
+                      ended: float | None = None, status: str = "finished") -> GameRecord:
+    """A game of ``moves`` begun at ``at``; ended (unless still ``active``) a second after
+    its last move, or at ``ended``."""
+    if status == "active":
+        ended = None
+    elif ended is None:
+        ended = at + len(moves)
+    record = GameRecord(
         id=game_id, game="connect4", players=(None, None), ai_level=None, ai_seat=None,
-        status="finished", start_position=C4.format_position(C4.initial()), created_at=at))
+        status=status, start_position=C4.format_position(C4.initial()),  # type: ignore[arg-type]
+        created_at=at, finished_at=ended)
+    await store.save_game(record)
     for ply, move in enumerate(moves):
         await store.append_move(MoveRecord(game_id, ply, C4.format_move(move), ply % 2, 1.0,
                                            at + ply))
+    return record
 
 
 async def _until(condition: object, timeout: float, what: str) -> None:
@@ -98,6 +113,72 @@ async def test_positions_are_ranked_by_games_reaching_them_then_deepest_first() 
             < order.index(_key(GAME[:19]))), "most visited first, then deepest first"
     for key, line, _ in ranked:
         assert _key(line) == key
+
+
+def _random_game(rng: random.Random) -> tuple[int, ...]:
+    """Up to 16 plies, the first few from three columns so that games share positions."""
+    state, line = C4.initial(), []
+    for ply in range(rng.randrange(3, 17)):
+        legal = [m for m in state.legal_moves() if ply >= 4 or m in (2, 3, 4)]
+        move = rng.choice(legal)
+        line.append(move)
+        state = state.play(move)
+        if state.is_over():
+            break
+    return tuple(line)
+
+
+def _counted(ranked: list[tuple[str, tuple[int, ...], int]]) -> list[tuple[str, int]]:
+    for key, line, _ in ranked:
+        assert _key(line) == key
+    return [(key, n) for key, _, n in ranked]
+
+
+async def test_each_game_is_counted_once_as_it_ends_over_the_last_ones_to_end(
+    any_store: Store, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+) -> None:
+    """Idle proving counts what the last ``IdleProving.games`` games to end reach, reading
+    only the games that ended since its last round: the counts are those of counting the
+    same games from scratch, a game still being played is counted once it ends, and games
+    ending at the same instant are each read once."""
+    monkeypatch.setattr(idle_proving, "READ_PAGE", 2)  # several pages a round
+    rng = random.Random(45)
+    ended: list[GameRecord] = []
+    played: dict[str, tuple[int, ...]] = {}
+
+    async def play(game_id: str, at: float, **kwargs: object) -> GameRecord:
+        played[game_id] = _random_game(rng)
+        return await _store_game(any_store, game_id, played[game_id], at, **kwargs)  # type: ignore[arg-type]
+
+    for n in range(5):
+        ended.append(await play(f"e{n}", 100.0 * n))
+    unfinished = await play("u", 450.0, status="active")
+    prover = IdleProver(any_store, None, IdleProving(enabled=True, games=4), asyncio.Event())
+
+    def from_scratch() -> list[tuple[str, int]]:
+        last = sorted(ended, key=lambda g: (g.finished_at, g.id))[-4:]
+        return _counted(visited(C4, [(g, _moves(played[g.id])) for g in last]))
+
+    reached = await prover.count_ended_games("connect4")
+    assert reached.counted == 4 and _counted(reached.ranked()) == from_scratch()
+    # The unfinished game ends, then two more at the same instant: the window keeps one
+    # game of the first round.
+    ended.append(dataclasses.replace(unfinished, status="finished", finished_at=900.0))
+    await any_store.save_game(ended[-1])
+    for game_id, at in (("e6", 950.0), ("e5", 950.0)):
+        ended.append(await play(game_id, at - 20, ended=at))
+    again = await prover.count_ended_games("connect4")
+    assert again is reached and reached.counted == 4
+    assert _counted(reached.ranked()) == from_scratch()
+    assert _key(()) in dict(_counted(reached.ranked()))
+    # Nothing new: nothing counted twice.
+    before = _counted(reached.ranked())
+    assert _counted((await prover.count_ended_games("connect4")).ranked()) == before
+
+
+def _moves(line: tuple[int, ...]) -> list[MoveRecord]:
+    return [MoveRecord("g", ply, C4.format_move(move), ply % 2, 1.0, float(ply))
+            for ply, move in enumerate(line)]
 
 
 async def test_off_unless_turned_on_and_only_with_a_pool_that_runs_tasks() -> None:
@@ -175,12 +256,14 @@ def _proved(wanted: list[tuple[str, tuple[int, ...]]], hard: set[str]) -> Proved
 async def test_a_too_hard_position_is_tried_again_with_a_larger_budget_after_new_ones() -> None:
     store = MemoryStore()
     await _store_game(store, "a", GAME[:6], 1.0)
-    plan = ProvingPlan(IdleProving(enabled=True, seconds=2.0, batch=4))
+    prover = IdleProver(store, None, IdleProving(enabled=True, seconds=2.0, batch=4),
+                        asyncio.Event())
+    plan = prover.plan
     counts = ProvingCounts()
     hard = _key(GAME[:6])
     handed: list[tuple[list[str], float]] = []
     for _ in range(40):
-        wanted, seconds = plan.next_round("connect4", await store.recent_games("connect4", 10))
+        wanted, seconds = plan.next_round("connect4", await prover.count_ended_games("connect4"))
         if not wanted:
             break
         handed.append(([key for key, _ in wanted], seconds))
