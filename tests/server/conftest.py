@@ -1,10 +1,13 @@
-"""Fixtures for the server tests: a real headless Chromium for the page tests, and a real
-Connect Four worker pool."""
+"""Fixtures for the server tests: a real headless Chromium for the page tests, a real
+Connect Four worker pool, and databases at the newest schema (copies of ones migrated once a
+session)."""
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +15,12 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, async_playwright
 
 from server.engines import AiPool
-from tests.server.storage.conftest import create_database, drop_database
+from tests.server.storage.conftest import (
+    create_database,
+    create_migrated_template,
+    drop_database,
+    migrated_sqlite_file,
+)
 
 # The tests of each package import the shared helpers (``wsclient``, ``pages``, ``people``,
 # ...) that stand in this folder by their bare names.
@@ -55,14 +63,35 @@ async def pool() -> AsyncIterator[AiPool]:
         await workers.close()
 
 
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file at the newest schema, made once a session: ``database_url`` copies it."""
+    return migrated_sqlite_file(tmp_path_factory.mktemp("migrated") / "discus.sqlite3")
+
+
+@pytest.fixture(scope="session")
+def migrated_postgres() -> Iterator[str]:
+    """The name of a PostgreSQL database at the newest schema, made once a session and never
+    connected to (PostgreSQL copies only such a database): ``database_url`` copies it."""
+    name = asyncio.run(create_migrated_template())
+    try:
+        yield name
+    finally:
+        asyncio.run(drop_database(name))
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path, migrated_sqlite: Path,
+                       migrated_postgres: str) -> AsyncIterator[str]:
     """A server's database, once on SQLite and once on PostgreSQL (a database made for the
-    test and dropped after it). ``tests/server/storage`` has its own, with the memory store."""
+    test and dropped after it), already at the newest schema: a copy of ``migrated_sqlite``
+    or ``migrated_postgres``. ``tests/server/storage`` has its own, with the memory store."""
     if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+        path = tmp_path / "discus.sqlite3"
+        shutil.copy2(migrated_sqlite, path)
+        yield f"sqlite+aiosqlite:///{path}"
         return
-    url, name = await create_database()
+    url, name = await create_database(template=migrated_postgres)
     try:
         yield url
     finally:

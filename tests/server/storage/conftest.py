@@ -1,9 +1,12 @@
 """Real databases for storage tests: each test gets its own PostgreSQL database (dropped
-afterwards), its own SQLite file, and its own Redis key prefix (deleted afterwards)."""
+afterwards), its own SQLite file, and its own Redis key prefix (deleted afterwards). Those of
+``database_url`` (and so ``store``) are copies of ones migrated once a session; ``pg_url``,
+``sqlite_url`` and ``sql_url`` are empty, as a first start finds them."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -15,6 +18,7 @@ import redis.asyncio as aioredis
 
 from server.storage import SqlStore
 from server.storage.memory import MemoryStore
+from server.storage.migrate import migrate
 from server.storage.store import Store
 
 PG_HOST = os.environ.get("DISCUS_TEST_PG_HOST", "127.0.0.1")
@@ -34,15 +38,36 @@ async def _admin_connection() -> tuple[asyncpg.Connection, str]:
     pytest.fail(f"PostgreSQL at {PG_HOST}:{PG_PORT} refused every user: {'; '.join(errors)}")
 
 
-async def create_database() -> tuple[str, str]:
-    """A fresh, uniquely named database: (async SQLAlchemy URL, name)."""
+async def create_database(template: str | None = None) -> tuple[str, str]:
+    """A fresh, uniquely named database, empty or a copy of the database ``template``
+    (which nobody may be connected to): (async SQLAlchemy URL, name)."""
     conn, user = await _admin_connection()
     name = f"discus_test_{uuid.uuid4().hex[:16]}"
+    copy = "" if template is None else f' TEMPLATE "{template}"'
     try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
+        await conn.execute(f'CREATE DATABASE "{name}"{copy}')
     finally:
         await conn.close()
     return f"postgresql+asyncpg://{user}@{PG_HOST}:{PG_PORT}/{name}", name
+
+
+async def create_migrated_template() -> str:
+    """The name of a new database migrated to the newest schema, to copy with
+    ``create_database(template=...)``: a copy costs about half of running every migration
+    again on an empty one (0.15 s against 0.27 s here). Drop it with ``drop_database``."""
+    url, name = await create_database()
+    store = SqlStore(url)
+    await store.open()
+    await store.close()
+    return name
+
+
+def migrated_sqlite_file(path: Path) -> Path:
+    """A SQLite file at ``path`` migrated to the newest schema, to copy for each test that
+    wants one (a copy takes under a millisecond; migrating takes 0.09 s here)."""
+    migrate(f"sqlite+aiosqlite:///{path}")
+    assert not path.with_name(path.name + "-wal").exists(), "a copy would miss the WAL"
+    return path
 
 
 async def drop_database(name: str) -> None:
@@ -74,14 +99,19 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-async def database_url(backend: str, tmp_path: Path) -> AsyncIterator[str | None]:
-    """A URL for the parametrised backend (None for the in-memory store)."""
+async def database_url(backend: str, tmp_path: Path, migrated_sqlite: Path,
+                       migrated_postgres: str) -> AsyncIterator[str | None]:
+    """A URL for the parametrised backend (None for the in-memory store): a database of this
+    test's own, already at the newest schema (a copy of the session's ``migrated_sqlite`` or
+    ``migrated_postgres``). Tests of the migrations use ``sqlite_url`` and ``pg_url``."""
     if backend == "memory":
         yield None
     elif backend == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'discus.sqlite3'}"
+        path = tmp_path / "discus.sqlite3"
+        shutil.copy2(migrated_sqlite, path)
+        yield f"sqlite+aiosqlite:///{path}"
     else:
-        url, name = await create_database()
+        url, name = await create_database(template=migrated_postgres)
         try:
             yield url
         finally:
