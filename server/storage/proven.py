@@ -105,36 +105,37 @@ class Reached:
         for record, moves in played:
             if record.start_position and record.start_position != self._start:
                 continue
-            keys = self._positions(moves)
-            if keys is None:
+            lines = self._positions(moves)
+            if lines is None:
                 continue
-            self._games.append(keys)
-            self._counts.update(keys)
+            self._games.append(tuple(lines))
+            self._counts.update(lines.keys())
+            for key, line in lines.items():
+                self._lines.setdefault(key, line)
             while len(self._games) > self.window:
                 self._forget(self._games.popleft())
 
-    def _positions(self, moves: list[MoveRecord]) -> tuple[str, ...] | None:
-        """The game's positions not over, each once; None if the rules refuse a move."""
+    def _positions(self, moves: list[MoveRecord]) -> dict[str, tuple[int, ...]] | None:
+        """The game's positions not over, each once with the moves that first reach it;
+        None if the rules refuse a move."""
         game = self.game
         state = game.initial()
         numbers: list[int] = []
-        seen: dict[str, None] = {}
+        seen: dict[str, tuple[int, ...]] = {}
         try:
             for move in moves:
-                self._see(state, numbers, seen)
+                seen.setdefault(self._key(state), tuple(numbers))
                 number = game.parse_move(state, move.move)
                 numbers.append(number)
                 state = state.play(number)
         except (games.InvalidNotation, games.IllegalMove):
             return None  # a stored game the rules refuse is no position anybody reaches
         if not state.is_over():
-            self._see(state, numbers, seen)
-        return tuple(seen)
+            seen.setdefault(self._key(state), tuple(numbers))
+        return seen
 
-    def _see(self, state: games.State, numbers: list[int], seen: dict[str, None]) -> None:
-        key = canonical(self.game.name, self.game.cells(state), state.to_move).key
-        seen.setdefault(key, None)
-        self._lines.setdefault(key, tuple(numbers))
+    def _key(self, state: games.State) -> str:
+        return canonical(self.game.name, self.game.cells(state), state.to_move).key
 
     def _forget(self, keys: tuple[str, ...]) -> None:
         self._counts.subtract(keys)
@@ -180,8 +181,7 @@ class Reached:
             for move in state.legal_moves():
                 child = state.play(move)
                 if not child.is_over():
-                    children.append((canonical(game.name, game.cells(child), child.to_move).key,
-                                     (*line, move)))
+                    children.append((self._key(child), (*line, move)))
             self._children[parent] = children
         return children
 
