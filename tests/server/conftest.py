@@ -5,7 +5,6 @@ session)."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -16,9 +15,9 @@ from playwright.async_api import Browser, BrowserContext, async_playwright
 
 from server.engines import AiPool
 from tests.server.storage.conftest import (
-    create_database,
     create_migrated_template,
     drop_database,
+    migrated_copy,
     migrated_sqlite_file,
 )
 
@@ -86,13 +85,6 @@ async def database_url(request: pytest.FixtureRequest, tmp_path: Path, migrated_
     """A server's database, once on SQLite and once on PostgreSQL (a database made for the
     test and dropped after it), already at the newest schema: a copy of ``migrated_sqlite``
     or ``migrated_postgres``. ``tests/server/storage`` has its own, with the memory store."""
-    if request.param == "sqlite":
-        path = tmp_path / "discus.sqlite3"
-        shutil.copy2(migrated_sqlite, path)
-        yield f"sqlite+aiosqlite:///{path}"
-        return
-    url, name = await create_database(template=migrated_postgres)
-    try:
+    async with migrated_copy(request.param, tmp_path, migrated_sqlite,
+                             migrated_postgres) as url:
         yield url
-    finally:
-        await drop_database(name)

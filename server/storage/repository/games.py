@@ -169,8 +169,6 @@ async def find_games(conn: AsyncConnection, game_ids: Sequence[str]) -> list[Gam
 
 async def list_moves(conn: AsyncConnection, game_ids: Sequence[str]) -> dict[str, list[MoveRecord]]:
     """Moves of each game in ply order (every id present, possibly with no moves)."""
-    if not game_ids:
-        return {}
     return await conn.run_sync(read_moves, game_ids)
 
 

@@ -62,6 +62,23 @@ async def create_migrated_template() -> str:
     return name
 
 
+@asynccontextmanager
+async def migrated_copy(backend: str, folder: Path, sqlite_file: Path,
+                        pg_template: str) -> AsyncIterator[str]:
+    """A database of one test's own at the newest schema (``backend`` "sqlite": a copy of
+    ``sqlite_file`` in ``folder``; else a PostgreSQL copy of ``pg_template``, dropped after)."""
+    if backend == "sqlite":
+        path = folder / "discus.sqlite3"
+        shutil.copy2(sqlite_file, path)
+        yield f"sqlite+aiosqlite:///{path}"
+        return
+    url, name = await create_database(template=pg_template)
+    try:
+        yield url
+    finally:
+        await drop_database(name)
+
+
 def migrated_sqlite_file(path: Path) -> Path:
     """A SQLite file at ``path`` migrated to the newest schema, to copy for each test that
     wants one (a copy takes under a millisecond; migrating takes 0.09 s here)."""
@@ -106,16 +123,9 @@ async def database_url(backend: str, tmp_path: Path, migrated_sqlite: Path,
     ``migrated_postgres``). Tests of the migrations use ``sqlite_url`` and ``pg_url``."""
     if backend == "memory":
         yield None
-    elif backend == "sqlite":
-        path = tmp_path / "discus.sqlite3"
-        shutil.copy2(migrated_sqlite, path)
-        yield f"sqlite+aiosqlite:///{path}"
-    else:
-        url, name = await create_database(template=migrated_postgres)
-        try:
-            yield url
-        finally:
-            await drop_database(name)
+        return
+    async with migrated_copy(backend, tmp_path, migrated_sqlite, migrated_postgres) as url:
+        yield url
 
 
 @asynccontextmanager
