@@ -21,6 +21,13 @@ from games.errors import IllegalMove, InvalidNotation
 
 _U = np.uint64
 _ALL = (1 << kernels.WIDTH) - 1
+_COLUMNS = tuple(str(col + 1) for col in range(kernels.WIDTH))
+"""Each column's text, by column: a server formats every move of a game again on each ply."""
+_COLUMN_BYTES = bytes(ord(_COLUMNS[b]) if b < kernels.WIDTH else 0 for b in range(256))
+"""``bytes.translate``'s table from a column to its text (0: no column)."""
+_LEGAL = tuple(tuple(col for col in range(kernels.WIDTH) if legal >> col & 1)
+               for legal in range(_ALL + 1))
+"""The legal columns of each bitmask of open columns."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,7 @@ class Connect4State:
         return self.mask.bit_count()
 
     def legal_moves(self) -> list[int]:
-        return [col for col in range(kernels.WIDTH) if self._legal >> col & 1]
+        return list(_LEGAL[self._legal])
 
     def play(self, move: int) -> Connect4State:
         if not isinstance(move, int) or not 0 <= move < kernels.WIDTH:
@@ -117,7 +124,7 @@ class Connect4:
     def format_move(self, move: int) -> str:
         if not 0 <= move < kernels.WIDTH:
             raise ValueError(f"no column {move!r}: columns are 0..{kernels.WIDTH - 1}")
-        return str(move + 1)
+        return _COLUMNS[move]
 
     def parse_moves(self, text: str, start: object | None = None) -> Connect4State:
         state = _initial() if start is None else _connect4(start)
@@ -133,7 +140,13 @@ class Connect4:
         return state
 
     def format_moves(self, moves: Sequence[int]) -> str:
-        return "".join(self.format_move(m) for m in moves)
+        try:
+            text = bytes(moves).translate(_COLUMN_BYTES)
+        except (ValueError, TypeError):  # not a byte
+            text = b"\0"
+        if 0 in text:  # no column: say which
+            return "".join(self.format_move(m) for m in moves)
+        return text.decode("ascii")
 
     def parse_position(self, text: str) -> Connect4State:
         """A Pons move string (the first field of a line of his files); "" is the start."""

@@ -69,19 +69,23 @@ class MoveTimes:
     its answer, queueing left out): what a waiting move is expected to cost."""
 
     kept: dict[tuple[str, str], collections.deque[float]] = field(default_factory=dict)
+    means: dict[tuple[str, str], float] = field(default_factory=dict)
+    """Each ``kept``'s mean, worked out as a time is added: ``expected`` is asked for every
+    waiting move each time the waits are told (thousands, past capacity)."""
 
     def add(self, job: AiJob, seconds: float) -> None:
-        times = self.kept.setdefault((job.game, job.level.name),
-                                     collections.deque(maxlen=MOVE_TIMES_KEPT))
+        key = (job.game, job.level.name)
+        times = self.kept.setdefault(key, collections.deque(maxlen=MOVE_TIMES_KEPT))
         times.append(seconds)
+        self.means[key] = sum(times) / len(times)
 
     def expected(self, job: AiJob) -> float:
         """The mean of the recent searches of the job's game and level; before any, the
         level's soft time (what its search aims at), never more than its hard time."""
-        times = self.kept.get((job.game, job.level.name))
-        if not times:
+        mean = self.means.get((job.game, job.level.name))
+        if mean is None:
             return min(job.level.soft_time, job.level.hard_time)
-        return sum(times) / len(times)
+        return mean
 
 
 class FairQueue:

@@ -138,7 +138,8 @@ class Room(Seating, Timing, Offers, Views):
     def status(self) -> p.RoomStatus:
         if self.result is not None:
             return "finished"
-        if any(s.kind == "empty" for s in self.seats):
+        first, second = self.seats  # a property read several times a move: no generator
+        if first.kind == "empty" or second.kind == "empty":
             return "waiting"
         return "active"
 

@@ -87,6 +87,8 @@ class Seating:
         seated = [
             s.player.id for s in self.seats if s.player is not None and not s.gone
         ]
+        if not self.spectators and (len(seated) < 2 or seated[0] != seated[1]):
+            return tuple(seated)  # the usual case, on every move: nobody to drop twice
         return tuple(dict.fromkeys([*seated, *sorted(self.spectators)]))
 
     def humans(self) -> list[SeatState]:

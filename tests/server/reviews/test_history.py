@@ -309,6 +309,9 @@ def test_a_pass_is_a_ply_whose_board_is_unchanged_and_the_move_list_leaves_it_ou
         else:
             assert placed == (int(move[1]) - 1) * 8 + "abcdefgh".index(move[0])
             assert flipped, "an Othello move turns at least one disc"
+        before, after = replayed.boards[ply], replayed.boards[ply + 1]
+        assert flipped == [cell for cell in range(64)
+                           if before[cell] != "-" and before[cell] != after[cell]]
     assert replayed.exports["moves"] == "".join(m for m in moves if m != "pass")
     assert "[PA//" in replayed.exports["ggf"]
     assert parse_ggf(replayed.exports["ggf"]).moves == moves
