@@ -118,8 +118,8 @@ def locked(path: Path) -> dict[str, str]:
     return {canonicalize_name(name): version for name, version in pins}
 
 
-@pytest.mark.parametrize(("lock", "extras"), [("requirements.lock", []),
-                                              ("requirements-dev.lock", ["dev"])])
+@pytest.mark.parametrize(("lock", "extras"), [("requirements.lock", ["fast"]),
+                                              ("requirements-dev.lock", ["dev", "fast"])])
 def test_the_locks_pin_every_declared_dependency_within_its_range(
     lock: str, extras: list[str]
 ) -> None:
