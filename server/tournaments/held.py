@@ -70,6 +70,31 @@ class Players(Protocol):
     def get(self, player_id: str) -> Player | None: ...
 
 
+class WallTimer:
+    """Calls ``callback`` once ``now()`` (the wall clock tournaments' times are in) reaches
+    ``due``. The loop's timer runs on its own clock: uvloop's fires up to a millisecond early
+    by the wall clock, and an arena whose start tick came early stayed "upcoming" for good
+    (``ArenaDesk._tick`` saw it was not yet time). A timer that fires early is set again for
+    what is left."""
+
+    def __init__(self, now: Callable[[], float], due: float, callback: Callable[[], Any]
+                 ) -> None:
+        self.now = now
+        self.due = due
+        self.callback = callback
+        self.handle = asyncio.get_running_loop().call_later(max(0.0, due - now()), self._fire)
+
+    def _fire(self) -> None:
+        left = self.due - self.now()
+        if left > 0:
+            self.handle = asyncio.get_running_loop().call_later(left, self._fire)
+            return
+        self.callback()
+
+    def cancel(self) -> None:
+        self.handle.cancel()
+
+
 class HeldTournaments:
     """The tournaments paired here (and the finished ones shown here), whatever their kind:
     records, epochs, locks, timers, names; their rows written, their games started."""
@@ -92,7 +117,7 @@ class HeldTournaments:
         """The epoch each tournament paired here is held at (0 alone): its writes carry it."""
         self.records: dict[str, TournamentRecord] = {}
         self.names: dict[str, Player] = {}
-        self.timers: dict[str, list[asyncio.TimerHandle]] = {}
+        self.timers: dict[str, list[WallTimer]] = {}
         self.locks: dict[str, asyncio.Lock] = {}
 
     def lock(self, tid: str) -> asyncio.Lock:
@@ -112,10 +137,10 @@ class HeldTournaments:
             timer.cancel()
 
     def at(self, tid: str, delay: float, tick: Callable[[str], Awaitable[None]]) -> None:
-        """Run ``tick(tid)`` in ``delay`` seconds, unless the tournament is let go first."""
-        loop = asyncio.get_running_loop()
-        self.timers.setdefault(tid, []).append(loop.call_later(
-            delay, lambda: asyncio.ensure_future(tick(tid))))
+        """Run ``tick(tid)`` once ``now`` is ``delay`` seconds later, unless the tournament is
+        let go first (``tick`` compares ``now`` with the tournament's times)."""
+        self.timers.setdefault(tid, []).append(WallTimer(
+            self.now, self.now() + delay, lambda: asyncio.ensure_future(tick(tid))))
 
     def close(self) -> None:
         for timer in [t for timers in self.timers.values() for t in timers]:
