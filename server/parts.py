@@ -86,7 +86,7 @@ class Server:
                 await asyncio.wait_for(self.stopping.wait(), self.settings.sweep_seconds)
                 return
             await self.runner.sweep()
-            self.gateway.sweep()
+            await self.gateway.sweep()
             try:
                 await self.tournaments.sweep()
             except Exception:

@@ -204,7 +204,17 @@ def tell_waiting(queue: FairQueue, running: list[QueuedJob | None], times: MoveT
                  now: float) -> None:
     """Tell each waiting job where it stands now (``on_wait``): first once it has waited
     ``TELL_EVERY``, then at most every ``TELL_AGAIN`` while its place changes."""
+    for job, wait in due_waits(queue, running, times, now):
+        tell(job, wait)
+
+
+def due_waits(queue: FairQueue, running: list[QueuedJob | None], times: MoveTimes,
+              now: float) -> list[tuple[QueuedJob, QueueWait]]:
+    """What ``tell_waiting`` tells, each job marked as told, for a caller that tells them
+    a few at a time (``tell``): past capacity a pass tells hundreds of moves, and each tell
+    is a frame to every member of a room."""
     length = len(queue)
+    due = []
     for position, (job, seconds) in enumerate(estimate(queue.order(), running, times, now),
                                               start=1):
         if job.on_wait is None:
@@ -216,7 +226,8 @@ def tell_waiting(queue: FairQueue, running: list[QueuedJob | None], times: MoveT
             continue
         told = QueueWait(position, length, round(seconds, 1))
         job.told, job.told_at = told, now
-        _tell(job, told)
+        due.append((job, told))
+    return due
 
 
 def tell_started(job: QueuedJob, times: MoveTimes) -> None:
@@ -226,10 +237,11 @@ def tell_started(job: QueuedJob, times: MoveTimes) -> None:
     more frame for a notice that is out of date a few milliseconds later)."""
     if job.told is not None and times.expected(job.job) >= TELL_STARTED_FROM:
         job.told = STARTED
-        _tell(job, STARTED)
+        tell(job, STARTED)
 
 
-def _tell(job: QueuedJob, wait: QueueWait) -> None:
+def tell(job: QueuedJob, wait: QueueWait) -> None:
+    """Call the job's ``on_wait`` with ``wait`` (a failing callback is logged, not raised)."""
     assert job.on_wait is not None
     try:
         job.on_wait(wait)

@@ -1,7 +1,8 @@
 """The difficulty levels this server plays now, kept current with the database's.
 
-Why a part of its own: an admin's edit on any server must count from the very next AI move
-everywhere, with no restart, and the lobby, ``welcome`` and the admin pages must follow it.
+Why a part of its own: an admin's edit on any server must count from the next AI move
+everywhere (asked a tenth of a second after it: ``server.storage.levels.FRESH_SECONDS``),
+with no restart, and the lobby, ``welcome`` and the admin pages must follow it.
 Levels are kept by a ``LevelBook`` on the store's database; ``refresh`` runs before every AI
 move, a poller every ``POLL_SECONDS`` and the book's change listener (Redis) at once. Whoever
 shows levels registers ``on_change``. A server without a database (``MemoryStore``) plays

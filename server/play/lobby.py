@@ -11,7 +11,7 @@ the open list. Sans-I/O like the rooms: the caller passes ``now`` and carries ea
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import games
 from games.base import Game
@@ -297,11 +297,18 @@ class Lobby:
         for watcher in room.spectators:
             self._watching.get(watcher, set()).discard(room_id)
 
-    def stalled_ai(self) -> list[tuple[Room, AiTurn]]:
+    def stalled_ai(self, rooms: Iterable[Room] | None = None) -> list[tuple[Room, AiTurn]]:
         """Rooms where the AI is to move but nobody is finding its move, each with the AI's
-        turn (now marked thinking): the caller starts the AI for each."""
-        turns = [(room, room.stalled_ai_turn()) for room in self.rooms.values()]
+        turn (now marked thinking): the caller starts the AI for each. ``rooms``: only
+        those of them still open here (else every room)."""
+        turns = [(room, room.stalled_ai_turn()) for room in self._open(rooms)]
         return [(room, turn) for room, turn in turns if turn is not None]
+
+    def _open(self, rooms: Iterable[Room] | None) -> list[Room]:
+        """``rooms`` that are still open here (every open room when None)."""
+        if rooms is None:
+            return list(self.rooms.values())
+        return [room for room in rooms if self.rooms.get(room.id) is room]
 
     def open_rooms(self, now: float | None = None) -> p.Rooms:
         """The open list (``pick_open``) of this server's rooms waiting for anyone (``now``
@@ -327,19 +334,22 @@ class Lobby:
             out.extend(room.reconnect(player_id, now))
         return out
 
-    def overdue(self, now: float) -> list[Room]:
+    def overdue(self, now: float, rooms: Iterable[Room] | None = None) -> list[Room]:
         """Rooms whose running clock, or first-move time, has run out by ``now``: the caller
-        ends each game with ``Room.check_flag`` (under the room's lock, as any command)."""
-        return [room for room in self.rooms.values()
+        ends each game with ``Room.check_flag`` (under the room's lock, as any command).
+        ``rooms``: only those of them still open here (else every room)."""
+        return [room for room in self._open(rooms)
                 if (deadline := room.deadline()) is not None and deadline <= now]
 
-    def sweep(self, now: float) -> list[tuple[Room, Outcome]]:
-        """Close rooms whose people have all been away longer than the grace period.
+    def sweep(self, now: float, rooms: Iterable[Room] | None = None
+              ) -> list[tuple[Room, Outcome]]:
+        """Close rooms whose people have all been away longer than the grace period
+        (``rooms``: only those of them still open here, else every room).
 
         Returns each closed room with its outcome (the caller saves finished games).
         """
         closed = []
-        for room in list(self.rooms.values()):
+        for room in self._open(rooms):
             since = room.abandoned_since()
             if since is not None and now - since >= self.grace:
                 closed.append((room, room.expire(now)))

@@ -44,6 +44,7 @@ from server.storage.store import (
     Store,
     replace,
 )
+from server.turns import in_turns
 
 log = logging.getLogger("discus.runner")
 
@@ -430,16 +431,21 @@ class RoomRunner:
 
     async def sweep(self) -> None:
         """Close abandoned rooms, check flags whose timer was lost, ask the AI again where
-        its last move could not be stored."""
-        for room in self.lobby.overdue(self.now()):
+        its last move could not be stored: a chunk of rooms per turn of the loop
+        (``server.turns``; a room closed meanwhile is skipped)."""
+        async for rooms in in_turns(list(self.lobby.rooms.values())):
+            await self._sweep(rooms)
+
+    async def _sweep(self, rooms: Sequence[Room]) -> None:
+        for room in self.lobby.overdue(self.now(), rooms):
             await self.check_flag(room)
-        for room, out in self.lobby.sweep(self.now()):
+        for room, out in self.lobby.sweep(self.now(), rooms):
             try:
                 await self.carry(room, out)
             except Exception:
                 log.exception("failed to close room %s", room.id)
             self.lock.drop(room.id)
-        for room, turn in self.lobby.stalled_ai():
+        for room, turn in self.lobby.stalled_ai(rooms):
             self._start_ai(room, turn)
 
     async def quiesce(self) -> None:

@@ -2,9 +2,11 @@
 
 ``LevelBook`` holds a copy of every game's levels and the levels version it was read at.
 ``await book.levels()`` checks the version (one Redis GET when Redis is configured, else one
-one-row SELECT) and reloads only when it changed, so an admin's edit is used from the next
-AI move on every server, with no restart. The AI job carries the ``Level`` itself to the
-worker process (``server.engines.AiJob``), so workers need no copy of their own.
+one-row SELECT; a check stands for ``FRESH_SECONDS``) and reloads only when it changed, so an
+admin's edit is used from the next AI move on every server (on other servers, from the
+moves asked a tenth of a second after it), with no restart. The AI job carries the
+``Level`` itself to the worker process (``server.engines.AiJob``), so workers need no copy
+of their own.
 
 ``await book.edit(game, name, changes, actor)`` validates, writes, audits and bumps the
 version in one transaction, then mirrors the version to Redis and publishes it on the
@@ -47,6 +49,10 @@ __all__ = ["AuditEntry", "InvalidLevel", "LevelBook", "LevelEdit",
            "UnknownLevel"]  # fmt: skip
 
 Levels = Mapping[str, tuple[Level, ...]]
+
+FRESH_SECONDS = 0.1
+"""How long a check of the levels' version stands for the AI moves that come after it: an
+edit made on another server is played from the moves asked this long after it."""
 
 SUBSCRIBE_WAIT = 5.0
 """Seconds ``LevelBook.open`` waits for Redis to confirm the levels subscription."""
@@ -98,6 +104,9 @@ class LevelBook:
         self._levels: Levels = {}
         self._version = -1
         self._reload_lock = asyncio.Lock()
+        self._checked_at = -FRESH_SECONDS
+        """When the last check that succeeded began (``time.monotonic``)."""
+        self._check_began = 0.0
         self._check: asyncio.Future[Levels] | None = None
         self._listeners: list[Callable[[int], None]] = []
         self._subscribed = asyncio.Event()
@@ -162,20 +171,26 @@ class LevelBook:
 
     async def levels(self) -> Levels:
         """The current levels of every game (the shape of ``ai.levels.DEFAULT_LEVELS``),
-        reloaded first if any server edited them since the last call.
+        reloaded first if any server edited them before the last check, which began at most
+        ``FRESH_SECONDS`` ago (this book's own edits: at once).
 
-        Callers that arrive while a check is under way share it rather than each asking the
-        database: every AI move calls this, and under load (bench.load, 1,000 clients) the
-        separate checks took 12% of the event loop and competed with the move commits for
-        connections. A shared check began at most one round trip before the caller came.
+        Every AI move calls this. Callers that arrive while a check is under way share it,
+        and one that began less than ``FRESH_SECONDS`` ago stands: under load (bench.load,
+        1,000 clients) separate checks took 12% of the event loop; shared ones, at 10,000
+        clients, were still a database read (a thread hand-off) for nearly every AI move.
         """
         if self._check is None:
+            if time.monotonic() - self._checked_at < FRESH_SECONDS:
+                return self._levels
+            self._check_began = time.monotonic()
             self._check = asyncio.ensure_future(self._checked_levels())
             self._check.add_done_callback(self._check_done)
         return await asyncio.shield(self._check)
 
-    def _check_done(self, _: asyncio.Future[Levels]) -> None:
+    def _check_done(self, check: asyncio.Future[Levels]) -> None:
         self._check = None
+        if not check.cancelled() and check.exception() is None:
+            self._checked_at = self._check_began
 
     async def _checked_levels(self) -> Levels:
         if await self.current_version() != self._version:

@@ -33,6 +33,7 @@ from server.engines.overload import LoadGauge
 from server.gc_policy import release_transport
 from server.metrics import Metrics
 from server.settings import Settings
+from server.turns import in_turns
 from server.web.sources import Sources, peer_address, source_key
 
 log = logging.getLogger("discus.gateway")
@@ -104,21 +105,24 @@ class Gateway:
             counts[_state(client)] += 1
         return counts
 
-    def sweep(self) -> None:
-        """Close the guests idle past ``SourceLimits.idle_guest_seconds`` in no room, and
-        forget the rates of addresses back to their full allowance."""
+    async def sweep(self) -> None:
+        """Close the guests idle past ``SourceLimits.idle_guest_seconds`` in no room (a
+        chunk of connections per turn of the loop: ``server.turns``), and forget the rates
+        of addresses back to their full allowance."""
         now = self.now()
         self.sources.prune(now)
         idle = self.settings.sources.idle_guest_seconds
         if idle <= 0:
             return
-        for client in list(self.clients):
-            player = client.player
-            if (player is None or _state(client) != "guest" or client.closing is not None
-                    or now - client.active < idle or self._in_room(player.id)):
-                continue
-            self.metrics.refused("idle_guest_seconds", "idle")
-            client.close(1000, f"idle: in no room and silent for {idle:g} s")
+        async for clients in in_turns(list(self.clients)):
+            for client in clients:
+                player = client.player
+                if (player is None or now - client.active < idle
+                        or client.closing is not None or _state(client) != "guest"
+                        or self._in_room(player.id)):
+                    continue
+                self.metrics.refused("idle_guest_seconds", "idle")
+                client.close(1000, f"idle: in no room and silent for {idle:g} s")
 
     async def _serve(self, ws: ServerConnection, source: str) -> None:
         client = Client(ws, TokenBucket(self.settings.messages_per_second,

@@ -12,6 +12,7 @@ from sqlalchemy import inspect
 
 from ai.levels import DEFAULT_LEVELS, find
 from server.storage import SqlStore, downgrade, keys, migrate
+from server.storage import levels as level_storage
 from server.storage import repository as repo
 from server.storage.config import create_engine
 from server.storage.levels import InvalidLevel, LevelBook, UnknownLevel
@@ -62,14 +63,20 @@ async def test_the_migration_seeds_exactly_the_default_levels(
 
 
 async def test_an_edit_is_audited_and_seen_by_another_server_at_its_next_move(
-    books: tuple[LevelBook, LevelBook],
+    books: tuple[LevelBook, LevelBook], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    fresh = 1.0  # longer than the shipped tenth of a second: an edit takes that on a busy machine
+    monkeypatch.setattr(level_storage, "FRESH_SECONDS", fresh)
     here, there = books
     before = find("othello", "medium", await there.levels())
     edit = await here.edit("othello", "medium", {"soft_time": 0.2, "max_depth": 5}, "admin-1")
     assert (edit.before, edit.version) == (before, 2)
     assert (edit.after.soft_time, edit.after.max_depth, edit.after.hard_time) == (0.2, 5, 0.8)
-    # No message, no restart: the other server's next look finds the new version.
+    # No message, no restart: the other server's look finds the new version once its last
+    # check is FRESH_SECONDS old (a check stands that long: one per AI move was a database
+    # read per move at 10,000 players).
+    assert find("othello", "medium", await there.levels()) == before
+    await asyncio.sleep(fresh)
     assert find("othello", "medium", await there.levels()) == edit.after
     assert there.version == 2
     (entry,) = await there.audit()
