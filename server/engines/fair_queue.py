@@ -103,12 +103,6 @@ class FairQueue:
         self._by_key.setdefault(job.key, collections.deque()).append(job)
         self._length += 1
 
-    def push_front(self, job: QueuedJob) -> None:
-        """``job`` again, taken before any other (it was taken once, and never started)."""
-        self._by_key.setdefault(job.key, collections.deque()).appendleft(job)
-        self._by_key.move_to_end(job.key, last=False)
-        self._length += 1
-
     def pop(self) -> QueuedJob | None:
         """The next job to search (skipping any whose future is already done), or None."""
         while self._by_key:

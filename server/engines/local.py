@@ -25,9 +25,6 @@ one), and its ``on_wait`` is told its place and estimated wait (``QueueWait``). 
 ready workers and every level's hard time at most ``H``, a job with ``n`` jobs ahead of it
 starts within ``(n // W + 1) * (H + margin)`` seconds, since a worker that runs past its
 job's hard time plus ``margin`` is replaced (that job, and only it, gets the quick move).
-A process searching a quick level's moves is sent the next ones before it answers
-(``AHEAD_JOBS``, under ``AHEAD_BELOW`` each), so it does not wait for the server's loop
-between two searches; those go back to the head of the queue if it dies.
 
 Parent and processes talk over a duplex pipe in ``server.engines.messages`` (the same
 encoding as the Redis stream's); the parent reads with ``loop.add_reader`` so no thread is
@@ -117,17 +114,6 @@ STOP_SECONDS = 10.0
 them: a stopping process first writes its buffered durable cache rows, which took over 2 s
 on a loaded machine (the earlier limit, which lost them)."""
 
-AHEAD_BELOW = 0.02
-"""Seconds a level's searches take in the engine process (their recent mean) under which a
-busy process is sent its next jobs before it answers: it starts each at once instead of
-waiting for the server's loop to read an answer and send another. Past capacity at 10,000
-players (``bench.load``) each engine process spent half its time waiting so, between
-searches of a third of a millisecond."""
-
-AHEAD_JOBS = 2
-"""At most this many jobs sent ahead to one process: one sent ahead waits at most
-``AHEAD_JOBS`` quick searches (each its level's hard time at worst) behind the others."""
-
 TELL_CHUNK = 50
 """Waiting moves told where they stand in one turn of the event loop. Past capacity one pass
 tells hundreds (``bench.load``, 10,000 clients: about 650 every half second, some 18 ms of
@@ -165,9 +151,6 @@ class _Worker:
     conn: multiprocessing.connection.Connection
     ready: bool = False
     job: QueuedJob | None = None
-    following: collections.deque[QueuedJob] = field(default_factory=collections.deque)
-    """Quick jobs sent ahead, in order, which the process starts one by one as it answers
-    ``job`` (``AiPool._send_ahead``); each becomes ``job`` in its turn."""
     task: Task | None = None
     yielding: bool = False
     """The process was asked to give its task back (``GiveBack``)."""
@@ -212,9 +195,6 @@ class AiPool(LowPriority):
         self._workers: list[_Worker] = []
         self._queue = FairQueue()
         self._times = MoveTimes()
-        self._searches = MoveTimes()
-        """The time each level's searches took in the process itself (the answer's
-        ``seconds``; ``_times`` counts the server's loop too): what a job sent ahead waits."""
         self._telling: asyncio.TimerHandle | None = None
         self._dispatching: asyncio.Handle | None = None
         """A ``_dispatch`` due at the loop's next turn (after the answers read in this one)."""
@@ -322,11 +302,9 @@ class AiPool(LowPriority):
                     log.exception("progress callback failed")
             return
         self._finish_worker(worker)
-        self._start_following(worker)
         if isinstance(message, Answered):
             if job.started_at is not None:
                 self._times.add(job.job, time.monotonic() - job.started_at)
-            self._searches.add(job.job, message.answer.seconds)
             for name, amount in message.answer.cache.as_dict().items():
                 self.stats.cache[name] += amount
             self._resolve(job, message.answer)
@@ -391,8 +369,6 @@ class AiPool(LowPriority):
         self._loop.remove_reader(worker.conn.fileno())
         job, task = worker.job, worker.task
         self._finish_worker(worker)
-        while worker.following:  # never started: they wait for another process, first
-            self._queue.push_front(worker.following.pop())
         if task is not None and not task.future.done():
             task.future.set_exception(TaskFailed(f"its AI worker was replaced: {why}"))
         worker.process.kill()
@@ -427,9 +403,14 @@ class AiPool(LowPriority):
             job = self._queue.pop()
             if job is None:
                 break
+            worker.job = job
+            job.started_at = now
             worker.send(Think(job.id, job.job))
-            self._start(worker, job, now)
-        self._send_ahead()
+            limit = job.job.level.hard_time + self.margin
+            worker.watchdog = self._loop.call_later(
+                limit, self._replace, worker, f"no answer within {limit:.1f}s"
+            )
+            tell_started(job, self._times)
         # Without an engine to search them, jobs are answered by the quick move: every job
         # until a first worker is ready (a first start compiles the engines for about a
         # minute) or when there are no workers left, and jobs that waited ``queue_timeout``
@@ -461,39 +442,6 @@ class AiPool(LowPriority):
                 worker.send(GiveBack(worker.task.id))
                 wanted -= 1
         self._dispatch_tasks()
-
-    def _start(self, worker: _Worker, job: QueuedJob, now: float) -> None:
-        """``job``, sent to ``worker``, is the one it searches now: its watchdog runs."""
-        assert self._loop is not None
-        worker.job = job
-        job.started_at = now
-        limit = job.job.level.hard_time + self.margin
-        worker.watchdog = self._loop.call_later(
-            limit, self._replace, worker, f"no answer within {limit:.1f}s"
-        )
-        tell_started(job, self._times)
-
-    def _send_ahead(self) -> None:
-        """Moves still waiting with every ready process busy: each process searching quick
-        jobs (their level's searches under ``AHEAD_BELOW``) is sent the next ones now, up
-        to ``AHEAD_JOBS`` ahead, each behind quick jobs only."""
-        for worker in self._workers:
-            while (self._queue and worker.ready and worker.job is not None
-                   and worker.task is None and len(worker.following) < AHEAD_JOBS
-                   and self._searches.expected(
-                       (worker.following[-1] if worker.following else worker.job).job)
-                   < AHEAD_BELOW):
-                job = self._queue.pop()
-                if job is None:
-                    return
-                worker.following.append(job)
-                worker.send(Think(job.id, job.job))
-
-    def _start_following(self, worker: _Worker) -> None:
-        """``worker`` answered its job: the first sent ahead, if any, is its job now (the
-        process started it as it answered)."""
-        if worker.following:
-            self._start(worker, worker.following.popleft(), time.monotonic())
 
     async def think(self, job: AiJob, on_progress: Callable[[Progress], None] | None = None,
                     room: str | None = None,
@@ -572,10 +520,8 @@ class AiPool(LowPriority):
             self._finish_worker(worker)  # no watchdog may fire while the pool closes
             if task is not None and not task.future.done():
                 task.future.set_exception(TaskFailed("the AI pool is closing"))
-            for unanswered in (running, *worker.following):
-                if unanswered is not None:
-                    self._answer_quickly(unanswered)
-            worker.following.clear()
+            if running is not None:
+                self._answer_quickly(running)
             try:
                 worker.send(Stop())
             except OSError:

@@ -47,13 +47,6 @@ def unhurried(state: State, limits: Limits) -> Iterator[Iteration]:
                         seconds=time.perf_counter() - started)
 
 
-def dies_on_the_empty_board(state: State, limits: Limits) -> Iterator[Iteration]:
-    """The process vanishes when asked for the first move; any other position as ``steady``."""
-    if not state.moves:  # type: ignore[attr-defined]
-        os._exit(3)
-    yield from steady(state, limits)
-
-
 def stuck(state: State, limits: Limits) -> Iterator[Iteration]:
     """One iteration, then never returns (a search ignoring its hard deadline)."""
     legal = state.legal_moves()

@@ -16,7 +16,7 @@ import pytest
 import games
 from ai.connect4.evaluation import WIN
 from ai.levels import Level
-from server.engines import AiJob, AiPool, Progress, local, quick_move, win_in
+from server.engines import AiJob, AiPool, Progress, quick_move, win_in
 from server.engines.engine_process import ENGINE_NICE, PROGRESS_EVERY
 from server.engines.fallback import rails_move
 from server.engines.local import TELL_CHUNK, take_frames
@@ -410,61 +410,3 @@ async def test_a_long_queue_is_told_where_it_stands_a_few_moves_at_a_time() -> N
     assert max(per_turn.values()) == TELL_CHUNK
     busiest = min(turn for turn, n in per_turn.items() if n == TELL_CHUNK)
     assert per_turn[busiest + 1] > 0
-
-
-async def test_a_process_searching_quick_moves_is_sent_the_next_before_it_answers(
-    steady_pool: AiPool, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """With moves waiting, a process searching a quick level's move gets the next ones sent
-    ahead and starts each as it answers, without waiting for the server's loop to read the
-    answer and send another: on a busy server (here a loop whose every turn takes 30 ms) the
-    same moves take far fewer turns of the loop than when each waits for its turn."""
-    await steady_pool.think(AiJob("connect4", (3, 3), FAST, seed=0))  # its time is known
-    monkeypatch.setattr(local, "AHEAD_JOBS", 0)
-    one_at_a_time = await turns_for_moves(steady_pool, 12)
-    monkeypatch.undo()
-    ahead = await turns_for_moves(steady_pool, 12)
-    assert ahead * 1.5 <= one_at_a_time, (ahead, one_at_a_time)
-
-
-async def turns_for_moves(pool: AiPool, moves: int) -> int:
-    """The turns of a busy loop (30 ms each) it takes ``pool`` to answer ``moves`` moves
-    of the quick level, all asked at once."""
-    loop = asyncio.get_running_loop()
-    turns = 0
-
-    def busy_turn() -> None:
-        nonlocal turns
-        turns += 1
-        time.sleep(0.03)
-        stalling[0] = loop.call_soon(busy_turn)
-
-    stalling = [loop.call_soon(busy_turn)]
-    try:
-        answers = await asyncio.gather(*(pool.think(
-            AiJob("connect4", (m % 7,), FAST, seed=m), room=f"room{m}") for m in range(moves)))
-    finally:
-        stalling[0].cancel()
-    assert all(a.move == 6 and not a.fallback for a in answers)
-    return turns
-
-
-@pytest.mark.slow
-async def test_moves_sent_ahead_to_a_process_that_dies_are_searched_by_another() -> None:
-    pool = AiPool(processes=2, games=("connect4",), margin=0.3,
-                  search="scripted_engines:dies_on_the_empty_board",
-                  warm_up="scripted_engines:warm_up")
-    await pool.start(wait_ready=True, timeout=60)
-    try:
-        await pool.think(AiJob("connect4", (3, 3), FAST, seed=0))  # its time is known
-        doomed = pool.think(AiJob("connect4", (), FAST, seed=1), room="doomed")
-        others = [pool.think(AiJob("connect4", (m % 7,), FAST, seed=m), room=f"room{m}")
-                  for m in range(8)]
-        answers = await asyncio.wait_for(asyncio.gather(doomed, *others), 20)
-    finally:
-        await pool.close()
-    # Only the move whose search killed its process comes from the quick fallback; those
-    # sent ahead to it went back to the head of the queue and were searched elsewhere.
-    assert answers[0].fallback
-    assert not any(a.fallback for a in answers[1:])
-    assert pool.snapshot().restarts == 1
