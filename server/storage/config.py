@@ -120,12 +120,11 @@ def reads_engine(engine: AsyncEngine) -> AsyncEngine:
     return engine.execution_options(isolation_level="AUTOCOMMIT")
 
 
-def create_sqlite_writer(url: str, checkpoints: bool = True) -> Engine | None:
+def create_sqlite_writer(url: str) -> Engine | None:
     """A sync engine on the same SQLite file, for the store's batched writes, or its quick
     reads, in a thread of their own (``sql_store``); None for an in-memory database, which a
     second connection would not see. Same pragmas as ``create_engine``: a commit is durable
-    when it returns. ``checkpoints=False``: its commits leave the write-ahead log to be
-    copied into the database by another connection (``sql_store.CHECKPOINT_SECONDS``)."""
+    when it returns."""
     database = make_url(url).database
     if not is_sqlite(url) or not database or database == ":memory:":
         return None
@@ -136,15 +135,7 @@ def create_sqlite_writer(url: str, checkpoints: bool = True) -> Engine | None:
         max_overflow=0,
     )
     event.listen(engine, "connect", _sqlite_pragmas)
-    if not checkpoints:
-        event.listen(engine, "connect", _no_checkpoints)
     return engine
-
-
-def _no_checkpoints(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA wal_autocheckpoint=0")
-    cursor.close()
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]

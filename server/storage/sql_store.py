@@ -18,9 +18,7 @@ one connection they queued behind each other hop by hop (1,500 clients creating 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -57,18 +55,6 @@ from server.storage.store import (
     score_levels,
 )
 
-log = logging.getLogger(__name__)
-
-CHECKPOINT_SECONDS = 1.0
-"""How often a SQLite store's own thread copies the write-ahead log into the file. Left to
-the commits (SQLite's default, every 1,000 pages), it fell now and then on a commit of the
-moves and held it for 100-400 ms on this machine's disk (bench.load, 10,000 players: the
-slowest acknowledgements); in a thread of its own it holds nobody up."""
-
-
-def _checkpoint(conn: Connection) -> None:
-    conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
-
 
 class SqlStore:
     """The durable ``Store``. ``open()`` upgrades the schema to the newest migration (under a
@@ -81,8 +67,6 @@ class SqlStore:
         self._batcher: _WriteBatcher | None = None
         self._writer: SqliteThread | None = None
         self._reader: SqliteThread | None = None
-        self._checkpointer: SqliteThread | None = None
-        self._checkpoints: asyncio.Task[None] | None = None
         self._reads: AsyncEngine | None = None
 
     @property
@@ -113,38 +97,18 @@ class SqlStore:
             raise
         self._engine = engine
         self._reads = reads_engine(engine)
-        self._writer = SqliteThread.start(self.url, "discus-sqlite", checkpoints=False)
+        self._writer = SqliteThread.start(self.url, "discus-sqlite")
         self._reader = SqliteThread.start(self.url, "discus-sqlite-read")
-        self._checkpointer = SqliteThread.start(self.url, "discus-sqlite-checkpoint")
-        if self._checkpointer is not None:
-            self._checkpoints = asyncio.create_task(self._checkpoint_forever(
-                self._checkpointer))
         self._batcher = _WriteBatcher(self._commit)
-
-    async def _checkpoint_forever(self, thread: SqliteThread) -> None:
-        """Copy the write-ahead log into the SQLite file every ``CHECKPOINT_SECONDS``, in a
-        thread of its own and without waiting for anyone (``PASSIVE``), so no commit of the
-        moves ever does it (``create_sqlite_writer``)."""
-        while True:
-            await asyncio.sleep(CHECKPOINT_SECONDS)
-            try:
-                await thread.read(_checkpoint)
-            except Exception:
-                log.warning("a checkpoint of the SQLite file failed", exc_info=True)
 
     async def close(self) -> None:
         if self._batcher is not None:
             await self._batcher.drain()
             self._batcher = None
-        if self._checkpoints is not None:
-            self._checkpoints.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._checkpoints
-            self._checkpoints = None
-        for thread in (self._writer, self._reader, self._checkpointer):
+        for thread in (self._writer, self._reader):
             if thread is not None:
                 await thread.close()
-        self._writer = self._reader = self._checkpointer = None
+        self._writer = self._reader = None
         if self._engine is not None:
             engine, self._engine = self._engine, None
             await engine.dispose()

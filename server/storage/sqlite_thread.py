@@ -30,12 +30,10 @@ class SqliteThread:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
 
     @classmethod
-    def start(cls, url: str, name: str, checkpoints: bool = True) -> SqliteThread | None:
+    def start(cls, url: str, name: str) -> SqliteThread | None:
         """A thread on the SQLite file of ``url``; None for another database or an
-        in-memory one (which a second connection would not see). ``checkpoints=False``:
-        its commits never copy the write-ahead log into the database (another thread does:
-        ``create_sqlite_writer``)."""
-        engine = create_sqlite_writer(url, checkpoints)
+        in-memory one (which a second connection would not see)."""
+        engine = create_sqlite_writer(url)
         return None if engine is None else cls(engine, name)
 
     async def write(self, fn: Callable[..., T], *args: Any) -> T:
