@@ -105,7 +105,8 @@ SHELL = {"server", "server.app", "server.parts", "server.serve", "server.cli", "
 """The composition root, the parts it builds and its entry points: they wire every package, and
 none imports them."""
 
-BASE = {"server.errors", "server.settings", "server.metrics", "server.gc_policy"}
+BASE = {"server.errors", "server.settings", "server.metrics", "server.gc_policy",
+        "server.turns"}
 """Modules at the top of ``server/`` that every package may import; they import only pure
 modules (``Settings`` gathers the pure rules' published limits)."""
 
