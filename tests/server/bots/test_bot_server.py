@@ -68,8 +68,11 @@ async def closed_with(client: Client) -> int | None:
 async def play_out(client: Client, room: str, seat: int, seed: int = 0,
                    state: dict[str, Any] | None = None) -> dict[str, Any]:
     """Play random legal moves in ``room`` whenever ``seat`` is to move, starting from
-    ``state`` (a ``room_state`` already read) if given; the ``game_over``."""
+    ``state`` (a ``room_state`` already read) if given; the ``game_over``. Like any bot
+    (``clients.bot``), a move refused for the bots' move rate is sent again after the
+    ``retry_after`` it names: a whole game played at a loop's speed can pass the burst."""
     rng = random.Random(seed)
+    sent: dict[str, Any] = {}
     while True:
         message = state or await client.recv(timeout=20)
         state = None
@@ -82,13 +85,18 @@ async def play_out(client: Client, room: str, seat: int, seed: int = 0,
             position = message["room"]["position"]
         elif message["type"] == "move_made":
             position = message["position"]
+        elif message["type"] == "error" and message["code"] == "limit_exceeded" and sent:
+            await asyncio.sleep(message["detail"]["retry_after"])
+            await client.send(**sent)
+            continue
         elif message["type"] == "error":
             raise AssertionError(f"refused: {message}")
         else:
             continue
         if position["to_move"] == seat and position["legal_moves"]:
-            await client.send(type="move", room=room, ply=position["ply"],
-                              move=rng.choice(position["legal_moves"]))
+            sent = dict(type="move", room=room, ply=position["ply"],
+                        move=rng.choice(position["legal_moves"]))
+            await client.send(**sent)
 
 
 async def stored(server: Running, room: str) -> tuple[str, str | None, tuple[str | None, ...]]:

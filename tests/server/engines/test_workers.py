@@ -4,7 +4,6 @@ quick fallback is a real (shallow) search."""
 from __future__ import annotations
 
 import asyncio
-import collections
 import itertools
 import multiprocessing
 import os
@@ -19,7 +18,7 @@ from ai.levels import Level
 from server.engines import AiJob, AiPool, Progress, quick_move, win_in
 from server.engines.engine_process import ENGINE_NICE, PROGRESS_EVERY
 from server.engines.fallback import rails_move
-from server.engines.local import TELL_CHUNK, take_frames
+from server.engines.local import take_frames
 
 HANGS = f"{__name__}:hang_while_warming_up"
 """Loaded by path in the worker process (which inherits this run's ``sys.path``)."""
@@ -372,41 +371,3 @@ async def test_answers_several_workers_send_at_once_all_arrive_with_their_progre
         await pool.close()
     assert [a.depth for a in answers] == [8] * 6 and not any(a.fallback for a in answers)
     assert all(depths and depths[0] == 1 for depths in seen.values())
-
-
-@pytest.mark.slow
-async def test_a_long_queue_is_told_where_it_stands_a_few_moves_at_a_time() -> None:
-    """Past capacity one pass tells hundreds of waiting moves where they stand, each a frame
-    to its room: the pool tells ``TELL_CHUNK`` in one turn of the event loop, so whatever
-    else came in (a person's move) is not held up behind all of them."""
-    pool = await started_pool("unhurried")  # each search takes about 0.8 s
-    loop = asyncio.get_running_loop()
-    turns = 0
-    told_at: list[int] = []  # the loop's turn at each tell
-
-    def count() -> None:
-        nonlocal turns
-        turns += 1
-        ticking[0] = loop.call_soon(count)
-
-    ticking = [loop.call_soon(count)]
-    waiting = 3 * TELL_CHUNK
-    jobs = [asyncio.ensure_future(pool.think(
-        AiJob("connect4", (m % 7,), PATIENT, seed=m), room=f"room{m}",
-        on_wait=lambda wait: told_at.append(turns))) for m in range(waiting + 1)]
-    try:
-        deadline = time.monotonic() + 10.0
-        while len(told_at) < waiting and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-    finally:
-        ticking[0].cancel()
-        await pool.close()
-        await asyncio.gather(*jobs, return_exceptions=True)
-    # Every move but the one being searched was told once it had waited a second (a pass
-    # each half second), never more than TELL_CHUNK in a turn of the loop: a pass that had
-    # more to tell went on at the next turns.
-    per_turn = collections.Counter(told_at)
-    assert len(told_at) >= waiting
-    assert max(per_turn.values()) == TELL_CHUNK
-    busiest = min(turn for turn, n in per_turn.items() if n == TELL_CHUNK)
-    assert per_turn[busiest + 1] > 0

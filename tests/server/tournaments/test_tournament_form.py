@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import time
 
 import pytest
 from pages import open_page
@@ -62,6 +63,7 @@ async def test_make_it_is_never_lost_while_others_make_tournaments_and_the_list_
         await sign_up_on(page, "Ann")
         others = [await account(ws, f"Maker{k}") for k in range(3)]
         made = itertools.count()
+        made_so_far = [0]
 
         async def make_theirs() -> None:
             while True:
@@ -69,6 +71,7 @@ async def test_make_it_is_never_lost_while_others_make_tournaments_and_the_list_
                     await other.send(type="create_tournament", game="connect4",
                                      name=f"Theirs {next(made)}", time_control="3+2",
                                      starts_in=600, minutes=30)
+                    made_so_far[0] += 1
                     await asyncio.sleep(0.5)
 
         busy = asyncio.create_task(make_theirs())
@@ -77,6 +80,12 @@ async def test_make_it_is_never_lost_while_others_make_tournaments_and_the_list_
             "setInterval(() => document.getElementById('tournaments-refresh').click(), 200)")
         try:
             for k in range(6):
+                # Two of theirs made since the last round at least: the list keeps changing
+                # under the form however quickly the page is used.
+                deadline = time.monotonic() + 10
+                while made_so_far[0] < 2 * (k + 1):
+                    assert time.monotonic() < deadline, "nobody else made a tournament"
+                    await asyncio.sleep(0.05)
                 if not await page.locator("#tournament-form").is_visible():
                     await page.click("#tournament-create summary")
                 await page.fill("#tournament-name", f"Mine {k}")
