@@ -106,7 +106,6 @@ class LevelBook:
         self._reload_lock = asyncio.Lock()
         self._checked_at = -FRESH_SECONDS
         """When the last check that succeeded began (``time.monotonic``)."""
-        self._check_began = 0.0
         self._check: asyncio.Future[Levels] | None = None
         self._listeners: list[Callable[[int], None]] = []
         self._subscribed = asyncio.Event()
@@ -182,15 +181,15 @@ class LevelBook:
         if self._check is None:
             if time.monotonic() - self._checked_at < FRESH_SECONDS:
                 return self._levels
-            self._check_began = time.monotonic()
+            began = time.monotonic()
             self._check = asyncio.ensure_future(self._checked_levels())
-            self._check.add_done_callback(self._check_done)
+            self._check.add_done_callback(lambda check: self._check_done(check, began))
         return await asyncio.shield(self._check)
 
-    def _check_done(self, check: asyncio.Future[Levels]) -> None:
+    def _check_done(self, check: asyncio.Future[Levels], began: float) -> None:
         self._check = None
         if not check.cancelled() and check.exception() is None:
-            self._checked_at = self._check_began
+            self._checked_at = began
 
     async def _checked_levels(self) -> Levels:
         if await self.current_version() != self._version:
