@@ -12,6 +12,11 @@ move and status changed, JSON-encoded per send as the server does; each message 
 JSON-decoded. No rooms, no storage, no AI, no rate limits: what is left is the cost of
 websockets, JSON and the event loop, the floor under the server's CPU per client move.
 
+``--duties FILE`` adds what no server keeping the project's promises can leave out: every
+move committed durably (SQLite, WAL, ``synchronous=FULL``, group commits) before its frame
+is sent, and the AI's move asked of another process over a pipe (``bench.floor_duties``).
+Still no rooms, rules, validation, clocks or outbox: the floor under any such server.
+
 Prints ``READY <port>`` once listening; stops on SIGTERM or SIGINT. SIGUSR1 and SIGUSR2
 (``bench.load``'s start and end of the measured play) are ignored.
 """
@@ -28,6 +33,8 @@ import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
+
+from bench.floor_duties import Duties
 
 SETTINGS: dict[str, Any] = {
     "max_queue": 4,
@@ -61,13 +68,17 @@ def _position(template: dict[str, Any], ply: int, to_move: int | None) -> dict[s
     return position
 
 
-async def _answer(ws: Any, script: Script, rng: random.Random) -> None:
+async def _answer(ws: Any, script: Script, rng: random.Random,
+                  duties: Duties | None = None) -> None:
     """One connection: the person is seat 0, the AI seat 1, every game starts at ply 0.
     The first game's length and the other frames' phase are random, so that connections
-    made together do not all end their games in the same second of a short run."""
+    made together do not all end their games in the same second of a short run. With
+    ``duties``, each move is stored before its frame is sent and the AI's is asked of the
+    engine process (``bench.floor_duties``)."""
     owed = {kind: rng.random() for kind in script.rates}
     head_start = rng.randrange(script.game_moves)
     moves_in_game = 0
+    moves: list[int] = []
     async for text in ws:
         message = json.loads(text)
         kind = message.get("type")
@@ -80,6 +91,7 @@ async def _answer(ws: Any, script: Script, rng: random.Random) -> None:
             room["position"] = _position(room["position"], 0, 0)
             state["room"], state["you"] = room, 0
             moves_in_game, head_start = head_start, 0
+            moves = []
             await ws.send(_encode(state))
         elif kind == "move":
             ply = message["ply"]
@@ -88,8 +100,17 @@ async def _answer(ws: Any, script: Script, rng: random.Random) -> None:
             ack = script.sample("ack")
             ack.update(room=message["room"], ply=ply, move=message["move"], seat=0,
                        status="active", position=_position(ack["position"], ply + 1, 1))
+            if duties is not None:
+                await duties.stored((message["room"], ply, str(message["move"])))
             await ws.send(_encode(ack))
             reply = script.sample("reply")
+            if duties is not None:
+                moves.append(int(message["move"]) if str(message["move"]).isdigit() else 0)
+                answer = await duties.asked({"kind": "job", "game": "connect4",
+                                             "moves": moves, "level": LEVEL,
+                                             "seed": rng.randrange(1 << 31)})
+                await duties.stored((message["room"], ply + 1, answer["move"]))
+                moves.append(int(answer["move"]))
             reply.update(room=message["room"], ply=ply + 1, seat=1,
                          status="finished" if finished else "active",
                          position=_position(reply["position"], ply + 2,
@@ -102,7 +123,12 @@ async def _answer(ws: Any, script: Script, rng: random.Random) -> None:
                     await ws.send(_encode(script.sample(other)))
 
 
-async def _serve(port: int, script: Script) -> None:
+LEVEL = {"name": "beginner", "depth": 1, "soft_seconds": 0.1, "hard_seconds": 0.5,
+         "randomness": 0.5, "think_seconds": 0.45, "book": False, "version": 1}
+"""What a job carries of its level (the real job's fields, about its size)."""
+
+
+async def _serve(port: int, script: Script, duties_path: str | None = None) -> None:
     from websockets.asyncio.server import serve
 
     stop = asyncio.Event()
@@ -113,10 +139,11 @@ async def _serve(port: int, script: Script) -> None:
         loop.add_signal_handler(signum, lambda: None)
 
     seeds = itertools.count()
+    duties = Duties(duties_path) if duties_path else None
 
     async def handler(ws: Any) -> None:
         try:
-            await _answer(ws, script, random.Random(next(seeds)))
+            await _answer(ws, script, random.Random(next(seeds)), duties)
         except Exception:  # a client gone mid-frame: the floor has nothing to clean up
             pass
 
@@ -125,6 +152,8 @@ async def _serve(port: int, script: Script) -> None:
         sock = next(iter(server.sockets))
         print(f"READY {sock.getsockname()[1]}", flush=True)
         await stop.wait()
+    if duties is not None:
+        duties.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -133,13 +162,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--frames", required=True,
                         help="the JSON file of recorded frames bench.load writes")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--duties", default=None, metavar="SQLITE_FILE",
+                        help="store every move in this SQLite file before sending its frame "
+                        "and ask an engine process for the AI's (bench.floor_duties)")
     parser.add_argument("--loop", choices=("uvloop", "asyncio"),
                         default=os.environ.get("DISCUS_EVENT_LOOP") or "uvloop",
                         help="the event loop (default: uvloop where installed, as the server)")
     args = parser.parse_args(argv)
     with open(args.frames, encoding="utf-8") as file:
         script = Script(json.load(file))
-    main_coroutine = _serve(args.port, script)
+    main_coroutine = _serve(args.port, script, args.duties)
     if args.loop == "uvloop":
         try:
             import uvloop

@@ -23,7 +23,10 @@ Then, in the same run, the same clients play against the websockets floor
 (``bench.floor``: a bare websockets server in a process of its own, with the server's
 websockets settings, answering each move with the frames this run's server sent per client
 move, no rooms, storage or AI), and it prints both side by side and "server CPU per client
-move = N × the websockets floor" (``--no-floor`` skips it).
+move = N × the websockets floor" (``--no-floor`` skips it). With ``--store sqlite`` or
+``postgres`` a third run adds the floor with the duties no such server can leave out (every
+move durable in SQLite before it is announced, the AI's move asked of another process:
+``bench.floor --duties``), the least this project's promises cost over bare websockets.
 
 The server is ``bench.load``'s own child (``--serve``: ``_serve`` builds it from the server's
 modules, the one place the bench imports them, and tells the measured play's start and end
@@ -515,7 +518,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = run_floor(args, scratch)
         if code:
             return code
-        print_against_floor(measured, args.report)
+        floor = args.report
+        duties = None
+        if args.store != "memory":
+            code = run_floor(args, scratch, duties=True)
+            if code:
+                return code
+            duties = args.report
+        print_against_floor(measured, floor, duties)
     return 0
 
 
@@ -614,30 +624,45 @@ def server_child(args: argparse.Namespace, workers: int, database_url: str | Non
             + (["--redis-url", redis_url] if redis_url else []))
 
 
-def run_floor(args: argparse.Namespace, folder: str) -> int:
+def run_floor(args: argparse.Namespace, folder: str, duties: bool = False) -> int:
     """Run the same load against ``bench.floor``, answering with the frames the last run's
-    server sent (``args.script``); its report in ``args.report``."""
+    server sent (``args.script``); with ``duties``, storing every move in a SQLite file in
+    ``folder`` and asking an engine process for the AI's (``bench.floor_duties``). Its
+    report in ``args.report``; ``args.script`` is left as it was."""
+    script = args.script
     frames = os.path.join(folder, "frames.json")
     with open(frames, "w", encoding="utf-8") as file:
-        json.dump(args.script, file)
+        json.dump(script, file)
     loop = args.loop or os.environ.get("DISCUS_EVENT_LOOP") or "uvloop"
-    floor = Server([sys.executable, "-m", "bench.floor", "--frames", frames, "--loop", loop],
-                   name="websockets floor")
-    return _run(args, None, server=floor)
+    argv = [sys.executable, "-m", "bench.floor", "--frames", frames, "--loop", loop]
+    if duties:
+        argv += ["--duties", os.path.join(folder, "floor-duties.sqlite3")]
+    floor = Server(argv, name="floor with duties" if duties else "websockets floor")
+    try:
+        return _run(args, None, server=floor)
+    finally:
+        args.script = script
 
 
-def print_against_floor(server: dict[str, Any], floor: dict[str, Any]) -> None:
-    print("\n== the server against the websockets floor (same clients, same frames)")
-    print(f"{'':<34} {'server':>10} {'floor':>10}")
+def print_against_floor(server: dict[str, Any], floor: dict[str, Any],
+                        duties: dict[str, Any] | None = None) -> None:
+    print("\n== the server against the websockets floor (same clients, same frames)"
+          + (", and the floor with the duties: moves durable, AI in a process" if duties else ""))
+    columns = [server, floor] + ([duties] if duties else [])
+    print(f"{'':<34} {'server':>10} {'floor':>10}" + (f" {'duties':>10}" if duties else ""))
     for key in ("held_to_end", "connect_seconds", "hello_p99_ms", "create_p99_ms",
                 "server_cpu_ms_per_connect",
                 "client_moves_per_s", "ack_p50_ms", "ack_p99_ms", "frames_per_client_move",
                 "received_bytes_per_client_move",
                 "server_cpu_ms_per_client_move"):
-        print(f"{key:<34} {server[key]:>10} {floor[key]:>10}")
+        print(f"{key:<34}" + "".join(f" {c[key]:>10}" for c in columns))
     base = floor["server_cpu_ms_per_client_move"]
     times = server["server_cpu_ms_per_client_move"] / base if base else float("nan")
     print(f"server CPU per client move = {times:.1f} × the websockets floor")
+    if duties:
+        least = duties["server_cpu_ms_per_client_move"]
+        print(f"the floor with the duties = {least / base:.1f} × the websockets floor; "
+              f"the server = {server['server_cpu_ms_per_client_move'] / least:.1f} × it")
 
 
 def _run(args: argparse.Namespace, database_url: str | None, nodes: int = 0,

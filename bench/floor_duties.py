@@ -1,0 +1,121 @@
+"""The two duties ``bench.floor --duties`` adds to the websockets floor: what any server that
+keeps this project's promises pays per move, whatever its own code does.
+
+- **Durable before announced.** Each move is written to a SQLite file in WAL mode with
+  ``synchronous=FULL`` (as ``server.storage.config`` opens it) by one thread of its own;
+  moves that arrive while a commit is in flight share the next commit (as
+  ``server.storage.sql_store``'s writer does). Plain ``sqlite3`` and one ``executemany``: the
+  least a commit can cost, no ORM.
+- **The AI's move found in another process.** Each AI turn is a job written to an engine
+  process over a pipe and an answer read back with ``loop.add_reader`` (as
+  ``server.engines.local`` does); the process answers at once, with no search, and its CPU
+  is not the server's (``bench.load`` counts the server process's only).
+
+Why measure them apart: the issue's target compares the server with a floor that does
+neither, so the part of the gap these duties take is no room, rule or outbox code of ours,
+and no change to that code can win it back. Nothing here imports the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import multiprocessing
+import multiprocessing.connection
+import os
+import sqlite3
+import struct
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _engine(conn: multiprocessing.connection.Connection) -> None:
+    """The engine process: answers each job with its id and a move, at once."""
+    while True:
+        try:
+            job = json.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            return
+        conn.send_bytes(_encode({"kind": "answered", "id": job["id"], "move": "4",
+                                 "depth": 1, "nodes": 1, "seconds": 0.0}).encode())
+
+
+class Duties:
+    """The store and the engine process of one floor server: ``await stored(row)`` returns
+    once ``row`` is committed; ``await asked(job)`` returns the engine's answer."""
+
+    def __init__(self, path: str) -> None:
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS moves (room TEXT, ply INTEGER, "
+                         "move TEXT, PRIMARY KEY (room, ply))")
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="floor-writer")
+        self._waiting: list[tuple[tuple[str, int, str], asyncio.Future[None]]] = []
+        self._committing = False
+        context = multiprocessing.get_context("spawn")
+        self._conn, child = context.Pipe(duplex=True)
+        self._process = context.Process(target=_engine, args=(child,), daemon=True)
+        self._process.start()
+        child.close()
+        self._ids = itertools.count(1)
+        self._asked: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._unread = bytearray()
+        asyncio.get_running_loop().add_reader(self._conn.fileno(), self._on_readable)
+
+    async def stored(self, row: tuple[str, int, str]) -> None:
+        future = asyncio.get_running_loop().create_future()
+        self._waiting.append((row, future))
+        if not self._committing:
+            self._committing = True
+            asyncio.get_running_loop().create_task(self._commit_all())
+        await future
+
+    async def _commit_all(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._waiting:
+                batch, self._waiting = self._waiting, []
+                await loop.run_in_executor(self._writer, self._commit, [r for r, _ in batch])
+                for _, future in batch:
+                    if not future.done():
+                        future.set_result(None)
+        finally:
+            self._committing = False
+
+    def _commit(self, rows: list[tuple[str, int, str]]) -> None:
+        self._db.execute("BEGIN")
+        self._db.executemany("INSERT OR REPLACE INTO moves VALUES (?, ?, ?)", rows)
+        self._db.execute("COMMIT")
+
+    async def asked(self, job: dict[str, Any]) -> dict[str, Any]:
+        job["id"] = job_id = next(self._ids)
+        future = asyncio.get_running_loop().create_future()
+        self._asked[job_id] = future
+        self._conn.send_bytes(_encode(job).encode())
+        return await future
+
+    def _on_readable(self) -> None:
+        data = os.read(self._conn.fileno(), 1 << 16)
+        if not data:
+            raise SystemExit("the floor's engine process died")
+        self._unread += data
+        while len(self._unread) >= 4:  # Connection.send_bytes: a 4-byte length, the bytes
+            (size,) = struct.unpack_from("!i", self._unread)
+            if len(self._unread) < 4 + size:
+                break
+            answer = json.loads(bytes(self._unread[4:4 + size]))
+            del self._unread[:4 + size]
+            future = self._asked.pop(answer["id"], None)
+            if future is not None and not future.done():
+                future.set_result(answer)
+
+    def close(self) -> None:
+        asyncio.get_running_loop().remove_reader(self._conn.fileno())
+        self._conn.close()
+        self._process.join(5)
+        self._writer.shutdown()
+        self._db.close()
