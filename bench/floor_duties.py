@@ -19,6 +19,7 @@ and no change to that code can win it back. Nothing here imports the server.
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import json
 import multiprocessing
@@ -30,6 +31,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 _encode = json.JSONEncoder(separators=(",", ":")).encode
+
+IN_FLIGHT = 32
+"""Most jobs in the pipe at once; the rest wait their turn here. The server's pool writes a
+job only to a free process, so it never fills the pipe; a burst of thousands at once would
+(and the loop's reader makes the socket non-blocking: the write would fail, not wait)."""
 
 
 def _engine(conn: multiprocessing.connection.Connection) -> None:
@@ -63,6 +69,7 @@ class Duties:
         child.close()
         self._ids = itertools.count(1)
         self._asked: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._queued: collections.deque[bytes] = collections.deque()
         self._unread = bytearray()
         asyncio.get_running_loop().add_reader(self._conn.fileno(), self._on_readable)
 
@@ -95,8 +102,13 @@ class Duties:
         job["id"] = job_id = next(self._ids)
         future = asyncio.get_running_loop().create_future()
         self._asked[job_id] = future
-        self._conn.send_bytes(_encode(job).encode())
+        self._queued.append(_encode(job).encode())
+        self._send_some()
         return await future
+
+    def _send_some(self) -> None:
+        while self._queued and len(self._asked) - len(self._queued) < IN_FLIGHT:
+            self._conn.send_bytes(self._queued.popleft())
 
     def _on_readable(self) -> None:
         data = os.read(self._conn.fileno(), 1 << 16)
@@ -112,6 +124,7 @@ class Duties:
             future = self._asked.pop(answer["id"], None)
             if future is not None and not future.done():
                 future.set_result(answer)
+        self._send_some()
 
     def close(self) -> None:
         asyncio.get_running_loop().remove_reader(self._conn.fileno())
