@@ -6,7 +6,9 @@ settings the real server uses (``SETTINGS``) and answers the load generator of
 ``bench.load`` from what its clients received): ``welcome`` to ``hello``, ``room_state`` to
 ``create_room`` and ``offer_rematch``, and for each ``move`` the acknowledging ``move_made``,
 the AI's ``move_made`` and the other frames the real server sent per client move
-(``game_over``, ``ai_thinking``, …) at the same rate. A game ends after as many client
+(``game_over``, ``ai_thinking``, …) at the same rate; the AI's ``move_made`` after a wait
+drawn from the real server's (its clients' time from acknowledgement to the AI's move), so
+the clients play at the same pace. A game ends after as many client
 moves as the real server's did on average. Each frame is the real one with its ply, side to
 move and status changed, JSON-encoded per send as the server does; each message received is
 JSON-decoded. No rooms, no storage, no AI, no rate limits: what is left is the cost of
@@ -56,6 +58,7 @@ class Script:
         self.samples: dict[str, dict[str, Any]] = recorded["samples"]
         self.rates: dict[str, float] = recorded["extra_per_client_move"]
         self.game_moves = max(1, round(recorded["client_moves_per_game"]))
+        self.reply_seconds: list[float] = recorded.get("reply_seconds") or [0.0]
 
     def sample(self, kind: str) -> dict[str, Any]:
         return dict(self.samples[kind])
@@ -104,6 +107,7 @@ async def _answer(ws: Any, script: Script, rng: random.Random,
                 await duties.stored((message["room"], ply, str(message["move"])))
             await ws.send(_encode(ack))
             reply = script.sample("reply")
+            await asyncio.sleep(rng.choice(script.reply_seconds))
             if duties is not None:
                 moves.append(int(message["move"]) if str(message["move"]).isdigit() else 0)
                 answer = await duties.asked({"kind": "job", "game": "connect4",

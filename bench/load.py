@@ -65,6 +65,9 @@ from typing import Any
 
 LEVEL = "beginner"
 
+REPLY_SAMPLES = 5000
+"""Waits for the AI's move handed to the floor, drawn from the measured play's."""
+
 
 @dataclass
 class Stats:
@@ -85,6 +88,10 @@ class Stats:
     samples: dict[str, dict[str, Any]] = field(default_factory=dict)
     """One frame of each type the clients received (``ack``: a client's own ``move_made``,
     ``reply``: the AI's), for the floor to answer with (``bench.floor``)."""
+    reply_waits: list[float] = field(default_factory=list)
+    """Seconds from a client's move acknowledged to the AI's arriving, over the measured
+    play: the floor waits as long before its reply, so it is measured at the server's pace
+    (fewer moves a second cost more each: fewer frames share a wake-up)."""
 
     def received(self, text: str | bytes, message: dict[str, Any]) -> None:
         kind = message["type"]
@@ -103,6 +110,8 @@ class Stats:
             "extra_per_client_move": {k: n / moves for k, n in self.frames.items()
                                       if k not in protocol},
             "client_moves_per_game": moves / max(1, self.games),
+            "reply_seconds": random.Random(0).sample(
+                self.reply_waits, min(REPLY_SAMPLES, len(self.reply_waits))),
         }
 
 
@@ -267,6 +276,7 @@ async def _player(index: int, url: str, stats: Stats, stop_at: list[float], thin
     me = state["you"]
     position = state["room"]["position"]
     status = state["room"]["status"]
+    acked = None
     while time.monotonic() < stop_at[0]:
         if status == "finished":
             stats.games += 1
@@ -285,6 +295,7 @@ async def _player(index: int, url: str, stats: Stats, stop_at: list[float], thin
                                       "move": rng.choice(position["legal_moves"])}))
             made = await _expect(ws, stats, "move_made", ply=ply)
             stats.samples.setdefault("ack", made)
+            acked = time.perf_counter()
             if stats.measuring:
                 stats.latencies.append(time.perf_counter() - sent)
                 stats.human_moves += 1
@@ -293,6 +304,9 @@ async def _player(index: int, url: str, stats: Stats, stop_at: list[float], thin
             stats.samples.setdefault("reply", made)
             if stats.measuring:
                 stats.ai_moves += 1
+                if acked is not None:
+                    stats.reply_waits.append(time.perf_counter() - acked)
+            acked = None
         position, status = made["position"], made["status"]
     return ws
 
