@@ -209,6 +209,25 @@ async def test_moves_appended_at_once_in_many_games_are_all_stored_in_order(
         assert loaded is not None and [m.ply for m in loaded[1]] == list(range(10))
 
 
+async def test_moves_committed_together_come_back_field_for_field(store: Store) -> None:
+    # On SQLite a batch of moves is one INSERT with a row of values each: every field must
+    # land in its own column, and each move in its own row.
+    await store.save_game(a_game("g1"))
+    await store.save_game(a_game("g2"))
+    written = [
+        dataclasses.replace(a_move("g1", 0, "4", clock0_ms=59_000), seconds=1.5,
+                            created_at=T0 + 0.125),
+        dataclasses.replace(a_move("g2", 0, "3"), seconds=0.5, created_at=T0 + 0.25),
+        a_move("g1", 1, "5", ai_depth=7, ai_score=-3, ai_nodes=12_345_678_901,
+               clock0_ms=59_000, clock1_ms=58_250),
+    ]
+    await asyncio.gather(store.append_move(written[0]), store.append_move(written[1]))
+    await asyncio.gather(store.append_move(written[2]), store.save_game(a_game("g3")))
+    g1, g2 = await store.load_game("g1"), await store.load_game("g2")
+    assert g1 is not None and g2 is not None
+    assert g1[1] == [written[0], written[2]] and g2[1] == [written[1]]
+
+
 async def test_two_moves_racing_for_one_ply_store_one_and_refuse_the_other(
     store: Store,
 ) -> None:
