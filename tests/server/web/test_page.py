@@ -518,8 +518,8 @@ async def test_on_a_phone_away_and_claim_stay_on_one_line_and_do_not_push_the_bo
     await expect(ann.locator("#claim")).to_be_visible()
     # Measured in one synchronous step: the seats are drawn anew on every update, so a
     # handle taken one call earlier may already be detached.
-    heights = await ann.evaluate(
-        "[...document.querySelectorAll('#players .player')].map((p) => p.getBoundingClientRect().height)")
+    heights = await ann.evaluate("[...document.querySelectorAll('#players .player')]"
+                                 ".map((p) => p.getBoundingClientRect().height)")
     assert len(heights) == 2, heights
     assert heights[0] == heights[1], f"'away' must not add a line: {heights}"
     assert await ann.evaluate(top) == board_top
