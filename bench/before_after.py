@@ -7,8 +7,9 @@ each tree's engines (``discus warm-up``, so no numba compile falls in a measurem
 runs the same load against the old code's server and this tree's (``--rounds`` times,
 alternating which goes first; the table shows each figure's median) and, unless
 ``--no-floor``, once against the websockets floor (``bench.floor``) answering with the frames
-this tree's server sent. It prints moves/s, ack p50/p99 and server CPU per client move for
-both, the ratios new/old and each against the floor.
+this tree's server sent, at its pace (and with ``--store sqlite`` or ``postgres`` once more
+against the floor with the duties, ``bench.floor --duties``). It prints moves/s, ack p50/p99
+and server CPU per client move for both, the ratios new/old and each against the floor.
 
 Like for like: the clients, the measurement and the floor are this tree's code for both;
 each server is started by its own tree's ``bench.load --serve`` child from its own checkout
@@ -106,7 +107,7 @@ def _median(reports: list[dict[str, Any]], key: str) -> float:
 
 
 def _table(base: str, old: list[dict[str, Any]], new: list[dict[str, Any]],
-           floor: dict[str, Any] | None) -> None:
+           floor: dict[str, Any] | None, duties: dict[str, Any] | None = None) -> None:
     rounds = len(old)
     print(f"\n== {base} (old) against this tree (new)"
           + (f", medians of {rounds} rounds" if rounds > 1 else ""))
@@ -121,6 +122,11 @@ def _table(base: str, old: list[dict[str, Any]], new: list[dict[str, Any]],
         for name, reports in (("old", old), ("new", new)):
             times = _median(reports, "server_cpu_ms_per_client_move") / cpu if cpu else 0
             print(f"{name}: server CPU per client move = {times:.1f} × the websockets floor")
+    if floor is not None and duties is not None:
+        least = duties["server_cpu_ms_per_client_move"]
+        base_cpu = floor["server_cpu_ms_per_client_move"]
+        print(f"{'floor with duties cpu ms per move':<34} {least:>10g}"
+              + (f" ({least / base_cpu:.1f} × the websockets floor)" if base_cpu else ""))
     cpu_ratio = (_median(new, "server_cpu_ms_per_client_move")
                  / max(1e-9, _median(old, "server_cpu_ms_per_client_move")))
     print(f"server CPU per client move new/old = {cpu_ratio:.2f} "
@@ -163,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 reports.append(_once(args, tree, f"{name} server"))
                 if name == "new":
                     script = args.script
-        floor = None
+        floor = duties = None
         if not args.no_floor:
             print("\n== the websockets floor, answering with the new server's frames",
                   flush=True)
@@ -171,9 +177,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             with tempfile.TemporaryDirectory() as scratch:
                 if run_floor(args, scratch):
                     return 1
-            floor = args.report
-            print_against_floor(new[-1], floor)
-        _table(label, old, new, floor)
+                floor = args.report
+                if args.store != "memory":
+                    print("\n== the floor with the duties (moves durable, AI in a process)",
+                          flush=True)
+                    if run_floor(args, scratch, duties=True):
+                        return 1
+                    duties = args.report
+            print_against_floor(new[-1], floor, duties)
+        _table(label, old, new, floor, duties)
     finally:
         removed = subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
                                   str(old_tree)], capture_output=True)
