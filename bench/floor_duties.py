@@ -4,8 +4,9 @@ keeps this project's promises pays per move, whatever its own code does.
 - **Durable before announced.** Each move is written to a SQLite file in WAL mode with
   ``synchronous=FULL`` (as ``server.storage.config`` opens it) by one thread of its own;
   moves that arrive while a commit is in flight share the next commit (as
-  ``server.storage.sql_store``'s writer does). Plain ``sqlite3`` and one ``executemany``: the
-  least a commit can cost, no ORM.
+  ``server.storage.sql_store``'s writer does). Plain ``sqlite3``, one INSERT with a row of
+  values per move (as the server's, ``repository.games.write_moves``): the least a commit can
+  cost, no ORM.
 - **The AI's move found in another process.** Each AI turn is a job written to an engine
   process over a pipe and an answer read back with ``loop.add_reader`` (as
   ``server.engines.local`` does); the process answers at once, with no search, and its CPU
@@ -31,6 +32,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 _encode = json.JSONEncoder(separators=(",", ":")).encode
+
+CHUNK = 1000
+"""Most rows in one INSERT (3 parameters each, under SQLite's 32,766)."""
 
 IN_FLIGHT = 32
 """Most jobs in the pipe at once; the rest wait their turn here. The server's pool writes a
@@ -95,7 +99,11 @@ class Duties:
 
     def _commit(self, rows: list[tuple[str, int, str]]) -> None:
         self._db.execute("BEGIN")
-        self._db.executemany("INSERT OR REPLACE INTO moves VALUES (?, ?, ?)", rows)
+        for start in range(0, len(rows), CHUNK):
+            chunk = rows[start:start + CHUNK]
+            self._db.execute("INSERT OR REPLACE INTO moves VALUES "
+                             + ", ".join(["(?, ?, ?)"] * len(chunk)),
+                             [value for row in chunk for value in row])
         self._db.execute("COMMIT")
 
     async def asked(self, job: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """``bench.floor_duties``: a stored move is in the file when ``stored`` returns, moves that
-arrive during a commit share the next one, and the engine process answers each job it is
-asked, in any order of asking."""
+arrive during a commit share the next one (more than one INSERT holds included), and the
+engine process answers each job it is asked, in any order of asking."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from bench.floor_duties import Duties
+from bench.floor_duties import CHUNK, Duties
 
 
 async def test_a_stored_move_is_committed_and_later_ones_share_a_commit(tmp_path: Path) -> None:
@@ -26,6 +26,10 @@ async def test_a_stored_move_is_committed_and_later_ones_share_a_commit(tmp_path
         assert rows == 21
         assert commits[0] == 1 and sum(commits) == 21
         assert len(commits) <= 3, commits  # one alone, then at most two batches for twenty
+        # More rows than one INSERT takes: the batch goes in several statements, one commit.
+        await asyncio.gather(*(duties.stored(("c", ply, "2")) for ply in range(CHUNK + 5)))
+        rows = sqlite3.connect(path).execute("SELECT COUNT(*) FROM moves").fetchone()[0]
+        assert rows == 21 + CHUNK + 5
     finally:
         duties.close()
 
