@@ -128,7 +128,7 @@ def write_moves(conn: Connection, batch: Sequence[MoveRecord]) -> None:
     a commit of ten moves took 58 ms at the median, one statement 12 ms. The statement's
     text is made once per number of rows, as SQLAlchemy's multi-row ``values()`` compiled
     anew per batch (a commit's CPU tripled in ``bench.load``)."""
-    if len(batch) == 1 or conn.dialect.name != "sqlite":
+    if conn.dialect.name != "sqlite":
         # Parameters apart from the statement: one cached compiled INSERT for every move.
         conn.execute(_INSERT_MOVE, [_move_row(move) for move in batch])
         return
