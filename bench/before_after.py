@@ -40,7 +40,7 @@ from bench.load import (
     parser,
     print_against_floor,
     raise_fd_limit,
-    run_floor,
+    run_floors,
     scratch_database,
     server_child,
 )
@@ -175,15 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                   flush=True)
             args.script = script
             with tempfile.TemporaryDirectory() as scratch:
-                if run_floor(args, scratch):
-                    return 1
-                floor = args.report
-                if args.store != "memory":
-                    print("\n== the floor with the duties (moves durable, AI in a process)",
-                          flush=True)
-                    if run_floor(args, scratch, duties=True):
-                        return 1
-                    duties = args.report
+                floors = run_floors(args, scratch)
+            if floors is None:
+                return 1
+            floor, duties = floors
             print_against_floor(new[-1], floor, duties)
         _table(label, old, new, floor, duties)
     finally:

@@ -14,7 +14,8 @@ keeps this project's promises pays per move, whatever its own code does.
 
 Why measure them apart: the issue's target compares the server with a floor that does
 neither, so the part of the gap these duties take is no room, rule or outbox code of ours,
-and no change to that code can win it back. Nothing here imports the server.
+and no change to that code can win it back. Of the server only the pipe's framing is used
+(``server.engines.local.take_frames``), imported before the floor listens.
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import sqlite3
-import struct
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from server.engines.local import take_frames
 
 _encode = json.JSONEncoder(separators=(",", ":")).encode
 
@@ -123,12 +125,8 @@ class Duties:
         if not data:
             raise SystemExit("the floor's engine process died")
         self._unread += data
-        while len(self._unread) >= 4:  # Connection.send_bytes: a 4-byte length, the bytes
-            (size,) = struct.unpack_from("!i", self._unread)
-            if len(self._unread) < 4 + size:
-                break
-            answer = json.loads(bytes(self._unread[4:4 + size]))
-            del self._unread[:4 + size]
+        for frame in take_frames(self._unread):
+            answer = json.loads(frame)
             future = self._asked.pop(answer["id"], None)
             if future is not None and not future.done():
                 future.set_result(answer)

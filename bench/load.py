@@ -529,17 +529,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if code or args.no_floor:
             return code
         measured = args.report
-        code = run_floor(args, scratch)
-        if code:
-            return code
-        floor = args.report
-        duties = None
-        if args.store != "memory":
-            code = run_floor(args, scratch, duties=True)
-            if code:
-                return code
-            duties = args.report
-        print_against_floor(measured, floor, duties)
+        floors = run_floors(args, scratch)
+        if floors is None:
+            return 1
+        print_against_floor(measured, *floors)
     return 0
 
 
@@ -656,6 +649,22 @@ def run_floor(args: argparse.Namespace, folder: str, duties: bool = False) -> in
         return _run(args, None, server=floor)
     finally:
         args.script = script
+
+
+def run_floors(args: argparse.Namespace, folder: str
+               ) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+    """The bare floor's report, and with moves stored (``--store sqlite`` or ``postgres``)
+    the floor with the duties' (else None), both answering with ``args.script``'s frames;
+    None if one did not run."""
+    if run_floor(args, folder):
+        return None
+    floor = args.report
+    if args.store == "memory":
+        return floor, None
+    print("\n== the floor with the duties (moves durable, AI in a process)", flush=True)
+    if run_floor(args, folder, duties=True):
+        return None
+    return floor, args.report
 
 
 def print_against_floor(server: dict[str, Any], floor: dict[str, Any],
