@@ -15,7 +15,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from wsclient import Client
 
-from clients.bot import Backoff, BotCore, BotRunner, CreateSpec, RandomEngine
+from clients.bot import RETRY_CODES, Backoff, BotCore, BotRunner, CreateSpec, RandomEngine
 from server.app import Running, Settings, running
 from server.bots.accounts import Accounts
 from server.bots.limits import BotLimits
@@ -70,7 +70,8 @@ async def play_out(client: Client, room: str, seat: int, seed: int = 0,
     """Play random legal moves in ``room`` whenever ``seat`` is to move, starting from
     ``state`` (a ``room_state`` already read) if given; the ``game_over``. Like any bot
     (``clients.bot``), a move refused for the bots' move rate is sent again after the
-    ``retry_after`` it names: a whole game played at a loop's speed can pass the burst."""
+    ``retry_after`` it names (``RETRY_CODES``): a whole game played at a loop's speed can pass
+    the burst."""
     rng = random.Random(seed)
     sent: dict[str, Any] = {}
     while True:
@@ -85,7 +86,7 @@ async def play_out(client: Client, room: str, seat: int, seed: int = 0,
             position = message["room"]["position"]
         elif message["type"] == "move_made":
             position = message["position"]
-        elif message["type"] == "error" and message["code"] == "limit_exceeded" and sent:
+        elif message["type"] == "error" and message["code"] in RETRY_CODES and sent:
             await asyncio.sleep(message["detail"]["retry_after"])
             await client.send(**sent)
             continue

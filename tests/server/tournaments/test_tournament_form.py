@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import time
 
 import pytest
@@ -62,16 +61,15 @@ async def test_make_it_is_never_lost_while_others_make_tournaments_and_the_list_
                                base, problems)
         await sign_up_on(page, "Ann")
         others = [await account(ws, f"Maker{k}") for k in range(3)]
-        made = itertools.count()
-        made_so_far = [0]
+        made = [0]  # theirs made so far
 
         async def make_theirs() -> None:
             while True:
                 for other in others:
                     await other.send(type="create_tournament", game="connect4",
-                                     name=f"Theirs {next(made)}", time_control="3+2",
+                                     name=f"Theirs {made[0]}", time_control="3+2",
                                      starts_in=600, minutes=30)
-                    made_so_far[0] += 1
+                    made[0] += 1
                     await asyncio.sleep(0.5)
 
         busy = asyncio.create_task(make_theirs())
@@ -83,7 +81,7 @@ async def test_make_it_is_never_lost_while_others_make_tournaments_and_the_list_
                 # Two of theirs made since the last round at least: the list keeps changing
                 # under the form however quickly the page is used.
                 deadline = time.monotonic() + 10
-                while made_so_far[0] < 2 * (k + 1):
+                while made[0] < 2 * (k + 1):
                     assert time.monotonic() < deadline, "nobody else made a tournament"
                     await asyncio.sleep(0.05)
                 if not await page.locator("#tournament-form").is_visible():
@@ -103,7 +101,7 @@ async def test_make_it_is_never_lost_while_others_make_tournaments_and_the_list_
             busy.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await busy
-        assert next(made) > 8  # the list did change while the form was used
+        assert made[0] > 8  # the list did change while the form was used
     assert problems == []
 
 
