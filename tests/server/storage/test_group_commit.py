@@ -1,6 +1,7 @@
 """Group commit (``sql_store._WriteBatcher``): writes of games playing at the same time share
 commits, a lone write is never held back, a write's caller returns only once its commit has,
-and a commit that fails fails only the writes it held."""
+a commit that fails fails only the writes it held, and a write refused on its own account
+(the fence, a repeated ply) fails alone."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 import pytest
 
 from server.storage.sql_store import Write, _WriteBatcher
-from server.storage.store import MoveRecord
+from server.storage.store import Fenced, MoveRecord
 
 
 def a_move(game: int, ply: int) -> MoveRecord:
@@ -22,13 +23,20 @@ class Disk:
 
     def __init__(self) -> None:
         self.commits: list[list[Write]] = []
+        self.attempts: list[list[Write]] = []
         self.fail_next = False
+        self.fenced: set[Write] = set()
+        self.slow: set[Write] = set()
 
     async def commit(self, writes: Sequence[Write]) -> None:
-        await asyncio.sleep(0.001)  # a commit takes a while: others queue meanwhile
+        self.attempts.append(list(writes))
+        # A commit takes a while: others queue meanwhile.
+        await asyncio.sleep(0.05 if self.slow.intersection(writes) else 0.001)
         if self.fail_next:
             self.fail_next = False
             raise OSError("the disk is full")
+        if self.fenced.intersection(writes):
+            raise Fenced("the room is another node's now")
         self.commits.append(list(writes))
 
     def stored(self) -> list[Write]:
@@ -91,6 +99,22 @@ async def test_a_failed_commit_fails_its_own_writes_and_no_later_ones() -> None:
     assert disk.stored() == []
     await asyncio.gather(*(batcher.run(a_move(game, 0)) for game in range(3)))
     assert sorted(m.game_id for m in disk.stored()) == ["g0", "g1", "g2"]
+
+
+async def test_a_write_refused_on_its_own_account_fails_alone() -> None:
+    disk = Disk()
+    batcher = _WriteBatcher(disk.commit)
+    disk.slow.add(a_move(9, 0))  # holds the batch's commit while the next five queue
+    disk.fenced.add(a_move(2, 0))
+    holder = asyncio.ensure_future(batcher.run(a_move(9, 0)))
+    await asyncio.sleep(0.01)
+    outcomes = await asyncio.gather(*(batcher.run(a_move(game, 0)) for game in range(5)),
+                                    return_exceptions=True)
+    await holder
+    assert isinstance(outcomes[2], Fenced)
+    assert [outcome for game, outcome in enumerate(outcomes) if game != 2] == [None] * 4
+    assert sorted(m.game_id for m in disk.stored()) == ["g0", "g1", "g3", "g4", "g9"]
+    assert [a_move(game, 0) for game in range(5)] in disk.attempts  # tried together first
 
 
 @pytest.mark.parametrize("gather_seconds", [0.0, 0.005])
