@@ -131,6 +131,14 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_jiffies() -> tuple[int, int]:
+    """The whole machine's busy and total CPU time so far, in clock ticks summed over its
+    cores (``/proc/stat``): busy is all but idle and I/O wait."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        ticks = [int(n) for n in stat.readline().split()[1:9]]
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)
+
+
 def rss_bytes(pid: int) -> int:
     with open(f"/proc/{pid}/status", encoding="ascii") as status:
         for line in status:
@@ -354,6 +362,7 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
         os.kill(pid, signal.SIGUSR1)
     redis_start = await redis_totals(redis_url) if redis_url else None
     cpu_start = [cpu_seconds(pid) for pid in server_pids]
+    clients_start, machine_start = time.process_time(), machine_jiffies()
     stats.measuring = True
     measure_start = time.monotonic()
     stop_at[0] = measure_start + seconds
@@ -363,6 +372,10 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
     node_cpu = [cpu_seconds(pid) - start for pid, start in zip(server_pids, cpu_start,
                                                                 strict=True)]
     server_cpu = sum(node_cpu)
+    clients_cpu = time.process_time() - clients_start
+    machine_end = machine_jiffies()
+    machine_busy = ((machine_end[0] - machine_start[0])
+                    / max(1, machine_end[1] - machine_start[1]) * (os.cpu_count() or 1))
     for pid in server_pids if signals else ():
         os.kill(pid, signal.SIGUSR2)
     redis_delta = None
@@ -406,6 +419,11 @@ async def _drive(url: str, clients: int, seconds: float, think: float,
         "server_rss_idle_mb": round(idle_rss / 2**20, 1),
         "server_rss_connected_mb": round(connected_rss / 2**20, 1),
         "server_cpu_seconds": round(server_cpu, 2),
+        # Where the machine's cores went over the measured play: a figure near the core count
+        # means everything (server, clients, AI workers) queued for CPU.
+        "cores_busy_machine_server_clients": [round(machine_busy, 2),
+                                              round(server_cpu / measured, 2),
+                                              round(clients_cpu / measured, 2)],
         "server_cpu_ms_per_client_move": round(server_cpu * 1000 / max(1, stats.human_moves), 3),
         "node_cpu_ms_per_client_move": [round(c * 1000 / max(1, stats.human_moves), 3)
                                         for c in node_cpu],
