@@ -9,6 +9,7 @@ import asyncio
 import itertools
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from wsclient import Client
@@ -79,14 +80,18 @@ async def test_a_ladder_of_the_five_connect4_levels_orders_them_as_their_calibra
             await boss.expect("ladder")
         # Anyone may watch a game between two levels, move by move.
         watcher = await Client.open(srv.url, "Watcher")
-        now = await ladder(watcher)
-        while not now["games"]:
-            await asyncio.sleep(0.1)
+        state: dict[str, Any] = {"status": "finished"}
+        while state["status"] == "finished":
+            # A game listed as under way can end before the watcher's spectate arrives (the
+            # two lowest levels play a game in a second or two): then watch the next one.
             now = await ladder(watcher)
-        room = now["games"][0]["room"]
-        await watcher.send(type="spectate", room=room)
-        state = (await watcher.expect("room_state"))["room"]
-        assert [s["kind"] for s in state["seats"]] == ["ai", "ai"] and state["status"] != "waiting"
+            while not now["games"]:
+                await asyncio.sleep(0.1)
+                now = await ladder(watcher)
+            room = now["games"][0]["room"]
+            await watcher.send(type="spectate", room=room)
+            state = (await watcher.expect("room_state"))["room"]
+        assert [s["kind"] for s in state["seats"]] == ["ai", "ai"] and state["status"] == "active"
         seen = await watcher.expect("move_made", timeout=60)
         assert seen["room"] == room and seen["ply"] >= len(state["moves"])
         loop = asyncio.get_running_loop()
@@ -158,7 +163,15 @@ async def test_a_game_between_two_levels_goes_on_after_a_restart(tmp_path: Path)
         assert state["moves"][:3] == ["4", "4", "3"]
         deadline = time.monotonic() + 60
         while True:
-            message = await watcher.recv(timeout=max(0.1, deadline - time.monotonic()))
+            try:
+                message = await watcher.recv(timeout=max(0.1, deadline - time.monotonic()))
+            except TimeoutError:
+                # This stalled now and then in whole-suite runs, never alone: say where.
+                stored = await srv.app.store.load_game(room.game_id)
+                raise AssertionError(
+                    f"no game_over in 60 s; plies stored: {stored and len(stored[1])}; "
+                    f"the watcher's last frames: {[m['type'] for m in watcher.seen[-8:]]}"
+                ) from None
             if message["type"] == "game_over":
                 break
         stored = await srv.app.store.load_game(room.game_id)
