@@ -260,8 +260,16 @@ async def _play_out(client: Client, room: str) -> tuple[int, float]:
     of the game, when the first move after Dan's first one was seen)."""
     position: dict[str, Any] = {}
     seen_at = 0.0
+    errors: list[dict[str, Any]] = []
     while True:
-        message = await client.recv(timeout=30)
+        try:
+            message = await client.recv(timeout=30)
+        except TimeoutError:
+            # Say where the game stood and what the server refused: a move that went nowhere
+            # after a takeover is otherwise a silent 30 s wait.
+            raise AssertionError(f"nothing for 30 s at {position}; errors: {errors}") from None
+        if message["type"] == "error":
+            errors.append(message)
         if message["type"] == "room_state" and message["room"]["id"] == room:
             position = message["room"]["position"]
         elif message["type"] == "move_made" and message["room"] == room:
