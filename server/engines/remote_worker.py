@@ -74,6 +74,8 @@ DEFAULT_CLAIM_IDLE = 3.0
 DEFAULT_RENEW = 1.0
 """Seconds between a worker's renewals of the jobs it holds (and of its live-worker key)."""
 WORKER_TTL_SECONDS = 10
+STOP_GRACE_SECONDS = 5.0
+"""Seconds past one renewal that a stopping worker waits for its renewals to end."""
 MIN_SECONDS_LEFT = 0.05
 """A claimed job with less hard time left than this is not worth starting."""
 
@@ -104,6 +106,8 @@ class Worker:
         self._freed = asyncio.Event()
         """Set when a held job is settled: there is room for another."""
         self._stopping = asyncio.Event()
+        self._finished = asyncio.Event()
+        """Set once the held jobs are answered: the renewals end."""
         self._database_url = database_url
         self.idle_proving = idle_proving or IdleProving()
         """Off unless enabled (``discus worker`` turns it on with a database)."""
@@ -129,12 +133,23 @@ class Worker:
                 if self._held:
                     await asyncio.gather(*self._held.values(), return_exceptions=True)
             finally:
-                renewing.cancel()
-                await asyncio.gather(renewing, proving, return_exceptions=True)
+                await self._end(renewing, proving)
                 await self._client.delete(keys.ai_worker(self.prefix, self.name))
         finally:
             await self.pool.close()
             await self._client.aclose(close_connection_pool=True)
+
+    async def _end(self, renewing: asyncio.Task[None], proving: asyncio.Task[None]) -> None:
+        """End the renewals without hanging on them: they stop at their next turn even if
+        a cancel is lost inside a Redis call (a stopping worker once waited 30 s here for a
+        cancelled renewal), and one still running after that is left, with a warning. The
+        proving ends by itself once ``stop`` is called."""
+        self._finished.set()
+        renewing.cancel()
+        _, pending = await asyncio.wait({renewing}, timeout=self.renew + STOP_GRACE_SECONDS)
+        if pending:
+            log.warning("AI worker %s: its renewals did not end when stopped", self.name)
+        await asyncio.gather(proving, return_exceptions=True)
 
     async def _prove_while_idle(self) -> None:
         """Idle proving (``server.engines.idle_proving``) on this worker's pool, reading the stored
@@ -300,7 +315,7 @@ class Worker:
     async def _renew_forever(self) -> None:
         """Keep the held jobs from looking abandoned, and say this worker is alive."""
         assert self._client is not None
-        while True:
+        while not self._finished.is_set():
             try:
                 held = list(self._held)
                 if held:
@@ -315,7 +330,8 @@ class Worker:
                     self.heartbeat.touch()
             except RedisError:
                 log.warning("renewing held AI jobs failed", exc_info=True)
-            await asyncio.sleep(self.renew)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._finished.wait(), self.renew)
 
 
 def run(redis_url: str, processes: int | None = None, database_url: str | None = None,
