@@ -15,7 +15,7 @@ from server.engines.fair_queue import (
     MoveTimes,
     QueuedJob,
     QueueWait,
-    estimate,
+    due_waits,
     tell_started,
     tell_waiting,
     wait_for_new,
@@ -62,10 +62,15 @@ async def test_the_wait_counts_what_busy_workers_still_have_and_each_levels_rece
     for _ in range(3):
         times.add(running.job, 4.0)  # the patient level's searches took 4 s lately
     waiting = [_job("a", 1), _job("b", 2, PATIENT), _job("c", 3)]
+    queue = FairQueue()
+    for job in waiting:
+        job.on_wait = lambda wait: None
+        queue.push(job)
     # Two workers: one free, one 1 s into a 4 s search. The fast level has no times yet:
     # its soft time (0.1 s) counts.
-    waits = [round(s, 2) for _, s in estimate(iter(waiting), [None, running], times, 101.0)]
-    assert waits == [0.0, 0.1, 3.0]
+    due = due_waits(queue, [None, running], times, 101.0)
+    assert [(job.id, wait) for job, wait in due] == [
+        ("a1", QueueWait(1, 3, 0.0)), ("b2", QueueWait(2, 3, 0.1)), ("c3", QueueWait(3, 3, 3.0))]
     assert wait_for_new(iter(waiting), [None, running], times, 101.0) == pytest.approx(3.1)
     assert wait_for_new(iter(waiting), [], times, 101.0) is None
 
