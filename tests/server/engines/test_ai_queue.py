@@ -128,6 +128,42 @@ async def test_a_late_worker_does_not_search_a_job_its_node_already_answered(
 
 
 @pytest.mark.slow
+async def test_a_stopping_worker_ends_even_when_a_redis_call_loses_the_cancel(
+    redis_prefix: str,  # noqa: F811
+) -> None:
+    # redis-py has been seen to lose a cancel that lands inside a command (its issues 2028
+    # and 2551); a worker stopping then waited on its renewals for good. Here each renewal's
+    # SET is slow (0.5 s, a Redis under strain) and eats the cancel that stopping sends it.
+    worker, task = await _worker(redis_prefix, search="scripted_engines:steady",
+                                 warm_up="scripted_engines:warm_up", renew=0.2)
+    real_set = worker._client.set
+    eaten: list[float] = []
+
+    async def set_losing_a_cancel(*args: object, **options: object) -> object:
+        try:
+            await asyncio.sleep(0.5)
+            return await real_set(*args, **options)
+        except asyncio.CancelledError:
+            eaten.append(time.monotonic())
+            return None
+
+    worker._client.set = set_losing_a_cancel
+    await asyncio.sleep(0.3)  # a renewal is inside the slow SET now
+    stopped = time.monotonic()
+    worker.stop()
+    done, _ = await asyncio.wait({task}, timeout=10)
+    took = time.monotonic() - stopped
+    worker._client.set = real_set  # so that a worker still running takes the cancel below
+    if not done:  # end it by cancelling its renewals, now that a cancel reaches them
+        for other in asyncio.all_tasks():
+            if other.get_name() == "discus-worker-renew":
+                other.cancel()
+        await asyncio.wait({task}, timeout=30)
+    assert eaten, "the stop's cancel never reached a SET: the test proved nothing"
+    assert done and took < 5, f"the worker was still running {took:.1f} s after stop()"
+
+
+@pytest.mark.slow
 async def test_moves_past_a_clusters_capacity_wait_their_turn_and_are_searched(
     redis_prefix: str,  # noqa: F811
 ) -> None:
