@@ -132,23 +132,25 @@ async def test_a_stopping_worker_ends_even_when_a_redis_call_loses_the_cancel(
     redis_prefix: str,  # noqa: F811
 ) -> None:
     # redis-py has been seen to lose a cancel that lands inside a command (its issues 2028
-    # and 2551); a worker stopping then waited on its renewals for good. Here each renewal's
-    # SET is slow (0.5 s, a Redis under strain) and eats the cancel that stopping sends it.
+    # and 2551); a worker stopping then waited on its renewals for good. Here a renewal's
+    # SET is slow (3 s, a Redis under strain) and eats the cancel that stopping sends it.
     worker, task = await _worker(redis_prefix, search="scripted_engines:steady",
                                  warm_up="scripted_engines:warm_up", renew=0.2)
     real_set = worker._client.set
+    inside = asyncio.Event()
     eaten: list[float] = []
 
     async def set_losing_a_cancel(*args: object, **options: object) -> object:
+        inside.set()
         try:
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(3.0)
             return await real_set(*args, **options)
         except asyncio.CancelledError:
             eaten.append(time.monotonic())
             return None
 
     worker._client.set = set_losing_a_cancel
-    await asyncio.sleep(0.3)  # a renewal is inside the slow SET now
+    await asyncio.wait_for(inside.wait(), 10)  # a renewal is inside the slow SET now
     stopped = time.monotonic()
     worker.stop()
     done, _ = await asyncio.wait({task}, timeout=10)
