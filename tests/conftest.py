@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("slow") is None and item.get_closest_marker("browser") is None:
             item.add_marker(pytest.mark.quick)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Freeze what collection imported (the server, numba, pydantic's schemas, ...), out of
+    the cyclic collector's sight, as the server process does (``server.gc_policy``).
+
+    The servers of most tests run on this process's event loop, and a full pass of the
+    collector over everything stalls that loop: 0.2 s just after the imports on a slow
+    machine, more once the suite's modules are in. An in-process server's overload gauge
+    then read a loop 0.5 to 0.6 s late and shed a test's next connection (1013), twice in one
+    whole-suite run."""
+    gc.collect()
+    gc.freeze()
+
+
+@pytest.hookimpl(trylast=True)  # after the test's own fixtures are torn down
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """At the end of each test module, collect what its tests left and freeze the rest, so
+    no pass of the collector during a later test walks the objects of every test before it."""
+    if nextitem is None or nextitem.path != item.path:
+        gc.collect()
+        gc.freeze()
 
 
 @pytest.fixture(scope="session")
