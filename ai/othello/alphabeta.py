@@ -6,8 +6,10 @@ the rules kernels of ``games.othello.kernels`` (the same code ``State.play`` use
 Midgame (``mid_root``/``_pvs``): scores in ``weights.DISC`` units from the side to move; a
 finished game scores ``evaluation.terminal`` (above any evaluation). A forced pass is one ply
 (as in the game protocol), so a plain negamax over ``games`` states at the same depth gets the
-same value when the table is off. Ordering: table move, two killers per ply, then history
-plus, with enough depth left, fewest opponent replies and corners.
+same value when the table is off. Ordering: the table's move, then near the leaves two
+killers per ply and history plus, with enough depth left, fewest opponent replies and
+corners; higher up (``MID_EVAL_SORT``) the evaluation after each move, or a one-ply search
+from it (``MID_SEARCH_SORT``), against the opponent's replies.
 
 Endgame (``end_root``/``_solve``): the exact final disc difference for the side to move,
 empties to the winner. Near the root (many empties) moves are sorted fastest-first (fewest
@@ -62,6 +64,9 @@ from ai.othello.weights import (
     END_SORT,
     END_TT,
     INF,
+    MID_EVAL_MOBILITY,
+    MID_EVAL_SORT,
+    MID_SEARCH_SORT,
     ORDER_SORT_DEPTH,
     WIN,
 )
@@ -162,18 +167,99 @@ def leaf(P: np.uint64, O: np.uint64, pattern_table: np.ndarray) -> int:
     return patterns.evaluate(P, O, pattern_table)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _near(x: np.uint64) -> np.uint64:
+    """Squares touching a square of ``x`` (a move must touch an opponent disc)."""
+    e = (x << _S1) & _NOT_A
+    w = (x >> _S1) & _NOT_H
+    row = x | e | w
+    return e | w | (row << _S8) | (row >> _S8)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _static(P: np.uint64, O: np.uint64, leaves: np.ndarray) -> int:
+    """``leaf`` without its finished-game test (the solver orders moves with it only)."""
+    if leaves.shape[0] == 0:
+        return evaluate(P, O)
+    return patterns.score(P, O, leaves)
+
+
+@njit("UniTuple(int64, 2)(uint64, uint64, int64, int64, int64, int16[:, ::1])",
+      cache=True, nogil=True)
+def _order_search(P: np.uint64, O: np.uint64, depth: int, alpha: int, beta: int,
+                  leaves: np.ndarray) -> tuple[int, int]:
+    """(score, nodes) of a small fail-soft alpha-beta to ``depth`` over ``_static``: what
+    orders the moves of endgame nodes far from the end (no table, no ordering)."""
+    if depth <= 0:
+        return _static(P, O, leaves), 1
+    moves = legal_moves(P, O)
+    if moves == ZERO:
+        if legal_moves(O, P) == ZERO:
+            return DISC * final_score(P, O), 1
+        score, nodes = _order_search(O, P, depth, -beta, -alpha, leaves)
+        return -score, nodes + 1
+    best = -INF
+    nodes = 1
+    while moves:
+        sq = lowest_square(moves)
+        moves &= moves - ONE
+        f = flips(P, O, sq)
+        score, sub = _order_search(O ^ f, P | f | (ONE << _U(sq)), depth - 1, -beta, -alpha,
+                                   leaves)
+        nodes += sub
+        if -score > best:
+            best = -score
+            if best > alpha:
+                alpha = best
+                if alpha >= beta:
+                    break
+    return best, nodes
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _count(ctl: np.ndarray, stop: np.ndarray, k: int) -> None:
+    """Count ``k`` nodes at once, polling the stop flag when a multiple of POLL + 1 passes."""
+    old = ctl[NODES]
+    new = old + k
+    ctl[NODES] = new
+    if (old | POLL) != (new | POLL) and (stop[0] != 0 or new >= ctl[MAX_NODES]):
+        ctl[ABORTED] = 1
+
+
 @njit(cache=True, nogil=True)
 def _order_mid(
     P: np.uint64, O: np.uint64, moves: np.uint64, depth: int, ply: int, tt_move: int,
     buf: np.ndarray, killers: np.ndarray, history: np.ndarray, keys: np.ndarray,
+    leaves: np.ndarray, ctl: np.ndarray, stop: np.ndarray,
 ) -> int:
-    """Fill ``buf[ply]`` with the moves best first; returns how many."""
+    """Fill ``buf[ply]`` with the moves best first; returns how many.
+
+    The table's move first. Near the leaves (less than ``MID_EVAL_SORT`` plies left), then
+    the killers, then history plus, from ``ORDER_SORT_DEPTH``, fewest opponent replies and
+    corners. Higher up, where a node's subtree dwarfs sorting its moves, by what a search
+    does after each move: fewest opponent replies and potential replies (as the endgame
+    solver) weighed against the evaluation of the position after the move, or a one-ply
+    search from it (``MID_SEARCH_SORT``), whose nodes are counted as the search's."""
     n = 0
+    scored = depth >= MID_EVAL_SORT
     while moves:
         sq = lowest_square(moves)
         moves &= moves - ONE
         if sq == tt_move:
-            key = 1 << 40
+            key = 1 << 50
+        elif scored:
+            f = flips(P, O, sq)
+            b = ONE << _U(sq)
+            nP, nO = O ^ f, P | f | b
+            replies = legal_moves(nP, nO)
+            k = 4 * (popcount(replies) + popcount(replies & CORNERS))
+            k += popcount(_near(nO) & ~(nP | nO))
+            if depth >= MID_SEARCH_SORT:
+                e, sub = _order_search(nP, nO, 1, -INF, INF, leaves)
+                _count(ctl, stop, sub)
+            else:
+                e = _static(nP, nO, leaves)
+            key = -(MID_EVAL_MOBILITY * k + e)
         elif sq == killers[ply, 0]:
             key = 1 << 39
         elif sq == killers[ply, 1]:
@@ -274,7 +360,8 @@ def _pvs(
             if cut < 0:
                 return alpha
     keys = np.empty(40, dtype=np.int64)
-    n = _order_mid(P, O, moves, depth, ply, tt_move, buf, killers, history, keys)
+    n = _order_mid(P, O, moves, depth, ply, tt_move, buf, killers, history, keys,
+                   pattern_table, ctl, stop)
     best = -INF
     best_move = -1
     for i in range(n):
@@ -449,15 +536,6 @@ def _last1(P: np.uint64, O: np.uint64, sq: int) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _near(x: np.uint64) -> np.uint64:
-    """Squares touching a square of ``x`` (a move must touch an opponent disc)."""
-    e = (x << _S1) & _NOT_A
-    w = (x >> _S1) & _NOT_H
-    row = x | e | w
-    return e | w | (row << _S8) | (row >> _S8)
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _odd_regions(empty: np.uint64) -> np.uint64:
     """Empty squares of the quadrants holding an odd number of empties (parity ordering)."""
     odd = ZERO
@@ -581,56 +659,6 @@ def _solve_shallow(P: np.uint64, O: np.uint64, alpha: int, beta: int, n: int
         score, sub = _solve_shallow(O, P, -beta, -alpha, n)
         return -score, nodes + sub
     return best, nodes
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _static(P: np.uint64, O: np.uint64, leaves: np.ndarray) -> int:
-    """``leaf`` without its finished-game test (the solver orders moves with it only)."""
-    if leaves.shape[0] == 0:
-        return evaluate(P, O)
-    return patterns.score(P, O, leaves)
-
-
-@njit("UniTuple(int64, 2)(uint64, uint64, int64, int64, int64, int16[:, ::1])",
-      cache=True, nogil=True)
-def _order_search(P: np.uint64, O: np.uint64, depth: int, alpha: int, beta: int,
-                  leaves: np.ndarray) -> tuple[int, int]:
-    """(score, nodes) of a small fail-soft alpha-beta to ``depth`` over ``_static``: what
-    orders the moves of endgame nodes far from the end (no table, no ordering)."""
-    if depth <= 0:
-        return _static(P, O, leaves), 1
-    moves = legal_moves(P, O)
-    if moves == ZERO:
-        if legal_moves(O, P) == ZERO:
-            return DISC * final_score(P, O), 1
-        score, nodes = _order_search(O, P, depth, -beta, -alpha, leaves)
-        return -score, nodes + 1
-    best = -INF
-    nodes = 1
-    while moves:
-        sq = lowest_square(moves)
-        moves &= moves - ONE
-        f = flips(P, O, sq)
-        score, sub = _order_search(O ^ f, P | f | (ONE << _U(sq)), depth - 1, -beta, -alpha,
-                                   leaves)
-        nodes += sub
-        if -score > best:
-            best = -score
-            if best > alpha:
-                alpha = best
-                if alpha >= beta:
-                    break
-    return best, nodes
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _count(ctl: np.ndarray, stop: np.ndarray, k: int) -> None:
-    """Count ``k`` nodes at once, polling the stop flag when a multiple of POLL + 1 passes."""
-    old = ctl[NODES]
-    new = old + k
-    ctl[NODES] = new
-    if (old | POLL) != (new | POLL) and (stop[0] != 0 or new >= ctl[MAX_NODES]):
-        ctl[ABORTED] = 1
 
 
 @njit(

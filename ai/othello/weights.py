@@ -96,6 +96,22 @@ FFO #40-#79 (``python -m bench.othello_depth``, summed loss at about equal nodes
 14 with 35M and 44 at 16 with 95M, 1.5 48 at 18 with 110M (about 53 at 35M)."""
 ORDER_SORT_DEPTH = 3
 """Midgame nodes with at least this depth left sort moves by the opponent's replies."""
+MID_EVAL_SORT = 3
+"""Midgame nodes with at least this depth left order their moves by the evaluation after
+each move, weighed against the opponent's replies (``MID_EVAL_MOBILITY``), instead of by the
+killers and history. With ``MID_SEARCH_SORT`` this took 16 positions of 30-48 empties to
+selective depth 16 in 34.0M nodes instead of 49.1M, and 17 s instead of 24 s (one run each,
+a throwaway script on ``engine.search``; the same best move in 15 of 16). From 4 plies
+instead (and a mobility weight of 8): 35.9M against 35.1M."""
+MID_SEARCH_SORT = 9
+"""Midgame nodes with at least this depth left order by a one-ply search after each move
+instead of by its evaluation: from 7 plies 38.4M nodes, from 11 39.9M, from 9 34.0M (same
+set); a deeper ordering search (one more ply every 3 or 4 plies) cost more than it saved."""
+MID_EVAL_MOBILITY = 4
+"""In those nodes, the weight of the fewest-replies key (4 per opponent reply, corner
+replies twice, plus potential replies) against the score after the move (``DISC`` a disc):
+4 gave 34.0M nodes and 8 35.1M; with the search from 7 plies, 8 gave 39.7M, 16 43.0M and
+32 44.5M."""
 END_SHALLOW = 6
 """Endgame nodes with this many empties or fewer skip move generation, sorting and the table."""
 END_FIRST = 6
