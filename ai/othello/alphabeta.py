@@ -414,8 +414,9 @@ def mid_root(
     Leaves are scored by ``leaf`` with ``pattern_table``; with ``ctl[SELECTIVE]`` set, nodes
     with a row in ``probcut`` may be cut by Multi-ProbCut (``NO_PROBCUT``: never). The best
     ``multipv`` moves get exact scores; the others' scores may be upper bounds. A root with
-    no legal move must be given ``[PASS]``. The result is meaningless if ``ctl[ABORTED]`` is
-    set.
+    no legal move must be given ``[PASS]``. If ``ctl[ABORTED]`` is set, only the moves before
+    the one the stop interrupted have scores (as above, over those moves), and the index
+    returned is the best of them (0 when none finished).
     """
     n = root_moves.shape[0]
     best = -INF

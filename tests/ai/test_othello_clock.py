@@ -169,3 +169,18 @@ def test_a_solve_the_deadline_cuts_still_answers_by_the_hard_time(
     last = iterations[-1]
     assert not last.exact and last.outcome is None  # the solve was cut: the midgame answers
     assert last.move in state.legal_moves()
+
+
+def test_a_search_starts_no_iteration_expected_to_end_past_its_hard_time(monkeypatch) -> None:
+    # Deterministic: the expected growth from one iteration to the next is set, not timed. So
+    # large that after the first iteration no other is expected to end within a minute, the
+    # search stops there, long before its soft time; at no growth it runs to its depth.
+    state = GAME.parse_moves("f5d6c3d3c4f4f6f3e6e7")
+    limits = Limits(depth=8, soft_time=30.0, hard_time=60.0, selective=True)
+    monkeypatch.setattr(engine, "ITERATION_GROWTH", 1e12)
+    stopped = list(ai.search(state, limits))
+    monkeypatch.setattr(engine, "ITERATION_GROWTH", 0.0)
+    deepened = list(ai.search(state, limits))
+    assert [it.depth for it in stopped] == [1]
+    assert stopped[-1].seconds < 5.0
+    assert [it.depth for it in deepened] == list(range(1, 9))

@@ -18,6 +18,8 @@ import pytest
 import ai
 from ai import reference
 from ai.limits import Limits
+from ai.othello import engine
+from ai.othello.alphabeta import POLL
 from ai.othello.engine import exact_value, fixed_depth_value, leaf_value
 from ai.othello.weights import END_TT
 from games.base import State
@@ -256,6 +258,41 @@ def test_a_node_budget_ends_the_search() -> None:
     last = ai.best(state, Limits(depth=30, nodes=20_000))
     assert last.move in state.legal_moves()
     assert last.nodes < 20_000 + 2 * 4096
+
+
+def test_an_iteration_cut_after_a_better_move_was_found_answers_with_that_move() -> None:
+    # A position whose best move changes at the last depth; then the same search cut by node
+    # budgets all through that last iteration (the searches are the same up to the cut).
+    rng = random.Random(5)
+    depth = 6
+    while True:
+        state = random_position(rng, 20)
+        if state.is_over() or len(state.legal_moves()) < 4:
+            continue
+        engine.clear()
+        full = list(ai.search(state, Limits(depth=depth)))
+        searched = [move for move, _ in full[-2].root_scores]  # the last iteration's order
+        if full[-1].move != full[-2].move and searched.index(full[-1].move) < len(searched) - 2:
+            break
+    before, whole = full[-2], full[-1]
+    cut_moves, kept = set(), 0
+    for budget in range(before.nodes + 1, whole.nodes - POLL, POLL + 1):
+        engine.clear()
+        last = list(ai.search(state, Limits(depth=depth, nodes=budget)))[-1]
+        if last.depth == depth - 1:
+            # Cut before a later move beat the first: the last finished iteration stands.
+            assert (last.move, last.root_scores) == (before.move, before.root_scores)
+            kept += 1
+            continue
+        assert last.depth == depth and len(last.root_scores) < len(state.legal_moves())
+        # A move proven better than the first at this depth; its scores are the uncut
+        # search's, for the moves searched before the cut.
+        assert last.move != before.move
+        assert last.root_scores[0] == (last.move, last.score)
+        assert last.score > dict(last.root_scores)[before.move]
+        assert set(last.root_scores) <= set(whole.root_scores)
+        cut_moves.add(last.move)
+    assert kept > 0 and whole.move in cut_moves
 
 
 def test_a_timed_search_near_the_end_finishes_with_an_exact_solve() -> None:
