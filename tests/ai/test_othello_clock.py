@@ -171,16 +171,22 @@ def test_a_solve_the_deadline_cuts_still_answers_by_the_hard_time(
     assert last.move in state.legal_moves()
 
 
-def test_a_search_starts_no_iteration_expected_to_end_past_its_hard_time(monkeypatch) -> None:
-    # Deterministic: the expected growth from one iteration to the next is set, not timed. So
-    # large that after the first iteration no other is expected to end within a minute, the
-    # search stops there, long before its soft time; at no growth it runs to its depth.
+def test_a_search_whose_best_move_has_settled_ends_before_its_soft_time(monkeypatch) -> None:
+    # With the settled share at nothing, a search with a long soft time ends at the first
+    # iteration (from SETTLED_FROM_DEPTH) whose best move the iterations before it agreed on
+    # SETTLED_ITERATIONS times; the same search with the share at one runs to its depth.
     state = GAME.parse_moves("f5d6c3d3c4f4f6f3e6e7")
-    limits = Limits(depth=8, soft_time=30.0, hard_time=60.0, selective=True)
-    monkeypatch.setattr(engine, "ITERATION_GROWTH", 1e12)
-    stopped = list(ai.search(state, limits))
-    monkeypatch.setattr(engine, "ITERATION_GROWTH", 0.0)
-    deepened = list(ai.search(state, limits))
-    assert [it.depth for it in stopped] == [1]
-    assert stopped[-1].seconds < 5.0
-    assert [it.depth for it in deepened] == list(range(1, 9))
+    limits = Limits(depth=14, soft_time=60.0, selective=True)
+    engine.clear()
+    whole = list(ai.search(state, limits))
+    moves = [it.move for it in whole]
+    settled_at = next(
+        depth for depth in range(engine.SETTLED_FROM_DEPTH, 15)
+        if len(set(moves[depth - 1 - engine.SETTLED_ITERATIONS:depth])) == 1
+    )
+    monkeypatch.setattr(engine, "SETTLED_SOFT_SHARE", 0.0)
+    engine.clear()
+    settled = list(ai.search(state, limits))
+    assert len(whole) == 14 and settled_at < 14
+    assert [it.depth for it in settled] == list(range(1, settled_at + 1))
+    assert settled[-1].move == whole[settled_at - 1].move
