@@ -245,12 +245,12 @@ CONNECT4_MEASURED: Mapping[str, tuple[float, float]] = {
     "hard": (931.0, 134.0), "expert": (1130.0, 142.0),
 }
 OTHELLO_MEASURED: Mapping[str, tuple[float, float]] = {
-    # 64 games (adjacent pairs) in 9 min, 2026-11-26; medium-hard went 16-0, so hard's
-    # figure rests on a wide error. Expert's was measured before its selective search
-    # (Multi-ProbCut), which beat the full-width expert search by about 120 Elo at equal
-    # time: it is now an underestimate until measured again.
-    "beginner": (0.0, 0.0), "easy": (406.0, 149.0), "medium": (673.0, 185.0),
-    "hard": (1281.0, 311.0), "expert": (1586.0, 333.0),
+    # 64 games (adjacent pairs) in 7.3 min, 2026-11-29, both cores. Mean CPU seconds of a
+    # searched move (what a worker spends on it): beginner 0.000, easy 0.001, medium 0.005,
+    # hard 0.294, expert 1.313. Hard-expert went 0-1-15 and medium-hard 1-1-14, so the upper
+    # levels' figures rest on wide errors.
+    "beginner": (0.0, 0.0), "easy": (607.0, 249.0), "medium": (957.0, 282.0),
+    "hard": (1307.0, 310.0), "expert": (1789.0, 358.0),
 }
 
 
