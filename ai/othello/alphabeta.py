@@ -178,7 +178,7 @@ def _near(x: np.uint64) -> np.uint64:
 
 @njit(cache=True, nogil=True, inline="always")
 def _static(P: np.uint64, O: np.uint64, leaves: np.ndarray) -> int:
-    """``leaf`` without its finished-game test (the solver orders moves with it only)."""
+    """``leaf`` without its finished-game test (what orders moves, never a score)."""
     if leaves.shape[0] == 0:
         return evaluate(P, O)
     return patterns.score(P, O, leaves)
@@ -189,7 +189,8 @@ def _static(P: np.uint64, O: np.uint64, leaves: np.ndarray) -> int:
 def _order_search(P: np.uint64, O: np.uint64, depth: int, alpha: int, beta: int,
                   leaves: np.ndarray) -> tuple[int, int]:
     """(score, nodes) of a small fail-soft alpha-beta to ``depth`` over ``_static``: what
-    orders the moves of endgame nodes far from the end (no table, no ordering)."""
+    orders the moves of endgame nodes far from the end and of midgame nodes far from the
+    leaves (no table, no ordering)."""
     if depth <= 0:
         return _static(P, O, leaves), 1
     moves = legal_moves(P, O)

@@ -16,6 +16,7 @@ from ai.levels import find
 from server.app import Running, running
 from server.ratings.desk import plan_changes
 from server.ratings.glicko import (
+    DEFAULT_DEVIATION,
     LEVEL_ANCHOR,
     LEVEL_MIN_RD,
     MAX_RATING,
@@ -168,7 +169,8 @@ async def test_with_no_calibration_stored_the_default_levels_have_their_shipped_
     board = await ask(ann, "get_leaderboard", "leaderboard", game="othello")
     shown = {lv["name"]: (lv["rating"], lv["rd"], lv["calibrated"]) for lv in board["levels"]}
     for name, (elo, error) in MEASURED["othello"].items():
-        assert shown[name] == (LEVEL_ANCHOR + elo, max(LEVEL_MIN_RD, error), True), name
+        deviation = min(DEFAULT_DEVIATION, max(LEVEL_MIN_RD, error))  # a Glicko deviation
+        assert shown[name] == (LEVEL_ANCHOR + elo, deviation, True), name
     assert len(shown) == len(MEASURED["othello"])
 
 
