@@ -91,9 +91,9 @@ SETTLED_SOFT_SHARE = 0.6
 """A search for one best move whose best move has stayed the same for ``SETTLED_ITERATIONS``
 iterations ends at this share of its soft time: the next iterations would most likely
 agree, and the time is worth more where the best move keeps changing. Against the same
-search without the shares, both at soft 0.15 s (``python -m bench.othello_versus
---reference cf59865 --time 0.15 --games 40 --seed 14``): 22 won, 1 drawn, 17 lost, +44 Elo
-(95% -26..+117), at 0.100 s a move against 0.111 s.
+search without the shares (both with the overrun rule below), at soft 0.15 s (``python -m
+bench.othello_versus --reference cf59865 --time 0.15 --games 40 --seed 14``): 22 won, 1
+drawn, 17 lost, +44 Elo (95% -26..+117), at 0.100 s a move against 0.111 s.
 
 Not kept: also not starting an iteration expected (at twice the last one's time) to end
 past the hard time. With it, 80 games against the search before this and the ordering of
