@@ -367,17 +367,17 @@ def _cut_iteration(P: int, O: int, depth: int, searched: np.ndarray, scores: np.
     The first move was searched with the full window, the better one re-searched above it, so
     both scores are exact at ``depth``; the other searched moves' are upper bounds, below the
     best, and the unsearched moves are left out."""
-    ranked = sorted(range(len(searched)), key=lambda i: (i != best_i, -int(scores[i]), i))
-    move = int(searched[best_i])
+    order, ranked = _best_first(searched, scores[:len(searched)], best_i)
+    move = int(order[0])
     return Iteration(
         depth=depth,
-        score=to_discs(int(scores[best_i])),
+        score=to_discs(int(ranked[0])),
         move=move,
         pv=_pv(mid_table, P, O, move, salt, depth),
         nodes=int(ctl[kernels.NODES]),
         seconds=time.perf_counter() - started,
         exact=False,
-        root_scores=tuple((int(searched[i]), to_discs(int(scores[i]))) for i in ranked),
+        root_scores=_pairs(order, ranked, to_discs),
     )
 
 
