@@ -180,7 +180,10 @@ def pv_results(state: State, iteration: Iteration) -> list[tuple[State, CachedRe
     principal variation, scores negated ply by ply (negamax), one ply shallower each step.
 
     PV positions have exact values at their depth in an alpha-beta search, so every entry is
-    ``bound`` 3; a solved search (``iteration.exact``) marks them all proven.
+    ``bound`` 3; a solved search (``iteration.exact``) marks them all proven. An iteration
+    the clock cut (``iteration.cut``) searched its move exactly but not every other root
+    move, so its root is stored as a lower bound at its depth and the rest of the variation
+    as exact.
 
     A proven win or loss of unknown size (``iteration.outcome`` without ``exact``) makes the
     root a proven bound (``outcome_result``) with the iteration's move, which keeps the outcome
@@ -214,7 +217,8 @@ def _pv_entries(state: State, iteration: Iteration, pv: tuple[int, ...]
         depth = iteration.depth - i
         if depth < 1 and not iteration.exact:
             break
-        out.append((state, CachedResult(max(depth, 0), score, EXACT, move, iteration.exact)))
+        bound = LOWER if i == 0 and iteration.cut else EXACT
+        out.append((state, CachedResult(max(depth, 0), score, bound, move, iteration.exact)))
         try:
             state = state.play(move)
         except ValueError:  # a PV that runs past the game's end or a stale move: stop there

@@ -81,7 +81,9 @@ class Iteration:
     It may be known when ``score`` is not (a weak solve proves who wins, not by how much);
     an ``exact`` score's sign is its outcome whether or not this is set. ``not_lost``: the
     engine proved the position not lost (a draw or a win) but not its outcome; ``move`` then
-    does not lose.
+    does not lose. ``cut``: the clock stopped this iteration before it had searched every
+    root move (the Othello engine answers with the better move it had found by then), so
+    ``score`` bounds the root's value at ``depth`` from below only.
     """
 
     depth: int
@@ -95,3 +97,4 @@ class Iteration:
     book: bool = False
     outcome: int | None = None
     not_lost: bool = False
+    cut: bool = False

@@ -378,6 +378,7 @@ def _cut_iteration(P: int, O: int, depth: int, searched: np.ndarray, scores: np.
         seconds=time.perf_counter() - started,
         exact=False,
         root_scores=_pairs(order, ranked, to_discs),
+        cut=True,
     )
 
 

@@ -9,7 +9,9 @@ import pytest
 
 import games
 from ai.cached import (
+    EXACT,
     FLOOR_DEPTH,
+    LOWER,
     PROVEN_DEPTH,
     CachedResult,
     cached_iteration,
@@ -36,6 +38,20 @@ def test_a_finished_search_teaches_the_root_and_its_principal_variation() -> Non
     assert [s for s, _ in taught] == [root, after]
     assert [(r.depth, r.score, r.move) for _, r in taught] == [(14, 3, pv[0]), (13, -3, pv[1])]
     assert all(r.bound == 3 and not r.exact for _, r in taught)
+
+
+def test_an_iteration_the_clock_cut_teaches_its_root_as_a_lower_bound() -> None:
+    root = C4.parse_moves("4453")
+    first = C4.parse_move(root, "2")
+    after = root.play(first)
+    pv = (first, C4.parse_move(after, "6"))
+    it = Iteration(depth=14, score=3, move=first, pv=pv, nodes=1000, seconds=0.1, cut=True)
+    taught = pv_results(root, it)
+    # Moves the clock left unsearched may be better: the root is worth at least 3 at depth
+    # 14; the move's own line was searched whole, so its child's value stays exact.
+    assert [(r.depth, r.score, r.bound, r.move) for _, r in taught] == [
+        (14, 3, LOWER, first), (13, -3, EXACT, pv[1])]
+    assert usable_answer(taught[0][1], Limits(depth=14)) is None
 
 
 def test_a_cached_answer_replaces_a_search_only_when_it_is_as_good() -> None:

@@ -17,6 +17,7 @@ import pytest
 
 import ai
 from ai import reference
+from ai.cached import LOWER, pv_results, usable_answer
 from ai.limits import Limits
 from ai.othello import engine
 from ai.othello.alphabeta import POLL
@@ -282,9 +283,15 @@ def test_an_iteration_cut_after_a_better_move_was_found_answers_with_that_move()
         if last.depth == depth - 1:
             # Cut before a later move beat the first: the last finished iteration stands.
             assert (last.move, last.root_scores) == (before.move, before.root_scores)
+            assert not last.cut
             kept += 1
             continue
         assert last.depth == depth and len(last.root_scores) < len(state.legal_moves())
+        # Unsearched moves may be better still: the position cache keeps the root's score
+        # as a lower bound, which answers no job.
+        assert last.cut
+        root = pv_results(state, last)[0][1]
+        assert root.bound == LOWER and usable_answer(root, Limits(depth=depth)) is None
         # A move proven better than the first at this depth; its scores are the uncut
         # search's, for the moves searched before the cut.
         assert last.move != before.move
