@@ -79,27 +79,28 @@ class Server:
     chat: ChatDesk
 
     async def sweep_forever(self) -> None:
-        """Every few seconds until ``stopping``: the rooms' housekeeping, chat lines past
-        their time, then connections of bots and admins whose token was revoked elsewhere."""
+        """Every few seconds until ``stopping``: the rooms' housekeeping, connections idle
+        too long, tournament games ended elsewhere, chat lines past their time, then
+        connections of bots and admins whose token was revoked elsewhere. The sweep is the
+        safety net (it asks the AI again where a move was lost), so a step that fails is
+        logged and the sweep goes on: one error must not end it for the server's life."""
+        steps = (
+            (self.runner.sweep, "sweep the rooms"),
+            (self.gateway.sweep, "close idle connections"),
+            (self.tournaments.sweep, "look for tournament games ended elsewhere"),
+            (self.chat.sweep, "delete chat lines past their time"),
+            (self.bots.cut_revoked, "check bot tokens for revocations"),
+            (self.admin.cut_revoked, "check admin tokens for revocations"),
+        )
         while not self.stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), self.settings.sweep_seconds)
                 return
-            await self.runner.sweep()
-            await self.gateway.sweep()
-            try:
-                await self.tournaments.sweep()
-            except Exception:
-                log.exception("failed to look for tournament games ended elsewhere")
-            try:
-                await self.chat.sweep()
-            except Exception:
-                log.exception("failed to delete chat lines past their time")
-            for cut in (self.bots.cut_revoked, self.admin.cut_revoked):
+            for step, what in steps:
                 try:
-                    await cut()
+                    await step()
                 except Exception:
-                    log.exception("failed to check tokens for revocations")
+                    log.exception("failed to %s", what)
 
     async def shut_down(self, ws_server: WsServer, sweeper: asyncio.Task[None]) -> None:
         """Stop taking work, finish what touches the store, hand the rooms over, then close

@@ -3,6 +3,7 @@ PostgreSQL that refuses the AI's moves."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import time
@@ -18,6 +19,7 @@ from server.app import Running, Settings, running
 from server.engines import AiPool
 from server.storage import SqlStore
 from server.storage.memory import MemoryStore
+from server.web.gateway import Gateway
 from tests.server.storage.conftest import pg_url  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.slow
@@ -174,3 +176,24 @@ async def test_an_ai_move_that_cannot_be_stored_is_not_played_and_the_room_is_to
     assert await stored_moves(pg_server, room) == [(0, "4"), (AI_SEAT, made["move"])]
     await ann.send(type="move", room=room, ply=2, move="4")
     await ann.expect("move_made", ply=3)
+
+
+async def test_the_sweeper_asks_the_ai_again_though_another_of_its_steps_keeps_failing(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    async def broken(self: Gateway) -> None:
+        raise RuntimeError("a bug in closing idle connections")
+
+    monkeypatch.setattr(Gateway, "sweep", broken)
+    settings = Settings(store_retry_seconds=(0.05, 0.05, 0.05), sweep_seconds=0.3)
+    async with running(port=0, store=SqlStore(pg_url), settings=settings) as server:
+        ann, room = await ai_room(server)
+        await refuse_ai_moves(pg_url, times=None)
+        await ann.send(type="move", room=room, ply=0, move="4")
+        await ann.expect("move_made", ply=0)
+        assert (await ann.expect("error"))["code"] == "internal_error"
+        await asyncio.sleep(1.0)  # a few sweeps, each failing after the rooms' housekeeping
+        await accept_ai_moves(pg_url)
+        made = await ann.expect("move_made", ply=1, timeout=10)
+        assert await stored_moves(server, room) == [(0, "4"), (AI_SEAT, made["move"])]
+        await ann.close()
