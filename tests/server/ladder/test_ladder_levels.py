@@ -168,9 +168,15 @@ async def test_a_game_between_two_levels_goes_on_after_a_restart(tmp_path: Path)
             except TimeoutError:
                 # This stalled now and then in whole-suite runs, never alone: say where.
                 stored = await srv.app.store.load_game(room.game_id)
+                live = srv.app.lobby.rooms.get(room.id)
                 raise AssertionError(
                     f"no game_over in 60 s; plies stored: {stored and len(stored[1])}; "
-                    f"the watcher's last frames: {[m['type'] for m in watcher.seen[-8:]]}"
+                    f"the watcher's last frames: {[m['type'] for m in watcher.seen[-8:]]}; "
+                    f"the server's room: " + (
+                        "closed" if live is None else
+                        f"{len(live.moves)} plies, {live.status}, "
+                        f"AI thinking {live.ai_thinking}") +
+                    f"; tasks under way: {len(srv.app.runner.tasks)}"
                 ) from None
             if message["type"] == "game_over":
                 break
