@@ -25,6 +25,8 @@ from tests.server.storage.conftest import pg_url  # noqa: F401 - fixture
 pytestmark = pytest.mark.slow
 
 AI_SEAT = 1  # the person sits in seat 0 and moves first
+RETRYING = Settings(store_retry_seconds=(0.05, 0.05, 0.05), sweep_seconds=0.3)
+"""A server on PostgreSQL whose refused AI moves are retried, then asked again, quickly."""
 
 
 def kill_and_wait(pids: list[int | None]) -> None:
@@ -123,8 +125,7 @@ async def accept_ai_moves(url: str) -> None:
 
 @pytest.fixture
 async def pg_server(pg_url: str) -> AsyncIterator[Running]:  # noqa: F811
-    settings = Settings(store_retry_seconds=(0.05, 0.05, 0.05), sweep_seconds=0.3)
-    async with running(port=0, store=SqlStore(pg_url), settings=settings) as server:
+    async with running(port=0, store=SqlStore(pg_url), settings=RETRYING) as server:
         yield server
 
 
@@ -185,8 +186,7 @@ async def test_the_sweeper_asks_the_ai_again_though_another_of_its_steps_keeps_f
         raise RuntimeError("a bug in closing idle connections")
 
     monkeypatch.setattr(Gateway, "sweep", broken)
-    settings = Settings(store_retry_seconds=(0.05, 0.05, 0.05), sweep_seconds=0.3)
-    async with running(port=0, store=SqlStore(pg_url), settings=settings) as server:
+    async with running(port=0, store=SqlStore(pg_url), settings=RETRYING) as server:
         ann, room = await ai_room(server)
         await refuse_ai_moves(pg_url, times=None)
         await ann.send(type="move", room=room, ply=0, move="4")

@@ -172,7 +172,7 @@ async def test_a_game_between_two_levels_goes_on_after_a_restart(tmp_path: Path)
                 raise AssertionError(
                     f"no game_over in 60 s; plies stored: {stored and len(stored[1])}; "
                     f"the watcher's last frames: {[m['type'] for m in watcher.seen[-8:]]}; "
-                    f"the server's room: " + (
+                    "the server's room: " + (
                         "closed" if live is None else
                         f"{len(live.moves)} plies, {live.status}, "
                         f"AI thinking {live.ai_thinking}") +
